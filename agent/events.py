@@ -1,0 +1,141 @@
+"""What a running turn tells its front end (TUI, headless CLI): plain, thread-safe data.
+
+The loop calls `on_event(event)` from its own (worker) thread; front ends forward the event
+to their own thread (the TUI posts a Textual message) and never block in the callback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+StopReason = Literal[
+    "end_turn",  # the model answered without calling a tool
+    "ask",  # the model asked the user a question
+    "stopped",  # the user pressed Stop
+    "step_limit",  # the step limit was reached
+    "max_tokens",  # the model ran out of output tokens
+    "error",  # Bedrock or the store failed; see TurnEnded.error
+    "other",  # an unusual Converse stop reason, in TurnEnded.detail
+]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts, as Converse reports them."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "inputTokens": self.input,
+            "outputTokens": self.output,
+            "cacheReadInputTokens": self.cache_read,
+            "cacheWriteInputTokens": self.cache_write,
+        }
+
+
+@dataclass(frozen=True)
+class StepStarted:
+    """A request is about to go to the model; `active_tools` is its toolConfig, in order."""
+
+    step: int
+    active_tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the model's answer text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    """The model called a tool (input already parsed)."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    """A tool call produced its result (`status` "success" or "error")."""
+
+    tool_use_id: str
+    name: str
+    status: Literal["success", "error"]
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Chip:
+    """A proposed action the user may click; nothing happens until they do."""
+
+    label: str
+    action: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChipProposed:
+    chip: Chip
+
+
+@dataclass(frozen=True)
+class AskUser:
+    """The model asked the user a question; the turn ends and waits for the answer."""
+
+    question: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UsageUpdated:
+    """Usage after a step: this turn's sum and the conversation's sum."""
+
+    turn: Usage
+    conversation: Usage
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know that is not an error (a retry, a dropped cache point)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    """The turn is over; `text` is the final answer text of the last step."""
+
+    reason: StopReason
+    text: str = ""
+    error: str | None = None
+    detail: str | None = None
+    steps: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+
+TurnEvent = (
+    StepStarted
+    | TextDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | ChipProposed
+    | AskUser
+    | UsageUpdated
+    | Notice
+    | TurnEnded
+)

@@ -1,0 +1,1 @@
+"""Stores: where the tables live (SQLite embedded default, DynamoDB)."""

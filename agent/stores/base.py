@@ -1,0 +1,125 @@
+"""The store interface every backend implements, and the plain data it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Op = Literal["create", "update", "delete"]
+Key = dict[str, Any]
+Item = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column (attribute) of a table."""
+
+    name: str
+    type: str
+    key_position: int = 0  # 1-based position in the primary key; 0 when not a key column
+    not_null: bool = False
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """One secondary index."""
+
+    name: str
+    columns: tuple[str, ...]
+    unique: bool = False
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What `describe_table` returns."""
+
+    name: str
+    key_columns: tuple[str, ...]
+    columns: tuple[Column, ...]
+    indexes: tuple[IndexInfo, ...]
+    row_count: int
+    rowid_key: bool = False  # True when the key is SQLite's implicit rowid
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for tool results and the CLI."""
+        return {
+            "table": self.name,
+            "key": list(self.key_columns),
+            "columns": [{"name": c.name, "type": c.type} for c in self.columns],
+            "indexes": [
+                {"name": i.name, "columns": list(i.columns), "unique": i.unique}
+                for i in self.indexes
+            ],
+            "rowCount": self.row_count,
+        }
+
+
+@dataclass
+class QueryResult:
+    """Rows of a read-only query; `truncated` when more rows existed than `limit`."""
+
+    columns: list[str]
+    rows: list[Item]
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class ChangeToApply:
+    """One staged change as a store commits it (see staging.StagedChange)."""
+
+    id: str
+    table: str
+    key: Key
+    op: Op
+    values: Item
+    pre_image: Item | None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A change that could not commit: why, and the item's value now."""
+
+    change_id: str
+    reason: str
+    current: Item | None
+
+
+@dataclass
+class ApplyResult:
+    """Outcome of `Store.apply`: the ids that landed and the conflicts (which did not)."""
+
+    applied: list[str] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+
+
+class Store(Protocol):
+    """A place with tables. All reads are read-only; writes happen only through `apply`."""
+
+    kind: str
+    """Backend name: "sqlite" or "dynamodb"."""
+
+    identity: str
+    """Stable id that scopes staged changes (SQLite: "sqlite:" + resolved file path)."""
+
+    label: str
+    """Short name for headers and messages."""
+
+    def list_tables(self) -> list[str]: ...
+
+    def describe_table(self, table: str) -> TableInfo: ...
+
+    def get_item(self, table: str, key: Key) -> Item | None: ...
+
+    def query(self, sql: str, limit: int | None = None) -> QueryResult: ...
+
+    def count(self, table: str, where: str | None = None) -> int: ...
+
+    def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]: ...
+
+    def index_stats(self, table: str) -> list[dict[str, Any]]: ...
+
+    def normalize_key(self, table: str, key: Key) -> Key: ...
+
+    def apply(self, changes: list[ChangeToApply], progress: Any = None) -> ApplyResult: ...
+
+    def close(self) -> None: ...

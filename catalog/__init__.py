@@ -1,0 +1,41 @@
+"""What tools exist: the catalog rows and every list derived from them.
+
+Standard library only (typing, enum, dataclasses): every front end loads this package.
+"""
+
+from __future__ import annotations
+
+from catalog.derived import (
+    MCP_LEVEL_ORDER,
+    discoverable_rows,
+    export_names,
+    gated_names,
+    inline_rows,
+    mcp_names,
+    names,
+    row_by_name,
+    search_description,
+    silent_names,
+    write_names,
+)
+from catalog.rows import ROWS, Access, McpLevel, Tier, ToolRow, Visibility
+
+__all__ = [
+    "MCP_LEVEL_ORDER",
+    "ROWS",
+    "Access",
+    "McpLevel",
+    "Tier",
+    "ToolRow",
+    "Visibility",
+    "discoverable_rows",
+    "export_names",
+    "gated_names",
+    "inline_rows",
+    "mcp_names",
+    "names",
+    "row_by_name",
+    "search_description",
+    "silent_names",
+    "write_names",
+]
