@@ -1,0 +1,1 @@
+"""The headless command line: `tabletalk ask|tools|staged|conversations` (no Textual)."""

@@ -1,0 +1,171 @@
+"""`tabletalk ask PROMPT`: one headless turn; the answer streams to stdout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from agent.cli.common import add_model_flags, add_store_flag, resolve_settings, store_path
+from agent.events import (
+    AskUser,
+    ChipProposed,
+    Notice,
+    TextDelta,
+    ToolCallFinished,
+    TurnEnded,
+    TurnEvent,
+)
+from agent.permissions import PermissionRequest
+from agent.session import ChatSession
+from agent.stores.open import open_store
+
+REASONS = {
+    "end_turn": "the model finished its answer",
+    "ask": "the model asked you a question; answer with --conversation {id}",
+    "stopped": "stopped",
+    "step_limit": "step limit reached",
+    "max_tokens": "the answer hit the model's output token limit",
+    "error": "error",
+    "other": "the model stopped",
+}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "ask",
+        help="run one turn headless and print the answer",
+        description="Ask one question; the answer streams to stdout. Gated tools need "
+        "--mode auto/full-auto when there is no terminal to ask.",
+    )
+    parser.add_argument("prompt", help="what to ask")
+    add_store_flag(parser, suppress=True)
+    add_model_flags(parser, suppress=True)
+    parser.add_argument("--attach", action="append", default=[], metavar="FILE",
+                        help="attach a file (repeatable)")
+    parser.add_argument("--conversation", metavar="ID", help="continue a saved conversation")
+    parser.add_argument("--no-stream", action="store_true", help="use Converse, not ConverseStream")
+    parser.add_argument("--step-limit", type=int, metavar="N", help="model requests per turn")
+    parser.add_argument("--json", action="store_true", help="print a JSON transcript")
+    return parser
+
+
+def terminal_prompter(request: PermissionRequest) -> str:
+    """Ask on the terminal (stderr/stdin) whether a gated call may run."""
+    shown = json.dumps(request.input, ensure_ascii=False)
+    if len(shown) > 400:
+        shown = shown[:400] + "…"
+    print(f"\nAllow {request.tool} {shown}?", file=sys.stderr)
+    while True:
+        print("  [y] once  [a] for this conversation  [n] deny: ", end="", file=sys.stderr)
+        sys.stderr.flush()
+        answer = sys.stdin.readline().strip().lower()
+        if answer in ("y", "yes"):
+            return "allow_once"
+        if answer in ("a", "always"):
+            return "allow_conversation"
+        if answer in ("n", "no", ""):
+            return "deny"
+
+
+class _Printer:
+    """Streams a turn to the terminal: answer on stdout, tool lines and notices on stderr."""
+
+    def __init__(self) -> None:
+        self.chips: list[dict[str, Any]] = []
+        self.asked: AskUser | None = None
+        self.wrote_text = False
+
+    def __call__(self, event: TurnEvent) -> None:
+        if isinstance(event, TextDelta):
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            self.wrote_text = True
+        elif isinstance(event, ToolCallFinished):
+            mark = "ok" if event.status == "success" else "error"
+            detail = ""
+            if event.status == "error":
+                detail = ": " + str(event.result.get("error") or event.result.get("text", ""))[:200]
+            self._newline()
+            print(f"  · {event.name} [{mark}]{detail}", file=sys.stderr)
+        elif isinstance(event, ChipProposed):
+            self.chips.append({"label": event.chip.label, "action": event.chip.action})
+        elif isinstance(event, AskUser):
+            self.asked = event
+        elif isinstance(event, Notice):
+            self._newline()
+            print(f"  note: {event.message}", file=sys.stderr)
+
+    def _newline(self) -> None:
+        if self.wrote_text:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self.wrote_text = False
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = resolve_settings(args)
+    store = open_store(store_path(args, settings))
+    interactive = sys.stdin.isatty() and sys.stderr.isatty() and not args.json
+    session = ChatSession.open(
+        settings,
+        store,
+        conversation_id=args.conversation,
+        prompter=terminal_prompter if interactive else None,
+    )
+    before = {change.id for change in session.staging.list()}
+    printer = _Printer()
+    ended = session.run_turn(
+        args.prompt,
+        attachments=args.attach,
+        on_event=(lambda event: None) if args.json else printer,
+    )
+    staged = [c for c in session.staging.list() if c.id not in before]
+    if args.json:
+        print(json.dumps(_transcript(session, ended, staged), indent=2, default=str))
+    else:
+        _summary(session, ended, printer, staged)
+    return 1 if ended.reason == "error" else 0
+
+
+def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> dict[str, Any]:
+    record = session.last_record
+    return {
+        "conversation": session.conversation_id,
+        "model": session.model_id,
+        "store": session.store.identity,
+        "mode": session.mode,
+        "steps": record.steps if record else [],
+        "finalText": ended.text,
+        "stopReason": ended.reason,
+        "stopDetail": ended.detail,
+        "error": ended.error,
+        "usage": ended.usage.to_dict(),
+        "conversationUsage": session.usage.to_dict(),
+        "staged": [change.to_dict() for change in staged],
+    }
+
+
+def _summary(session: ChatSession, ended: TurnEnded, printer: _Printer, staged: list[Any]) -> None:
+    printer._newline()
+    out = sys.stderr
+    if printer.asked and printer.asked.choices:
+        print("Choices: " + " | ".join(printer.asked.choices), file=sys.stdout)
+    for chip in printer.chips:
+        print(f"[chip] {chip['label']}  (open it in the app: tabletalk "
+              f"--conversation {session.conversation_id})", file=sys.stdout)
+    if staged:
+        print(f"Staged {len(staged)} change(s) for review: `tabletalk staged list`, then "
+              "`tabletalk staged commit --all`.", file=sys.stdout)
+    reason = REASONS.get(ended.reason, ended.reason).format(id=session.conversation_id)
+    if ended.reason == "error":
+        print(f"error: {ended.error}", file=out)
+    elif ended.reason in ("step_limit", "other") and ended.detail:
+        reason = f"{reason} ({ended.detail})"
+    usage = ended.usage
+    print(
+        f"-- {reason}; {ended.steps} step(s); tokens in {usage.input} / out {usage.output} / "
+        f"cache read {usage.cache_read}; conversation {session.conversation_id}",
+        file=out,
+    )

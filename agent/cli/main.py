@@ -1,0 +1,78 @@
+"""The headless CLI's root parser; `tui.entry` sends every headless command here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from agent.cli import ask, conversations_cmd, staged, tools_cmd
+from agent.cli.common import add_model_flags, add_store_flag, report_error, store_path
+from agent.errors import TabletalkError
+from agent.search import cli as search_cli
+
+HEADLESS_COMMANDS = frozenset({"ask", "tools", "staged", "conversations", "info"})
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tabletalk",
+        description="Chat with your tables on your own Amazon Bedrock credentials. "
+        "Without a command, opens the app on the demo database (or --db PATH).",
+    )
+    add_store_flag(parser)
+    add_model_flags(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    ask.add_parser(commands)
+    tools = tools_cmd.add_parser(commands)
+    tool_commands = tools.add_subparsers(dest="tools_command", metavar="SUBCOMMAND")
+    search_cli.add_tools_subcommands(tool_commands)
+    staged.add_parser(commands)
+    conversations_cmd.add_parser(commands)
+    info = commands.add_parser("info", help="summarise the store (tables and row counts)")
+    add_store_flag(info, suppress=True)
+    return parser
+
+
+def run_info(args: argparse.Namespace) -> int:
+    """Print the store's tables with their keys and row counts."""
+    from agent.stores.open import open_store
+
+    store = open_store(store_path(args))
+    print(f"{store.label} ({store.identity})")
+    for table in store.list_tables():
+        info = store.describe_table(table)
+        print(f"  {table:<20} {info.row_count:>9,} rows  key ({', '.join(info.key_columns)})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a headless command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers = {
+        "ask": ask.run,
+        "staged": staged.run,
+        "conversations": conversations_cmd.run,
+        "info": run_info,
+        None: run_info,
+    }
+    try:
+        if args.command == "tools":
+            sub = getattr(args, "tools_command", None)
+            if sub == "search":
+                return search_cli.run_search(args)
+            if sub == "eval":
+                return search_cli.run_eval(args)
+            return tools_cmd.run(args)
+        return handlers[args.command](args)
+    except TabletalkError as exc:
+        return report_error(exc)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The optional TOML config file, validated so an error names the file and the field.
+
+Precedence for every setting: command-line flag, then the config file, then the default.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent import paths
+from agent.errors import ConfigError
+
+Mode = Literal["manual", "auto", "full-auto"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchSettings(_Section):
+    """`[search]`: how searchTools ranks the catalog."""
+
+    decider: str | None = None
+    """Model id of a decider model; when set, search asks it to choose (decision mode)."""
+    min_probability: float = Field(0.1, ge=0.0, le=1.0)
+    """Decision mode: tools at or above this probability are returned."""
+    chunk_size: int = Field(250, ge=2, le=255)
+    """Decision mode: options per question; larger catalogs are split into chunks."""
+
+
+class ToolsSettings(_Section):
+    """`[tools]`: user overrides of the inline/discoverable split (names or `*` globs)."""
+
+    always_loaded: list[str] = Field(default_factory=list)
+    """These tools are inline whatever their catalog row says."""
+    discoverable: list[str] = Field(default_factory=list)
+    """These tools are demoted to discoverable."""
+
+
+class McpServerSettings(_Section):
+    """`[mcp_servers.NAME]`: an external MCP server whose tools join the catalog."""
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    trusted: bool = False
+    """Trusted servers' tools run without a permission prompt."""
+
+
+class Settings(_Section):
+    """Every setting of tabletalk; the config file holds any subset of these."""
+
+    model: str = "us.amazon.nova-2-lite-v1:0"
+    """Bedrock model id (an inference profile) or an alias such as `haiku-4.5`."""
+    profile: str | None = None
+    """AWS profile name; default: the AWS SDK's usual lookup."""
+    region: str | None = None
+    """AWS region; default: the profile's region, else us-east-1."""
+    mode: Mode = "manual"
+    """Permission mode: manual (ask before gated calls), auto (exports ask), full-auto."""
+    streaming: bool = True
+    """Use ConverseStream; set false for models that cannot stream tool use."""
+    step_limit: int = Field(12, ge=1, le=100)
+    """Model requests per turn before the turn stops and says so."""
+    db: str | None = None
+    """Default SQLite file; default: the demo database."""
+    keys: dict[str, str] = Field(default_factory=dict)
+    """Key remapping for the app: binding id → keys (e.g. `stop = "escape,ctrl+c"`)."""
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Read and validate the config file (missing file → defaults)."""
+    path = path or paths.config_file()
+    if not path.exists():
+        return Settings()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"Cannot read config file {path}: {exc}", fix="Check the file's permissions."
+        ) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"Config file {path} is not valid TOML: {exc}",
+            fix=f"Fix the syntax, or move {path} away to use the defaults.",
+        ) from exc
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(
+            f"Config file {path} has invalid settings: {problems}",
+            fix=f"Fix those fields in {path} (see README.md, Configuration).",
+        ) from exc

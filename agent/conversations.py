@@ -1,0 +1,194 @@
+"""Conversations on disk: one JSON file each under the data dir, written atomically.
+
+A saved history is always one Converse would accept: every toolUse is answered by a
+toolResult in the next user message, and user/assistant turns alternate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent import paths
+from agent.errors import TabletalkError
+from agent.events import Usage
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_conversation_id() -> str:
+    """A sortable, readable id: date, time, and a random suffix."""
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+class ConversationNotFound(TabletalkError):
+    """A `--conversation ID` that does not exist."""
+
+    title = "Unknown conversation"
+
+
+@dataclass
+class Conversation:
+    """Messages (Converse format), discovered tools, attachments and usage of one chat."""
+
+    id: str
+    store: str
+    model: str
+    created_at: str = field(default_factory=_now)
+    updated_at: str = field(default_factory=_now)
+    title: str = ""
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    discovered: list[str] = field(default_factory=list)
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    granted: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+    def append_user(self, content: list[dict[str, Any]]) -> None:
+        """Add user content; merges into a trailing user message so turns keep alternating."""
+        if self.messages and self.messages[-1]["role"] == "user":
+            self.messages[-1]["content"].extend(content)
+        else:
+            self.messages.append({"role": "user", "content": list(content)})
+        if not self.title:
+            text = next((block["text"] for block in content if "text" in block), "")
+            self.title = " ".join(text.split())[:80]
+
+    def append_assistant(self, message: dict[str, Any]) -> None:
+        """Add one assistant message (text and/or toolUse blocks)."""
+        self.messages.append({"role": "assistant", "content": list(message["content"])})
+
+    def user_text_indexes(self) -> list[tuple[int, str]]:
+        """(message index, text) of every user message that carries typed text."""
+        found = []
+        for index, message in enumerate(self.messages):
+            if message["role"] != "user":
+                continue
+            texts = [block["text"] for block in message["content"] if "text" in block]
+            if texts and not any("toolResult" in block for block in message["content"]):
+                found.append((index, texts[0]))
+        return found
+
+    def truncate(self, message_index: int) -> str:
+        """Drop the user message at `message_index` and everything after; return its text."""
+        message = self.messages[message_index]
+        text = next((b["text"] for b in message["content"] if "text" in b), "")
+        del self.messages[message_index:]
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "store": self.store,
+            "model": self.model,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "title": self.title,
+            "messages": self.messages,
+            "discovered": self.discovered,
+            "attachments": self.attachments,
+            "granted": self.granted,
+            "usage": self.usage.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Conversation:
+        usage = data.get("usage") or {}
+        return cls(
+            id=data["id"],
+            store=data.get("store", ""),
+            model=data.get("model", ""),
+            created_at=data.get("created_at", _now()),
+            updated_at=data.get("updated_at", _now()),
+            title=data.get("title", ""),
+            messages=data.get("messages", []),
+            discovered=list(data.get("discovered", [])),
+            attachments=list(data.get("attachments", [])),
+            granted=list(data.get("granted", [])),
+            usage=Usage(
+                usage.get("inputTokens", 0),
+                usage.get("outputTokens", 0),
+                usage.get("cacheReadInputTokens", 0),
+                usage.get("cacheWriteInputTokens", 0),
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    """A line of `tabletalk conversations`."""
+
+    id: str
+    title: str
+    updated_at: str
+    message_count: int
+    store: str
+
+
+class ConversationStore:
+    """Reads and writes conversation files in one directory."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory or paths.conversations_dir()
+
+    def path(self, conversation_id: str) -> Path:
+        return self.directory / f"{conversation_id}.json"
+
+    def save(self, conversation: Conversation) -> None:
+        """Write atomically (temp file, fsync, rename) so a crash leaves the old or the new."""
+        conversation.updated_at = _now()
+        paths.ensure_dir(self.directory)
+        data = json.dumps(conversation.to_dict(), ensure_ascii=False, default=str)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self.path(conversation.id))
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def load(self, conversation_id: str) -> Conversation:
+        path = self.path(conversation_id)
+        if not path.exists():
+            raise ConversationNotFound(
+                f"No conversation '{conversation_id}'.",
+                fix="Run `tabletalk conversations` to list the saved ones.",
+            )
+        try:
+            return Conversation.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConversationNotFound(
+                f"Conversation file {path} is damaged: {exc}",
+                fix="Start a new conversation; move the damaged file away to hide it.",
+            ) from exc
+
+    def list(self) -> list[ConversationSummary]:
+        """Saved conversations, most recently updated first; damaged files are skipped."""
+        summaries = []
+        if not self.directory.exists():
+            return summaries
+        for path in self.directory.glob("*.json"):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                summaries.append(
+                    ConversationSummary(
+                        data["id"],
+                        data.get("title", ""),
+                        data.get("updated_at", ""),
+                        len(data.get("messages", [])),
+                        data.get("store", ""),
+                    )
+                )
+            except (OSError, ValueError, KeyError):
+                continue
+        return sorted(summaries, key=lambda s: (s.updated_at, s.id), reverse=True)

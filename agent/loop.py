@@ -1,0 +1,246 @@
+"""One turn of the agent: steps of Converse requests and tool calls until the turn ends.
+
+The rules (DESIGN.md, "A turn, step by step"): each step sends the active set; every toolUse
+gets a toolResult (unavailable tool, invalid input, denied permission, or the tool's own
+result), all in one user message; the turn ends on an answer without tool calls, `ask`, Stop,
+or the step limit.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.active_set import ActiveSet
+from agent.bedrock.stream import StepCancelled, StepEnd, TextChunk, ToolUseBlock
+from agent.conversations import Conversation
+from agent.errors import TabletalkError
+from agent.events import (
+    AskUser,
+    Chip,
+    ChipProposed,
+    StepStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEnded,
+    TurnEvent,
+    Usage,
+    UsageUpdated,
+)
+from agent.permissions import PermissionGate, PermissionRequest, denial_message
+from agent.search.searcher import ToolSearcher
+from agent.toolset import Toolset
+
+STOPPED_TEXT = "(Stopped by the user.)"
+
+
+@dataclass
+class ToolOutcome:
+    """What one toolUse produced, ready to go back as a toolResult block."""
+
+    status: str
+    result: dict[str, Any] | None = None
+    text: str | None = None
+
+    def block(self, tool_use_id: str) -> dict[str, Any]:
+        content = [{"text": self.text}] if self.text is not None else [{"json": self.result}]
+        return {"toolResult": {"toolUseId": tool_use_id, "content": content, "status": self.status}}
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.result if self.result is not None else {"text": self.text}
+
+
+@dataclass
+class TurnRecord:
+    """A machine-readable account of the turn, for `tabletalk ask --json`."""
+
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    def start_step(self, number: int, active: tuple[str, ...]) -> None:
+        self.steps.append({"step": number, "activeTools": list(active), "text": "", "toolCalls": []})
+
+    def text(self, text: str) -> None:
+        self.steps[-1]["text"] += text
+
+    def tool_call(self, name: str, tool_input: Any, outcome: ToolOutcome) -> None:
+        self.steps[-1]["toolCalls"].append(
+            {"name": name, "input": tool_input, "status": outcome.status, "result": outcome.as_dict()}
+        )
+
+
+class TurnRunner:
+    """Runs one turn against a model caller; emits TurnEvents; saves after every step."""
+
+    def __init__(
+        self,
+        *,
+        caller: Any,
+        toolset: Toolset,
+        active: ActiveSet,
+        searcher: ToolSearcher,
+        gate: PermissionGate,
+        conversation: Conversation,
+        context: Any,
+        system: list[dict[str, Any]],
+        step_limit: int,
+        on_event: Callable[[TurnEvent], None],
+        save: Callable[[], None],
+        cancel: threading.Event | None = None,
+    ) -> None:
+        self.caller = caller
+        self.toolset = toolset
+        self.active = active
+        self.searcher = searcher
+        self.gate = gate
+        self.conversation = conversation
+        self.context = context
+        self.system = system
+        self.step_limit = step_limit
+        self.emit = on_event
+        self.save = save
+        self.cancel = cancel or threading.Event()
+        self.usage = Usage()
+        self.record = TurnRecord()
+
+    def run(self, user_content: list[dict[str, Any]]) -> TurnEnded:
+        """Run the turn to its end; Bedrock errors end it with reason "error", never raise."""
+        self.searcher.start_turn()
+        self.conversation.append_user(user_content)
+        self.save()
+        text = ""
+        for step in range(1, self.step_limit + 1):
+            if self.cancel.is_set():
+                return self._end("stopped", text, step - 1)
+            try:
+                text, tool_uses, stop_reason = self._model_step(step)
+            except StepCancelled as cancelled:
+                partial = getattr(cancelled, "partial_text", "") or ""
+                self.conversation.append_assistant(
+                    {"content": [{"text": (partial + "\n\n" if partial else "") + STOPPED_TEXT}]}
+                )
+                return self._end("stopped", partial, step)
+            except TabletalkError as exc:
+                return self._end("error", text, step, error=exc.render())
+            if not tool_uses:
+                reason = {"end_turn": "end_turn", "max_tokens": "max_tokens"}.get(stop_reason)
+                if reason is None and stop_reason == "stop_sequence":
+                    reason = "end_turn"
+                return self._end(reason or "other", text, step, detail=stop_reason)
+            asked = self._run_tools(tool_uses)
+            if asked is not None:
+                self.emit(asked)
+                return self._end("ask", text, step, detail=asked.question)
+            if self.cancel.is_set():
+                return self._end("stopped", text, step)
+        return self._end(
+            "step_limit",
+            text,
+            self.step_limit,
+            detail=f"the turn reached the step limit of {self.step_limit} model requests",
+        )
+
+    def _model_step(self, step: int) -> tuple[str, list[ToolUseBlock], str]:
+        names = self.active.names()
+        self.emit(StepStarted(step, names))
+        self.record.start_step(step, names)
+        tools = [self.toolset.spec(name) for name in names]
+        text_parts: list[str] = []
+        tool_uses: list[ToolUseBlock] = []
+        end: StepEnd | None = None
+        try:
+            for event in self.caller.step(
+                system=self.system,
+                messages=self.conversation.messages,
+                tools=tools,
+                inline_count=len(self.active.inline),
+                cancel=self.cancel,
+            ):
+                if isinstance(event, TextChunk):
+                    text_parts.append(event.text)
+                    self.record.text(event.text)
+                    self.emit(TextDelta(event.text))
+                elif isinstance(event, ToolUseBlock):
+                    tool_uses.append(event)
+                elif isinstance(event, StepEnd):
+                    end = event
+        except StepCancelled as cancelled:
+            cancelled.partial_text = "".join(text_parts)  # type: ignore[attr-defined]
+            raise
+        if end is None:  # a stream that ended without messageStop: treat what came as the answer
+            content = [{"text": "".join(text_parts)}] if text_parts else [{"text": "(no answer)"}]
+            end = StepEnd("other", Usage(), {"role": "assistant", "content": content})
+        self.conversation.append_assistant(end.message)
+        self.usage = self.usage + end.usage
+        self.conversation.usage = self.conversation.usage + end.usage
+        self.emit(UsageUpdated(self.usage, self.conversation.usage))
+        self.save()
+        return "".join(text_parts), tool_uses, end.stop_reason
+
+    def _run_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
+        """Answer every toolUse (in order) in one user message; return an ask, if any."""
+        blocks, asked = [], None
+        for use in tool_uses:
+            shown_input = use.input if use.input is not None else {"_raw": use.raw}
+            self.emit(ToolCallStarted(use.tool_use_id, use.name, shown_input))
+            if self.cancel.is_set():
+                outcome = ToolOutcome("error", {"error": "Cancelled: the user pressed Stop."})
+            else:
+                outcome = self._execute(use)
+            self.record.tool_call(use.name, shown_input, outcome)
+            self.emit(
+                ToolCallFinished(use.tool_use_id, use.name, outcome.status, outcome.as_dict())
+            )
+            blocks.append(outcome.block(use.tool_use_id))
+            if outcome.status == "success" and outcome.result:
+                chip = outcome.result.get("chip")
+                if isinstance(chip, dict):
+                    self.emit(ChipProposed(Chip(str(chip.get("label", "")), dict(chip.get("action", {})))))
+                if use.name == "ask":
+                    asked = AskUser(
+                        str(outcome.result.get("question", "")),
+                        tuple(str(c) for c in outcome.result.get("choices", []) or ()),
+                    )
+        self.conversation.append_user(blocks)
+        self.conversation.discovered = list(self.active.discovered)
+        self.conversation.granted = sorted(self.gate.granted)
+        self.save()
+        return asked
+
+    def _execute(self, use: ToolUseBlock) -> ToolOutcome:
+        if use.name not in self.active:
+            return ToolOutcome("error", text=self.active.unavailable_text(use.name))
+        if use.input is None:
+            return ToolOutcome(
+                "error",
+                {
+                    "error": f"The input for {use.name} was not valid JSON ({use.error}).",
+                    "fix": f"Call {use.name} again with a JSON object that matches its input schema.",
+                },
+            )
+        if use.name == "searchTools" and self.searcher.over_budget():
+            return ToolOutcome("error", self.searcher.search(""))
+        row = self.toolset.row(use.name)
+        if self.toolset.is_gated(use.name) and row is not None:
+            request = PermissionRequest(
+                use.name, use.input, self.gate.mode, self.conversation.id, row.access.value
+            )
+            verdict = self.gate.check(request)
+            if not verdict.allowed:
+                return ToolOutcome("error", denial_message(request, verdict))
+        status, result = self.toolset.run(self.context, use.name, use.input)
+        return ToolOutcome(status, _json_safe(result))
+
+    def _end(self, reason: str, text: str, steps: int, **extra: Any) -> TurnEnded:
+        self.save()
+        ended = TurnEnded(reason, text=text, steps=steps, usage=self.usage, **extra)  # type: ignore[arg-type]
+        self.emit(ended)
+        return ended
+
+
+def _json_safe(result: dict[str, Any]) -> dict[str, Any]:
+    """Round-trip through JSON so a result never carries objects Converse cannot send."""
+    return json.loads(json.dumps(result, default=str))

@@ -1,0 +1,122 @@
+"""The permission check for gated tools, and the audit log every gated decision goes to.
+
+manual: ask before every gated call (allow once, allow for this conversation, deny).
+auto: gated reads and opens run; exports ask. full-auto: every gated call runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from agent import paths
+
+Mode = Literal["manual", "auto", "full-auto"]
+MODES: tuple[str, ...] = ("manual", "auto", "full-auto")
+Decision = Literal["allow_once", "allow_conversation", "deny"]
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """A gated call waiting for a decision."""
+
+    tool: str
+    input: dict[str, Any]
+    mode: str
+    conversation_id: str
+    access: str
+
+
+Prompter = Callable[[PermissionRequest], Decision]
+"""Asks a person; called on the loop's worker thread and may block until they answer."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of a check: allowed or not, and who decided."""
+
+    allowed: bool
+    decided_by: str  # "mode", "user", "conversation-grant", "no-terminal"
+
+
+def input_digest(tool_input: dict[str, Any]) -> str:
+    """A short stable digest of a tool input (the audit log never stores the input itself)."""
+    canonical = json.dumps(tool_input, sort_keys=True, default=str, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+class AuditLog:
+    """Append-only JSON lines, one per gated decision; never raises into the loop."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or paths.audit_log_path()
+        self._lock = threading.Lock()
+
+    def record(self, request: PermissionRequest, verdict: Verdict) -> None:
+        entry = {
+            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "conversation": request.conversation_id,
+            "tool": request.tool,
+            "input_digest": input_digest(request.input),
+            "decision": "allow" if verdict.allowed else "deny",
+            "mode": request.mode,
+            "decided_by": verdict.decided_by,
+        }
+        line = json.dumps(entry, separators=(",", ":")) + "\n"
+        with self._lock:
+            paths.ensure_dir(self.path.parent)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(line)
+                handle.flush()
+
+
+@dataclass
+class PermissionGate:
+    """Decides gated calls for one conversation; remembers 'allow for this conversation'."""
+
+    mode: str
+    prompter: Prompter | None
+    audit: AuditLog
+    granted: set[str] = field(default_factory=set)
+
+    def check(self, request: PermissionRequest) -> Verdict:
+        """Decide, record the decision in the audit log, and return it."""
+        verdict = self._decide(request)
+        self.audit.record(request, verdict)
+        return verdict
+
+    def _decide(self, request: PermissionRequest) -> Verdict:
+        if self.mode == "full-auto":
+            return Verdict(True, "mode")
+        if self.mode == "auto" and request.access != "export":
+            return Verdict(True, "mode")
+        if request.tool in self.granted:
+            return Verdict(True, "conversation-grant")
+        if self.prompter is None:
+            return Verdict(False, "no-terminal")
+        decision = self.prompter(request)
+        if decision == "allow_conversation":
+            self.granted.add(request.tool)
+        return Verdict(decision != "deny", "user")
+
+
+def denial_message(request: PermissionRequest, verdict: Verdict) -> dict[str, str]:
+    """The error result the model sees for a denied call, naming the recovery."""
+    if verdict.decided_by == "no-terminal":
+        return {
+            "error": f"Permission denied: {request.tool} needs the user's approval in "
+            f"{request.mode} mode, and there is no terminal to ask.",
+            "fix": "Tell the user which call you need; they can rerun with --mode auto "
+            "(or full-auto), or use proposeOpenTable / silent tools instead.",
+        }
+    return {
+        "error": f"The user denied {request.tool}.",
+        "fix": "Do not retry the same call. Ask the user what they want instead, or "
+        "use a silent tool (e.g. a propose* chip) that needs no permission.",
+    }

@@ -1,0 +1,226 @@
+"""A chat session: one conversation against one store, run turn by turn (TUI and headless).
+
+`run_turn` blocks; front ends call it on a worker thread and receive TurnEvents through
+`on_event` on that thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from agent import paths
+from agent.active_set import ActiveSet
+from agent.attachments import Attachment, AttachmentSet
+from agent.bedrock.caching import CachePointMemory
+from agent.bedrock.client import make_client, resolve_model
+from agent.bedrock.converse import ModelCaller
+from agent.config import Settings
+from agent.conversations import (
+    Conversation,
+    ConversationStore,
+    ConversationSummary,
+    new_conversation_id,
+)
+from agent.events import Notice, TurnEnded, TurnEvent, Usage
+from agent.loop import TurnRecord, TurnRunner
+from agent.permissions import AuditLog, PermissionGate, Prompter
+from agent.prompt import system_prompt
+from agent.search.searcher import ToolSearcher
+from agent.specs import SpecBook
+from agent.staging import StagingArea
+from agent.stores.base import Store
+from agent.tools.base import ToolContext
+from agent.toolset import Toolset
+from agent.ui_port import HeadlessUi, UiPort
+
+
+def list_conversations() -> list[ConversationSummary]:
+    """Saved conversations, newest first."""
+    return ConversationStore().list()
+
+
+class ChatSession:
+    """Holds the conversation, its active set and permissions; runs turns."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        conversation: Conversation,
+        *,
+        ui: UiPort | None = None,
+        prompter: Prompter | None = None,
+        toolset: Toolset | None = None,
+        conversations: ConversationStore | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.conversation = conversation
+        self.ui = ui or HeadlessUi()
+        self.conversations = conversations or ConversationStore()
+        self.toolset = toolset or Toolset.build(
+            settings.tools.always_loaded, settings.tools.discoverable
+        )
+        known = [n for n in conversation.discovered if self.toolset.row(n) is not None]
+        self.active = ActiveSet(self.toolset.inline_names(), known)
+        self.searcher = ToolSearcher(self.toolset, self.active)
+        self.gate = PermissionGate(settings.mode, prompter, AuditLog(), set(conversation.granted))
+        self.staging = StagingArea(store)
+        self.specs = SpecBook(paths.data_dir() / "specs.sqlite", store.identity)
+        self.attachments = AttachmentSet.from_list(conversation.attachments)
+        self.model_id = resolve_model(settings.model)
+        self._caller: ModelCaller | None = None
+        self._caller_key: tuple[str, bool] | None = None
+        self._memory = CachePointMemory(paths.state_dir() / "cache_points.json")
+        self.last_record: TurnRecord | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings,
+        store: Store,
+        *,
+        conversation_id: str | None = None,
+        ui: UiPort | None = None,
+        prompter: Prompter | None = None,
+    ) -> ChatSession:
+        """Continue a saved conversation, or start a new one."""
+        conversations = ConversationStore()
+        if conversation_id:
+            conversation = conversations.load(conversation_id)
+        else:
+            conversation = Conversation(
+                new_conversation_id(), store.identity, resolve_model(settings.model)
+            )
+        return cls(
+            settings, store, conversation, ui=ui, prompter=prompter, conversations=conversations
+        )
+
+    @property
+    def conversation_id(self) -> str:
+        return self.conversation.id
+
+    @property
+    def mode(self) -> str:
+        return self.gate.mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        self.gate.mode = value
+
+    @property
+    def usage(self) -> Usage:
+        return self.conversation.usage
+
+    def attach(self, path: str | Path) -> Attachment:
+        """Validate and attach a file to this conversation (raises a TabletalkError)."""
+        attachment = self.attachments.add(Path(path))
+        self.conversation.attachments = self.attachments.to_list()
+        return attachment
+
+    def _model_caller(self, notice: Callable[[str], None]) -> ModelCaller:
+        key = (self.model_id, self.settings.streaming)
+        if self._caller is None or self._caller_key != key:
+            client = make_client(self.settings.profile, self.settings.region)
+            self._caller = ModelCaller(
+                client,
+                self.model_id,
+                streaming=self.settings.streaming,
+                memory=self._memory,
+                notice=notice,
+                profile=self.settings.profile,
+                region=self.settings.region,
+            )
+            self._caller_key = key
+        self._caller.notice = notice
+        return self._caller
+
+    def run_turn(
+        self,
+        text: str,
+        *,
+        attachments: Iterable[str | Path] = (),
+        on_event: Callable[[TurnEvent], None] = lambda event: None,
+        cancel: threading.Event | None = None,
+    ) -> TurnEnded:
+        """Run one turn for the user's text (and files). Blocking; one turn at a time."""
+        with self._lock:
+            added = [self.attach(path) for path in attachments]
+            content: list[dict[str, Any]] = [{"text": text}]
+            if added:
+                listing = "; ".join(
+                    f"{a.name} (id {a.id}, {a.kind}, {a.size} bytes)" for a in added
+                )
+                content.append(
+                    {"text": f"[Attached files: {listing}. Read them with readAttachment.]"}
+                )
+            context = ToolContext(
+                store=self.store,
+                staging=self.staging,
+                ui=self.ui,
+                attachments=self.attachments,
+                specs=self.specs,
+                conversation_id=self.conversation.id,
+                origin=f"chat:{self.conversation.id}",
+                search=self.searcher,
+            )
+            runner = TurnRunner(
+                caller=self._model_caller(lambda message: on_event(Notice(message))),
+                toolset=self.toolset,
+                active=self.active,
+                searcher=self.searcher,
+                gate=self.gate,
+                conversation=self.conversation,
+                context=context,
+                system=system_prompt(self.store.kind, self.store.label, self.store.list_tables()),
+                step_limit=self.settings.step_limit,
+                on_event=on_event,
+                save=lambda: self.conversations.save(self.conversation),
+                cancel=cancel,
+            )
+            self.last_record = runner.record
+            return runner.run(content)
+
+    def user_messages(self) -> list[tuple[int, str]]:
+        """(message index, text) of the user's typed messages, for rewind."""
+        return self.conversation.user_text_indexes()
+
+    def rewind(self, message_index: int) -> str:
+        """Roll back to before that user message; return its text for editing."""
+        with self._lock:
+            text = self.conversation.truncate(message_index)
+            self.conversations.save(self.conversation)
+            return text
+
+    def display_items(self) -> list[dict[str, Any]]:
+        """The conversation as the chat shows it: texts, tool calls with results, chips."""
+        items: list[dict[str, Any]] = []
+        pending: dict[str, dict[str, Any]] = {}
+        for message in self.conversation.messages:
+            for block in message["content"]:
+                if "text" in block and message["role"] == "assistant":
+                    items.append({"role": "assistant", "text": block["text"]})
+                elif "text" in block:
+                    items.append({"role": "user", "text": block["text"]})
+                elif "toolUse" in block:
+                    use = block["toolUse"]
+                    item = {"tool": use["name"], "input": use.get("input", {}), "status": None,
+                            "result": None}
+                    pending[use["toolUseId"]] = item
+                    items.append(item)
+                elif "toolResult" in block:
+                    result = block["toolResult"]
+                    item = pending.pop(result["toolUseId"], None)
+                    if item is None:
+                        continue
+                    item["status"] = result.get("status", "success")
+                    content = result.get("content") or [{}]
+                    item["result"] = content[0].get("json", {"text": content[0].get("text")})
+                    chip = (item["result"] or {}).get("chip")
+                    if isinstance(chip, dict) and item["status"] == "success":
+                        items.append({"chip": chip})
+        return items

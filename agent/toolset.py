@@ -1,0 +1,120 @@
+"""The effective catalog of a session: catalog rows after user overrides, plus external tools.
+
+Every list the loop needs (inline, discoverable, gated, the search tool's description) is
+derived here from the effective rows, exactly as `catalog` derives them from its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import catalog
+from catalog import Tier, ToolRow, Visibility
+
+RunResult = tuple[str, dict[str, Any]]
+Runner = Callable[[Any, dict[str, Any] | None], RunResult]
+LOOP_TOOLS = frozenset({"searchTools", "ask"})
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def apply_overrides(
+    rows: Sequence[ToolRow], always_loaded: Sequence[str], discoverable: Sequence[str]
+) -> tuple[ToolRow, ...]:
+    """Rows with the user's split applied: `always_loaded` wins over `discoverable`."""
+    result = []
+    for row in rows:
+        if row.name in LOOP_TOOLS:
+            result.append(row)
+        elif _matches(row.name, always_loaded):
+            result.append(dataclasses.replace(row, visibility=Visibility.INLINE))
+        elif _matches(row.name, discoverable):
+            result.append(dataclasses.replace(row, visibility=Visibility.DISCOVERABLE))
+        else:
+            result.append(row)
+    return tuple(result)
+
+
+@dataclasses.dataclass
+class ExternalTool:
+    """A tool from outside the built-in catalog (an MCP server): its row, spec and runner."""
+
+    row: ToolRow
+    input_schema: dict[str, Any]
+    run: Runner
+
+
+class Toolset:
+    """Effective rows plus a way to describe (toolSpec) and run each of them."""
+
+    def __init__(
+        self,
+        rows: Sequence[ToolRow],
+        external: Mapping[str, ExternalTool] | None = None,
+    ) -> None:
+        self.rows = tuple(rows)
+        self.external = dict(external or {})
+        self._by_name = {row.name: row for row in self.rows}
+        self._specs: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def build(
+        cls,
+        always_loaded: Sequence[str] = (),
+        discoverable: Sequence[str] = (),
+        external: Sequence[ExternalTool] = (),
+    ) -> Toolset:
+        """Built-in rows (then external rows) with the user's overrides applied."""
+        rows = [*catalog.ROWS, *(tool.row for tool in external)]
+        return cls(
+            apply_overrides(rows, always_loaded, discoverable),
+            {tool.row.name: tool for tool in external},
+        )
+
+    def row(self, name: str) -> ToolRow | None:
+        return self._by_name.get(name)
+
+    def inline_names(self) -> tuple[str, ...]:
+        return catalog.names(catalog.inline_rows(self.rows))
+
+    def discoverable_names(self) -> tuple[str, ...]:
+        return catalog.names(catalog.discoverable_rows(self.rows))
+
+    def is_gated(self, name: str) -> bool:
+        row = self._by_name.get(name)
+        return row is not None and row.tier is Tier.GATED
+
+    def description(self, name: str) -> str:
+        if name == "searchTools":
+            return catalog.search_description(self.rows)
+        return self._by_name[name].description
+
+    def spec(self, name: str) -> dict[str, Any]:
+        """The Bedrock toolSpec of a tool (built once per toolset)."""
+        if name not in self._specs:
+            if name in self.external:
+                self._specs[name] = {
+                    "toolSpec": {
+                        "name": name,
+                        "description": self.description(name),
+                        "inputSchema": {"json": self.external[name].input_schema},
+                    }
+                }
+            else:
+                from agent.tools.registry import tool_spec
+
+                self._specs[name] = tool_spec(name, self.description(name))
+        return self._specs[name]
+
+    def run(self, ctx: Any, name: str, raw_input: dict[str, Any] | None) -> RunResult:
+        """Run a tool (built-in or external); never raises."""
+        if name in self.external:
+            return self.external[name].run(ctx, raw_input)
+        from agent.tools.registry import run_tool
+
+        return run_tool(ctx, name, raw_input)
