@@ -1,0 +1,186 @@
+"""What every tool implementation shares: its context, its failure type and result helpers."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from agent.errors import UnknownTableError
+
+if TYPE_CHECKING:
+    from agent.attachments import AttachmentSet
+    from agent.specs import SpecBook
+    from agent.staging import StagingArea
+    from agent.stores.base import Store, TableInfo
+    from agent.ui_port import UiPort
+
+MAX_CELL_CHARS = 500
+"""Longer cell text is cut in tool results (and the result says so)."""
+
+
+class ToolFailure(Exception):
+    """A call the tool refuses; becomes the error result `{"error": message, "fix": fix}`."""
+
+    def __init__(self, message: str, fix: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+
+class SearchPort(Protocol):
+    """Tool search as the loop provides it (the loop owns the budget and the active set)."""
+
+    def search(self, query: str, limit: int) -> dict[str, Any]: ...
+
+
+def local_now() -> datetime:
+    """The current local time, time-zone aware."""
+    return datetime.now().astimezone()
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may touch during one call: store, staging, screen, files, specs."""
+
+    store: Store
+    staging: StagingArea
+    ui: UiPort
+    attachments: AttachmentSet
+    specs: SpecBook
+    conversation_id: str
+    origin: str = ""
+    search: SearchPort | None = None
+    now: Callable[[], datetime] = local_now
+    export_dir: Path = field(default_factory=Path.cwd)
+
+    def __post_init__(self) -> None:
+        if not self.origin:
+            self.origin = f"chat:{self.conversation_id}"
+
+
+@dataclass(frozen=True)
+class ToolImpl:
+    """One tool: its catalog name, its input model (schema + validation) and its behaviour.
+
+    `example` is a valid input, shown to the model whenever its call fails validation.
+    """
+
+    name: str
+    input_model: type[BaseModel]
+    run: Callable[[ToolContext, Any], dict[str, Any]]
+    example: dict[str, Any] = field(default_factory=dict)
+
+
+def require_table(ctx: ToolContext, table: str) -> TableInfo:
+    """Describe `table`, accepting a unique case-insensitive match; fail with the table list."""
+    tables = ctx.store.list_tables()
+    name = table if table in tables else None
+    if name is None:
+        folded = [t for t in tables if t.lower() == table.strip().lower()]
+        name = folded[0] if len(folded) == 1 else None
+    if name is None:
+        raise ToolFailure(
+            f"unknown table '{table}'",
+            f"use one of the tables of this store: {', '.join(tables) or '(none)'}",
+        )
+    try:
+        return ctx.store.describe_table(name)
+    except UnknownTableError as exc:  # vanished between the two calls
+        raise ToolFailure(exc.message, "call listTables to see the tables") from exc
+
+
+def column_names(info: TableInfo) -> list[str]:
+    """The column names of a table, in table order."""
+    return [c.name for c in info.columns]
+
+
+def require_columns(info: TableInfo, columns: list[str] | tuple[str, ...], what: str) -> None:
+    """Fail naming the unknown columns and listing the real ones (saves a describeTable call)."""
+    known = set(column_names(info)) | ({"rowid"} if info.rowid_key else set())
+    unknown = [c for c in columns if c not in known]
+    if unknown:
+        names = ", ".join(f"'{c}'" for c in unknown)
+        raise ToolFailure(
+            f"unknown column{'s' if len(unknown) > 1 else ''} {names} in {what} for table '{info.name}'",
+            f"columns of {info.name}: {', '.join(column_names(info))}",
+        )
+
+
+def json_value(value: Any) -> tuple[Any, bool]:
+    """A cell as JSON-ready data, cut to MAX_CELL_CHARS; the flag says whether it was cut."""
+    if value is None or isinstance(value, bool | int | float):
+        return value, False
+    if isinstance(value, Decimal):
+        return (int(value) if value == value.to_integral_value() else float(value)), False
+    if isinstance(value, bytes | bytearray | memoryview):
+        raw = bytes(value)
+        return f"<{len(raw)} bytes: {base64.b64encode(raw[:48]).decode()}…>", len(raw) > 48
+    if isinstance(value, datetime | date | time):
+        return value.isoformat(), False
+    if isinstance(value, dict):
+        cut = False
+        out = {}
+        for k, v in value.items():
+            out[str(k)], c = json_value(v)
+            cut = cut or c
+        return out, cut
+    if isinstance(value, list | tuple | set):
+        cut = False
+        items = []
+        for v in value:
+            item, c = json_value(v)
+            items.append(item)
+            cut = cut or c
+        return items, cut
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > MAX_CELL_CHARS:
+        return text[:MAX_CELL_CHARS] + "…", True
+    return text, False
+
+
+def compact_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """Rows as JSON-ready dicts with long cells cut; the flag says whether any cell was cut."""
+    out: list[dict[str, Any]] = []
+    cut_any = False
+    for row in rows:
+        clean: dict[str, Any] = {}
+        for key, value in row.items():
+            clean[str(key)], cut = json_value(value)
+            cut_any = cut_any or cut
+        out.append(clean)
+    return out, cut_any
+
+
+CUT_NOTE = f"Cells longer than {MAX_CELL_CHARS} characters were cut (ending in …)."
+
+
+def strip_where(condition: str | None) -> str | None:
+    """A filter condition without a leading WHERE keyword; None when blank."""
+    if condition is None:
+        return None
+    text = condition.strip().rstrip(";").strip()
+    if text[:6].lower() == "where ":
+        text = text[6:].strip()
+    return text or None
+
+
+def is_select(text: str) -> bool:
+    """Whether `text` reads like a full SELECT/WITH statement rather than a condition."""
+    head = text.lstrip("( \n\t").split(None, 1)
+    return bool(head) and head[0].lower() in {"select", "with"}
+
+
+class ToolInput(BaseModel):
+    """Base of every input model: unknown fields are rejected (they are usually misnamed ones)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+TABLE_FIELD = "table name (see listTables)"

@@ -1,0 +1,214 @@
+"""Read tools: the clock, the tables, read-only queries, items, counts, samples and indexes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from agent.tools.base import (
+    CUT_NOTE,
+    TABLE_FIELD,
+    ToolContext,
+    ToolFailure,
+    ToolImpl,
+    ToolInput,
+    compact_rows,
+    is_select,
+    json_value,
+    require_columns,
+    require_table,
+    strip_where,
+)
+
+DEFAULT_QUERY_LIMIT = 50
+MAX_QUERY_LIMIT = 500
+CONDITION_HELP = (
+    "optional SQL condition that filters rows (the part after WHERE), e.g. status = 'pending'"
+)
+
+
+class NoInput(ToolInput):
+    """No input."""
+
+
+class TableInput(ToolInput):
+    """One table."""
+
+    table: str = Field(description=TABLE_FIELD)
+
+
+class QueryInput(ToolInput):
+    """A read-only query."""
+
+    query: str = Field(description="one read-only SELECT statement", min_length=1)
+    limit: int = Field(
+        DEFAULT_QUERY_LIMIT, ge=1, le=MAX_QUERY_LIMIT, description="max rows returned (1-500)"
+    )
+
+
+class GetItemInput(ToolInput):
+    """One item by key."""
+
+    table: str = Field(description=TABLE_FIELD)
+    key: dict[str, Any] = Field(description='the key columns and values, e.g. {"id": 7}')
+
+
+class CountInput(ToolInput):
+    """A count, optionally filtered."""
+
+    table: str = Field(description=TABLE_FIELD)
+    query: str | None = Field(None, description=CONDITION_HELP)
+
+
+class SampleInput(ToolInput):
+    """A column to sample."""
+
+    table: str = Field(description=TABLE_FIELD)
+    column: str = Field(description="column name (see describeTable)")
+    limit: int = Field(20, ge=1, le=100, description="max distinct values (1-100)")
+
+
+class VectorInput(ToolInput):
+    """A semantic search."""
+
+    table: str = Field(description=TABLE_FIELD)
+    text: str = Field(description="what to look for, in plain words")
+    limit: int = Field(10, ge=1, le=50, description="max rows (1-50)")
+
+
+def get_current_time(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
+    now = ctx.now()
+    if now.tzinfo is None:
+        now = now.astimezone()
+    offset = now.strftime("%z")
+    return {
+        "iso": now.isoformat(timespec="seconds"),
+        "date": now.date().isoformat(),
+        "time": now.strftime("%H:%M:%S"),
+        "weekday": now.strftime("%A"),
+        "timezone": now.tzname() or "",
+        "utcOffset": f"{offset[:3]}:{offset[3:]}" if offset else "+00:00",
+    }
+
+
+def list_tables(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
+    tables = ctx.store.list_tables()
+    return {"store": ctx.store.label, "kind": ctx.store.kind, "tables": tables}
+
+
+def describe_table(ctx: ToolContext, args: TableInput) -> dict[str, Any]:
+    return require_table(ctx, args.table).to_dict()
+
+
+def run_query(ctx: ToolContext, args: QueryInput) -> dict[str, Any]:
+    result = ctx.store.query(args.query, limit=args.limit)
+    rows, cut = compact_rows(result.rows)
+    out: dict[str, Any] = {"columns": result.columns, "rows": rows, "rowCount": len(rows)}
+    if result.truncated:
+        out["truncated"] = (
+            f"Only the first {len(rows)} rows are shown; more matched. "
+            "Narrow the query, aggregate it, or raise limit (max 500)."
+        )
+    if cut:
+        out["note"] = CUT_NOTE
+    return out
+
+
+def get_item(ctx: ToolContext, args: GetItemInput) -> dict[str, Any]:
+    info = require_table(ctx, args.table)
+    key = ctx.store.normalize_key(info.name, args.key)
+    item = ctx.store.get_item(info.name, key)
+    if item is None:
+        return {
+            "table": info.name,
+            "key": key,
+            "item": None,
+            "message": f"No item in {info.name} has this key; use runQuery to search by other columns.",
+        }
+    rows, cut = compact_rows([item])
+    out = {"table": info.name, "key": key, "item": rows[0]}
+    if cut:
+        out["note"] = CUT_NOTE
+    return out
+
+
+def condition_of(table: str, query: str | None) -> str | None:
+    """The filter condition of a count/open call; a full SELECT is refused with the right form."""
+    condition = strip_where(query)
+    if condition and is_select(condition):
+        raise ToolFailure(
+            "query must be only a condition (the part after WHERE), not a SELECT statement",
+            f'call it like {{"table": "{table}", "query": "status = \'pending\'"}}; '
+            "for a custom SELECT use runQuery",
+        )
+    return condition
+
+
+def count_items(ctx: ToolContext, args: CountInput) -> dict[str, Any]:
+    info = require_table(ctx, args.table)
+    condition = condition_of(info.name, args.query)
+    count = ctx.store.count(info.name, condition)
+    out: dict[str, Any] = {"table": info.name, "count": count}
+    if condition:
+        out["condition"] = condition
+    return out
+
+
+def sample_values(ctx: ToolContext, args: SampleInput) -> dict[str, Any]:
+    info = require_table(ctx, args.table)
+    require_columns(info, [args.column], "column")
+    values = ctx.store.sample_values(info.name, args.column, args.limit)
+    clean, _ = json_value(values)
+    return {"table": info.name, "column": args.column, "values": clean}
+
+
+def get_index_stats(ctx: ToolContext, args: TableInput) -> dict[str, Any]:
+    info = require_table(ctx, args.table)
+    stats, _ = json_value(ctx.store.index_stats(info.name))
+    return {"table": info.name, "key": list(info.key_columns), "indexes": stats}
+
+
+def vector_search(ctx: ToolContext, args: VectorInput) -> dict[str, Any]:
+    info = require_table(ctx, args.table)
+    words = args.text.split()
+    word = (words[0] if words else "word").replace("'", "''")
+    text_cols = [
+        c.name for c in info.columns if "char" in c.type.lower() or "text" in c.type.lower()
+    ]
+    column = text_cols[0] if text_cols else "name"
+    raise ToolFailure(
+        "vectorSearch is not available yet: no embedding index exists for this store",
+        f"use runQuery with LIKE instead, e.g. SELECT * FROM {info.name} "
+        f"WHERE {column} LIKE '%{word}%' LIMIT {args.limit}",
+    )
+
+
+TOOLS = [
+    ToolImpl("getCurrentTime", NoInput, get_current_time, {}),
+    ToolImpl("listTables", NoInput, list_tables, {}),
+    ToolImpl("describeTable", TableInput, describe_table, {"table": "orders"}),
+    ToolImpl(
+        "runQuery",
+        QueryInput,
+        run_query,
+        {"query": "SELECT id, status FROM orders WHERE status = 'pending'", "limit": 50},
+    ),
+    ToolImpl("getItem", GetItemInput, get_item, {"table": "orders", "key": {"id": 7}}),
+    ToolImpl(
+        "countItems", CountInput, count_items, {"table": "orders", "query": "status = 'pending'"}
+    ),
+    ToolImpl(
+        "sampleValues",
+        SampleInput,
+        sample_values,
+        {"table": "orders", "column": "status", "limit": 20},
+    ),
+    ToolImpl("getIndexStats", TableInput, get_index_stats, {"table": "orders"}),
+    ToolImpl(
+        "vectorSearch",
+        VectorInput,
+        vector_search,
+        {"table": "products", "text": "warm blanket", "limit": 10},
+    ),
+]

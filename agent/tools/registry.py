@@ -1,0 +1,112 @@
+"""Every tool implementation by catalog name, its Bedrock toolSpec, and the one safe way to run it."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+import catalog
+from agent.errors import TabletalkError
+from agent.tools import app_tools, file_tools, read_tools, spec_tools, write_tools
+from agent.tools.base import ToolContext, ToolFailure, ToolImpl
+from agent.tools.schema import bedrock_schema
+
+log = logging.getLogger("tabletalk.tools")
+
+Status = Literal["success", "error"]
+
+_ALL: list[ToolImpl] = [
+    *app_tools.TOOLS,
+    *read_tools.TOOLS,
+    *file_tools.TOOLS,
+    *write_tools.TOOLS,
+    *spec_tools.TOOLS,
+]
+_ORDER = {row.name: index for index, row in enumerate(catalog.ROWS)}
+
+TOOLS: dict[str, ToolImpl] = {
+    impl.name: impl for impl in sorted(_ALL, key=lambda i: _ORDER.get(i.name, len(_ORDER)))
+}
+"""Tool implementations keyed by name, in catalog order."""
+
+
+def default_description(name: str) -> str:
+    """The description the model reads: the catalog row's (searchTools lists discoverable tools)."""
+    if name == "searchTools":
+        return catalog.search_description()
+    return catalog.row_by_name()[name].description
+
+
+def input_schema(name: str) -> dict[str, Any]:
+    """The tool's input JSON schema, compact and Bedrock-ready."""
+    return bedrock_schema(TOOLS[name].input_model)
+
+
+def tool_spec(row_name: str, description: str | None = None) -> dict[str, Any]:
+    """The Converse `toolSpec` entry for one tool (description defaults to the catalog's)."""
+    return {
+        "toolSpec": {
+            "name": row_name,
+            "description": description
+            if description is not None
+            else default_description(row_name),
+            "inputSchema": {"json": input_schema(row_name)},
+        }
+    }
+
+
+def example_call(name: str) -> str:
+    """A valid call of the tool, as the fix of a rejected one."""
+    return f"call {name} like {json.dumps(TOOLS[name].example, ensure_ascii=False)}"
+
+
+def _validation_message(name: str, exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:3]:
+        where = ".".join(str(p) for p in error.get("loc", ()))
+        message = str(error.get("msg", "invalid"))
+        message = message.removeprefix("Value error, ")
+        parts.append(f"field '{where}': {message}" if where else message)
+    more = len(exc.errors()) - 3
+    suffix = f" (and {more} more)" if more > 0 else ""
+    return f"invalid input for {name}: " + "; ".join(parts) + suffix
+
+
+def _error(message: str, fix: str | None) -> dict[str, Any]:
+    return {"error": message, "fix": fix} if fix else {"error": message}
+
+
+def run_tool(
+    ctx: ToolContext, name: str, raw_input: dict[str, Any] | None
+) -> tuple[Status, dict[str, Any]]:
+    """Validate and run one tool call; every failure becomes an error result, never an exception."""
+    impl = TOOLS.get(name)
+    if impl is None:
+        return "error", _error(f"unknown tool '{name}'", f"use one of: {', '.join(TOOLS)}")
+    if raw_input is None:
+        raw_input = {}
+    if not isinstance(raw_input, dict):
+        return "error", _error(
+            f"invalid input for {name}: expected a JSON object, got {type(raw_input).__name__}",
+            example_call(name),
+        )
+    try:
+        args = impl.input_model.model_validate(raw_input)
+    except ValidationError as exc:
+        return "error", _error(_validation_message(name, exc), example_call(name))
+    try:
+        result = impl.run(ctx, args)
+    except ToolFailure as exc:
+        return "error", _error(exc.message, exc.fix)
+    except TabletalkError as exc:
+        return "error", _error(exc.message, exc.fix)
+    except Exception as exc:  # a tool bug must not end the turn
+        log.exception("tool %s failed", name)
+        return "error", _error(
+            f"internal error in {name}: {type(exc).__name__}: {exc}",
+            "try a different approach, or tell the user this tool failed",
+        )
+    return "success", result

@@ -1,0 +1,252 @@
+"""Write tools: every edit goes to the staging area for a person to review and commit."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, model_validator
+
+from agent.errors import TabletalkError
+from agent.tools.base import (
+    TABLE_FIELD,
+    ToolContext,
+    ToolFailure,
+    ToolImpl,
+    ToolInput,
+    json_value,
+    require_columns,
+    require_table,
+)
+
+if TYPE_CHECKING:
+    from agent.stores.base import TableInfo
+
+MAX_LISTED_IDS = 20
+DIFF_SAMPLE = 5
+STAGED_NOTE = "Staged for review: nothing is written until the user commits in the staging panel."
+
+
+class StageItemInput(ToolInput):
+    """One create, update or delete."""
+
+    table: str = Field(description=TABLE_FIELD)
+    op: Literal["create", "update", "delete"] = Field(description="create, update or delete")
+    key: dict[str, Any] = Field(
+        description='the item\'s key columns, e.g. {"id": 7}; for create pick an unused key'
+    )
+    values: dict[str, Any] | None = Field(
+        None,
+        description='columns to set, e.g. {"status": "shipped"}; required for create and update',
+    )
+
+    @model_validator(mode="after")
+    def _values_match_op(self) -> StageItemInput:
+        if self.op in ("create", "update") and not self.values:
+            raise ValueError(f"values is required for {self.op} (the columns to set)")
+        if self.op == "delete" and self.values:
+            raise ValueError("values must be left out for delete")
+        return self
+
+
+class BulkEditInput(ToolInput):
+    """One change on many items."""
+
+    table: str = Field(description=TABLE_FIELD)
+    keys: list[dict[str, Any]] | None = Field(
+        None, description='the items\' keys, e.g. [{"id": 1}, {"id": 2}]; or use query'
+    )
+    query: str | None = Field(
+        None,
+        description="or: a read-only SELECT returning the key columns, e.g. "
+        "SELECT id FROM orders WHERE status = 'pending'",
+    )
+    set: dict[str, Any] | None = Field(
+        None, description='columns to set on every item, e.g. {"status": "shipped"}'
+    )
+    delete: bool = Field(False, description="true to delete every item instead of set")
+
+    @model_validator(mode="after")
+    def _one_of_each(self) -> BulkEditInput:
+        if (self.keys is None) == (self.query is None):
+            raise ValueError("give exactly one of keys or query (which items)")
+        if bool(self.set) == bool(self.delete):
+            raise ValueError("give exactly one of set (columns to change) or delete: true")
+        if self.keys is not None and not self.keys:
+            raise ValueError("keys is empty; list at least one key")
+        return self
+
+
+class ListStagedInput(ToolInput):
+    """Staged changes, optionally of one table."""
+
+    table: str | None = Field(None, description="only this table's changes")
+    limit: int = Field(50, ge=1, le=200, description="max changes listed (1-200)")
+
+
+class DiscardInput(ToolInput):
+    """Which staged changes to drop: exactly one selector."""
+
+    all: bool = Field(False, description="true to discard every staged change")
+    table: str | None = Field(None, description="or: discard this table's changes")
+    ids: list[str] | None = Field(
+        None, description="or: discard these change ids (see listStagedChanges)"
+    )
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> DiscardInput:
+        chosen = [bool(self.all), self.table is not None, self.ids is not None]
+        if sum(chosen) != 1:
+            raise ValueError("give exactly one of all: true, table or ids")
+        if self.ids is not None and not self.ids:
+            raise ValueError("ids is empty; list at least one id")
+        return self
+
+
+def _missing_required(info: TableInfo, values: dict[str, Any]) -> list[str]:
+    given = {k.lower() for k in values}
+    return [
+        c.name
+        for c in info.columns
+        if c.not_null and c.name not in info.key_columns and c.name.lower() not in given
+    ]
+
+
+_CLI_DISCARD = re.compile(r"`tabletalk staged discard (\w+)`")
+
+
+def _for_model(exc: TabletalkError) -> ToolFailure:
+    """A staging error with its fix phrased as tool calls instead of CLI commands."""
+    fix = exc.fix or "call listStagedChanges to see what is staged"
+    fix = _CLI_DISCARD.sub(lambda m: f'discardStagedChanges {{"ids": ["{m.group(1)}"]}}', fix)
+    fix = fix.replace("`tabletalk staged list`", "listStagedChanges")
+    return ToolFailure(exc.message, fix)
+
+
+def staged_summary(ctx: ToolContext, changes: list[Any]) -> dict[str, Any]:
+    """What the model sees after staging: counts, some ids, a short diff sample, the note."""
+    sample = []
+    for change in changes[:DIFF_SAMPLE]:
+        diff = [
+            {"column": d.attribute, "old": json_value(d.old)[0], "new": json_value(d.new)[0]}
+            for d in ctx.staging.diff(change)
+        ]
+        sample.append({"id": change.id, "op": change.op, "key": change.key, "diff": diff})
+    out: dict[str, Any] = {
+        "staged": len(changes),
+        "table": changes[0].table if changes else None,
+        "ids": [c.id for c in changes[:MAX_LISTED_IDS]],
+    }
+    if len(changes) > MAX_LISTED_IDS:
+        out["moreIds"] = len(changes) - MAX_LISTED_IDS
+    out["sample"] = sample
+    out["pendingTotal"] = ctx.staging.count()
+    out["note"] = STAGED_NOTE
+    return out
+
+
+def stage_item(ctx: ToolContext, args: StageItemInput) -> dict[str, Any]:
+    info = require_table(ctx, args.table)
+    values = dict(args.values or {})
+    require_columns(info, list(values), "values")
+    if args.op == "create":
+        missing = _missing_required(info, values)
+        if missing:
+            raise ToolFailure(
+                f"create in {info.name} needs values for the required columns: {', '.join(missing)}",
+                "add them to values and call stageItem again",
+            )
+    try:
+        change = ctx.staging.stage(info.name, args.op, args.key, values or None, origin=ctx.origin)
+    except TabletalkError as exc:
+        raise _for_model(exc) from exc
+    return staged_summary(ctx, [change])
+
+
+def bulk_edit(ctx: ToolContext, args: BulkEditInput) -> dict[str, Any]:
+    info = require_table(ctx, args.table)
+    if args.set:
+        require_columns(info, list(args.set), "set")
+    try:
+        changes = ctx.staging.stage_many(
+            info.name,
+            keys=args.keys,
+            query=args.query,
+            set=args.set or None,
+            delete=bool(args.delete),
+            origin=ctx.origin,
+        )
+    except TabletalkError as exc:
+        raise _for_model(exc) from exc
+    if not changes:
+        raise ToolFailure(
+            "no items matched, so nothing was staged",
+            "check the selection with countItems or runQuery, then call bulkEdit again",
+        )
+    return staged_summary(ctx, list(changes))
+
+
+def list_staged_changes(ctx: ToolContext, args: ListStagedInput) -> dict[str, Any]:
+    table = require_table(ctx, args.table).name if args.table else None
+    changes = ctx.staging.list(table)
+    listed = []
+    for change in changes[: args.limit]:
+        diff = [
+            {"column": d.attribute, "old": json_value(d.old)[0], "new": json_value(d.new)[0]}
+            for d in ctx.staging.diff(change)
+        ]
+        listed.append(
+            {
+                "id": change.id,
+                "table": change.table,
+                "op": change.op,
+                "key": change.key,
+                "diff": diff,
+                "origin": change.origin,
+            }
+        )
+    out: dict[str, Any] = {"pending": len(changes), "changes": listed}
+    if len(changes) > args.limit:
+        out["truncated"] = (
+            f"{len(changes) - args.limit} more not listed; raise limit or filter by table"
+        )
+    if not changes:
+        out["message"] = "Nothing is staged."
+    return out
+
+
+def discard_staged_changes(ctx: ToolContext, args: DiscardInput) -> dict[str, Any]:
+    table = require_table(ctx, args.table).name if args.table else None
+    if args.ids is not None:
+        known = {c.id for c in ctx.staging.list()}
+        unknown = [i for i in args.ids if i not in known]
+        if unknown:
+            raise ToolFailure(
+                f"no staged change has the id{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(unknown)}; nothing was discarded",
+                "call listStagedChanges to see the ids",
+            )
+    count = ctx.staging.discard(ids=args.ids, table=table, all=bool(args.all))
+    return {"discarded": count, "pending": ctx.staging.count()}
+
+
+TOOLS = [
+    ToolImpl(
+        "stageItem",
+        StageItemInput,
+        stage_item,
+        {"table": "orders", "op": "update", "key": {"id": 7}, "values": {"status": "shipped"}},
+    ),
+    ToolImpl(
+        "bulkEdit",
+        BulkEditInput,
+        bulk_edit,
+        {
+            "table": "orders",
+            "query": "SELECT id FROM orders WHERE status = 'pending'",
+            "set": {"status": "shipped"},
+        },
+    ),
+    ToolImpl("listStagedChanges", ListStagedInput, list_staged_changes, {"table": "orders"}),
+    ToolImpl("discardStagedChanges", DiscardInput, discard_staged_changes, {"table": "orders"}),
+]
