@@ -1,0 +1,132 @@
+"""One model step: build the Converse request, place cache points, run it, translate failures.
+
+Bedrock's refusals that a changed request fixes are retried once before any event is yielded:
+a rejected cache point (then remembered per model) and, for models that cannot stream tool
+use, the switch to non-streaming Converse. Throttling retries belong to botocore.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from agent.bedrock.caching import CachePointMemory, has_cache_points, place_cache_points
+from agent.bedrock.client import model_family
+from agent.bedrock.errors import error_code, error_message, is_cache_point_rejection, translate
+from agent.bedrock.stream import ModelEvent, StepCancelled, converse_events
+
+DEFAULT_MAX_TOKENS = 4096
+
+
+def is_streaming_tool_rejection(exc: BaseException) -> bool:
+    """True when Bedrock says the model cannot use tools while streaming."""
+    message = error_message(exc).lower()
+    return error_code(exc) == "ValidationException" and "stream" in message and "tool" in message
+
+
+def tool_entries(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """toolConfig.tools entries: `{"toolSpec": ...}` dicts pass as they are, bare specs get wrapped."""
+    return [tool if "toolSpec" in tool else {"toolSpec": tool} for tool in tools]
+
+
+class ModelCaller:
+    """Calls one model for one step at a time; keeps the streaming choice and cache-point memory."""
+
+    def __init__(
+        self,
+        client: Any,
+        model_id: str,
+        *,
+        streaming: bool = True,
+        memory: CachePointMemory | None = None,
+        notice: Callable[[str], None] | None = None,
+        profile: str | None = None,
+        region: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        cache_points: bool = True,
+    ) -> None:
+        self.client = client
+        self.model_id = model_id
+        self.family = model_family(model_id)
+        self.streaming = streaming
+        self.memory = memory if memory is not None else CachePointMemory()
+        self.notice = notice
+        self.profile = profile
+        self.region = region or getattr(getattr(client, "meta", None), "region_name", None)
+        self.max_tokens = max_tokens
+        self.cache_points = cache_points
+
+    def build_request(
+        self,
+        system: list[dict[str, Any]] | str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The Converse request without cache points."""
+        request: dict[str, Any] = {"modelId": self.model_id, "messages": messages}
+        system_blocks = [{"text": system}] if isinstance(system, str) else list(system)
+        if system_blocks:
+            request["system"] = system_blocks
+        if tools:
+            request["toolConfig"] = {"tools": tool_entries(tools), "toolChoice": {"auto": {}}}
+        inference: dict[str, Any] = {"maxTokens": self.max_tokens}
+        if self.family == "nova":
+            inference["temperature"] = 0
+        request["inferenceConfig"] = inference
+        return request
+
+    def step(
+        self,
+        system: list[dict[str, Any]] | str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        inline_count: int = 0,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[ModelEvent]:
+        """Run one model call and yield its ModelEvents (StepEnd last).
+
+        Raises StepCancelled when `cancel` is set, or a BedrockCallError (see errors.translate).
+        """
+        request = self.build_request(system, messages, tools)
+        use_cache = self.cache_points and not self.memory.is_rejected(self.model_id)
+        for _attempt in range(3):
+            sent = place_cache_points(
+                request, self.family, inline_count=inline_count, disabled=not use_cache
+            )
+            yielded = False
+            try:
+                for event in converse_events(
+                    self.client, sent, stream=self.streaming, cancel=cancel
+                ):
+                    yielded = True
+                    yield event
+                return
+            except StepCancelled:
+                raise
+            except Exception as exc:
+                if yielded:
+                    raise self._translate(exc) from exc
+                if use_cache and has_cache_points(sent) and is_cache_point_rejection(exc):
+                    use_cache = False
+                    self.memory.reject(self.model_id)
+                    self._tell(
+                        f"Bedrock refused a prompt-cache point for {self.model_id}; "
+                        "continuing without prompt caching for this model."
+                    )
+                    continue
+                if self.streaming and is_streaming_tool_rejection(exc):
+                    self.streaming = False
+                    self._tell(
+                        f"{self.model_id} cannot use tools while streaming; "
+                        "answers will appear when complete."
+                    )
+                    continue
+                raise self._translate(exc) from exc
+
+    def _translate(self, exc: BaseException) -> Exception:
+        return translate(exc, profile=self.profile, model_id=self.model_id, region=self.region)
+
+    def _tell(self, message: str) -> None:
+        if self.notice is not None:
+            self.notice(message)

@@ -1,0 +1,278 @@
+"""One event consumer for Converse and ConverseStream: both become the same ModelEvent sequence.
+
+Streaming yields TextChunk pieces as they arrive and a ToolUseBlock at each tool block's stop
+(its JSON fragments buffered per contentBlockIndex); both APIs end with a StepEnd carrying the
+assembled assistant message. Botocore errors are raised as they are (see errors.translate).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import urllib3.exceptions
+
+from agent.bedrock.errors import BedrockCallError
+from agent.events import Usage
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    """A piece of answer text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    """A complete tool call; `input` is None (and `error` says why) when its JSON is unusable."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, Any] | None
+    raw: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class StepEnd:
+    """The step's end: stop reason as Bedrock sent it, usage, and the assistant message for history.
+
+    `message` holds one text block (omitted when blank) then the toolUse blocks; a toolUse whose
+    input was unusable carries `{}`; an empty answer becomes the text "(no answer)", since
+    Bedrock rejects a history holding an empty assistant message.
+    """
+
+    stop_reason: str
+    usage: Usage
+    message: dict[str, Any]
+
+
+NO_ANSWER = "(no answer)"
+
+ModelEvent = TextChunk | ToolUseBlock | StepEnd
+
+
+class StepCancelled(Exception):
+    """The cancel event was set while the model was answering; the stream has been closed."""
+
+
+def usage_from(raw: dict[str, Any] | None) -> Usage:
+    """Usage from a Converse `usage` object (missing counts are 0)."""
+    raw = raw or {}
+    return Usage(
+        input=int(raw.get("inputTokens", 0) or 0),
+        output=int(raw.get("outputTokens", 0) or 0),
+        cache_read=int(raw.get("cacheReadInputTokens", 0) or 0),
+        cache_write=int(raw.get("cacheWriteInputTokens", 0) or 0),
+    )
+
+
+def tool_block(tool_use_id: str, name: str, raw: str) -> ToolUseBlock:
+    """Parse a tool call's JSON text: empty means {}, anything else unusable becomes an error (never raises)."""
+    if not raw.strip():
+        return ToolUseBlock(tool_use_id, name, {}, raw)
+    try:
+        parsed = json.loads(raw)
+    except ValueError as exc:
+        error = f"The input of {name} is not valid JSON ({exc}); received {raw[:200]!r}."
+        return ToolUseBlock(tool_use_id, name, None, raw, error)
+    if not isinstance(parsed, dict):
+        error = f"The input of {name} must be a JSON object, got {type(parsed).__name__}."
+        return ToolUseBlock(tool_use_id, name, None, raw, error)
+    return ToolUseBlock(tool_use_id, name, parsed, raw)
+
+
+def assistant_message(text: str, tools: list[ToolUseBlock]) -> dict[str, Any]:
+    """The Converse assistant message: text first (if not blank), then the toolUse blocks."""
+    content: list[dict[str, Any]] = []
+    if text.strip():
+        content.append({"text": text.rstrip()})
+    for tool in tools:
+        tool_input = tool.input if tool.input is not None else {}
+        content.append(
+            {"toolUse": {"toolUseId": tool.tool_use_id, "name": tool.name, "input": tool_input}}
+        )
+    if not content:
+        content.append({"text": NO_ANSWER})
+    return {"role": "assistant", "content": content}
+
+
+@dataclass
+class _PendingTool:
+    tool_use_id: str = ""
+    name: str = ""
+    parts: list[str] = field(default_factory=list)
+
+
+class _Assembler:
+    """Handles ConverseStream events one at a time (one branch per event type)."""
+
+    def __init__(self) -> None:
+        self.text_parts: list[str] = []
+        self.pending: dict[int, _PendingTool] = {}
+        self.tools: list[ToolUseBlock] = []
+        self.stop_reason: str | None = None
+        self.usage = Usage()
+
+    def feed(self, event: dict[str, Any]) -> Iterator[ModelEvent]:
+        if "contentBlockStart" in event:
+            body = event["contentBlockStart"]
+            start = body.get("start", {}).get("toolUse")
+            if start is not None:
+                self.pending[body.get("contentBlockIndex", 0)] = _PendingTool(
+                    start.get("toolUseId", ""), start.get("name", "")
+                )
+        elif "contentBlockDelta" in event:
+            body = event["contentBlockDelta"]
+            delta = body.get("delta", {})
+            if delta.get("text"):
+                self.text_parts.append(delta["text"])
+                yield TextChunk(delta["text"])
+            elif "toolUse" in delta:
+                pending = self.pending.setdefault(body.get("contentBlockIndex", 0), _PendingTool())
+                pending.parts.append(delta["toolUse"].get("input", ""))
+        elif "contentBlockStop" in event:
+            pending = self.pending.pop(event["contentBlockStop"].get("contentBlockIndex", 0), None)
+            if pending is not None:
+                yield self._finish_tool(pending)
+        elif "messageStop" in event:
+            self.stop_reason = event["messageStop"].get("stopReason") or "end_turn"
+        elif "metadata" in event:
+            self.usage = usage_from(event["metadata"].get("usage"))
+
+    def _finish_tool(self, pending: _PendingTool) -> ToolUseBlock:
+        block = tool_block(pending.tool_use_id, pending.name, "".join(pending.parts))
+        self.tools.append(block)
+        return block
+
+    def finish(self) -> Iterator[ModelEvent]:
+        for index in sorted(self.pending):
+            yield self._finish_tool(self.pending.pop(index))
+        if self.stop_reason is None:
+            raise BedrockCallError(
+                "service",
+                "Bedrock's answer stream ended before the answer was complete.",
+                fix="Retry the message; if it keeps happening, try non-streaming mode or another model.",
+            )
+        message = assistant_message("".join(self.text_parts), self.tools)
+        yield StepEnd(self.stop_reason, self.usage, message)
+
+
+def events_from_response(response: dict[str, Any]) -> Iterator[ModelEvent]:
+    """The ModelEvents of a non-streaming Converse response (same shape as the stream's)."""
+    content = response.get("output", {}).get("message", {}).get("content", [])
+    text = "".join(block["text"] for block in content if block.get("text"))
+    if text:
+        yield TextChunk(text)
+    tools: list[ToolUseBlock] = []
+    for block in content:
+        use = block.get("toolUse")
+        if use is None:
+            continue
+        raw_input = use.get("input")
+        raw = raw_input if isinstance(raw_input, str) else json.dumps(raw_input, default=str)
+        tools.append(tool_block(use.get("toolUseId", ""), use.get("name", ""), raw))
+        yield tools[-1]
+    stop_reason = response.get("stopReason") or "end_turn"
+    yield StepEnd(stop_reason, usage_from(response.get("usage")), assistant_message(text, tools))
+
+
+class _CancelWatch:
+    """While a stream is read, a small thread shuts its socket down as soon as `cancel` is set.
+
+    That wakes a read blocked on a silent model, so Stop works even between chunks.
+    """
+
+    def __init__(self, event_stream: Any, cancel: threading.Event | None) -> None:
+        self._stream = event_stream
+        self._cancel = cancel
+        self._done = threading.Event()
+
+    def __enter__(self) -> _CancelWatch:
+        if self._cancel is not None:
+            threading.Thread(target=self._watch, name="bedrock-cancel-watch", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+
+    def _watch(self) -> None:
+        assert self._cancel is not None
+        while not self._done.is_set():
+            if self._cancel.wait(0.05):
+                if not self._done.is_set():
+                    _abort(self._stream)
+                return
+
+
+def _abort(event_stream: Any) -> None:
+    """Stop any ongoing read of the stream's HTTP response (shutdown wakes a blocked recv)."""
+    raw = getattr(event_stream, "_raw_stream", None)
+    try:
+        raw.shutdown()  # type: ignore[union-attr]
+    except Exception:
+        try:
+            event_stream.close()
+        except Exception:
+            pass
+
+
+def _close(event_stream: Any) -> None:
+    try:
+        event_stream.close()
+    except Exception:
+        pass
+
+
+def converse_events(
+    client: Any,
+    request: dict[str, Any],
+    *,
+    stream: bool,
+    cancel: threading.Event | None = None,
+) -> Iterator[ModelEvent]:
+    """Call Converse (or ConverseStream) with `request` and yield its ModelEvents, StepEnd last.
+
+    Raises StepCancelled promptly once `cancel` is set, after closing the stream; botocore
+    errors (HTTP or in-stream EventStreamError) propagate unchanged.
+    """
+    if cancel is not None and cancel.is_set():
+        raise StepCancelled()
+    if not stream:
+        response = client.converse(**request)
+        if cancel is not None and cancel.is_set():
+            raise StepCancelled()
+        yield from events_from_response(response)
+        return
+
+    response = client.converse_stream(**request)
+    event_stream = response["stream"]
+    assembler = _Assembler()
+    try:
+        with _CancelWatch(event_stream, cancel):
+            try:
+                for event in event_stream:
+                    if cancel is not None and cancel.is_set():
+                        raise StepCancelled()
+                    yield from assembler.feed(event)
+            except StepCancelled:
+                raise
+            except Exception as exc:
+                if cancel is not None and cancel.is_set():
+                    raise StepCancelled() from None
+                if isinstance(exc, urllib3.exceptions.HTTPError):
+                    raise BedrockCallError(
+                        "unreachable",
+                        f"The connection to Bedrock broke during the answer: {exc}",
+                        fix="Retry the message; check your network if it keeps happening.",
+                    ) from exc
+                raise
+        if cancel is not None and cancel.is_set():
+            raise StepCancelled()
+    finally:
+        _close(event_stream)
+    yield from assembler.finish()
