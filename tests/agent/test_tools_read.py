@@ -1,0 +1,162 @@
+"""Read tools against a real demo database: what the model gets back, and how it is told off."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from agent.attachments import AttachmentSet
+from agent.specs import SpecBook
+from agent.staging import StagingArea
+from agent.stores.demo import build_demo_db
+from agent.stores.open import open_store
+from agent.tools.base import MAX_CELL_CHARS, ToolContext
+from agent.tools.registry import run_tool
+from agent.ui_port import HeadlessUi
+
+CET = timezone(timedelta(hours=1), "CET")
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_demo_db(tmp_path_factory.mktemp("demo") / "demo.sqlite")
+
+
+def make_ctx(db: Path, tmp_path: Path) -> ToolContext:
+    store = open_store(db)
+    return ToolContext(
+        store=store,
+        staging=StagingArea(store, tmp_path / "staging.sqlite"),
+        ui=HeadlessUi(),
+        attachments=AttachmentSet(),
+        specs=SpecBook(tmp_path / "specs.sqlite", store.identity),
+        conversation_id="c1",
+        now=lambda: datetime(2026, 3, 2, 9, 30, 5, tzinfo=CET),
+        export_dir=tmp_path,
+    )
+
+
+@pytest.fixture
+def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path):
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    db = tmp_path / "demo.sqlite"
+    shutil.copy(demo_template, db)
+    context = make_ctx(db, tmp_path)
+    yield context
+    context.staging.close()
+    context.store.close()
+
+
+def ok(ctx: ToolContext, tool: str, /, **args: object) -> dict:
+    status, result = run_tool(ctx, tool, args)
+    assert status == "success", result
+    return result
+
+
+def err(ctx: ToolContext, tool: str, /, **args: object) -> dict:
+    status, result = run_tool(ctx, tool, args)
+    assert status == "error", result
+    assert result["error"] and result.get("fix"), result
+    return result
+
+
+def test_current_time_gives_date_weekday_and_zone(ctx: ToolContext) -> None:
+    result = ok(ctx, "getCurrentTime")
+    assert result == {
+        "iso": "2026-03-02T09:30:05+01:00",
+        "date": "2026-03-02",
+        "time": "09:30:05",
+        "weekday": "Monday",
+        "timezone": "CET",
+        "utcOffset": "+01:00",
+    }
+    assert "field 'now'" in err(ctx, "getCurrentTime", now="x")["error"]
+
+
+def test_list_and_describe_tables(ctx: ToolContext) -> None:
+    assert ok(ctx, "listTables")["tables"] == ["customers", "orders", "products", "stock_levels"]
+    described = ok(ctx, "describeTable", table="Orders")  # case-insensitive match
+    assert described["table"] == "orders" and described["key"] == ["id"]
+    assert described["rowCount"] == 2000
+    assert "status" in [c["name"] for c in described["columns"]]
+    failure = err(ctx, "describeTable", table="order")
+    assert "unknown table 'order'" in failure["error"] and "orders" in failure["fix"]
+
+
+def test_run_query_caps_rows_and_says_so(ctx: ToolContext) -> None:
+    result = ok(ctx, "runQuery", query="SELECT id, status FROM orders ORDER BY id")
+    assert result["rowCount"] == 50 and len(result["rows"]) == 50
+    assert "more matched" in result["truncated"]
+    small = ok(ctx, "runQuery", query="SELECT id FROM orders WHERE id <= 3", limit=10)
+    assert small["rows"] == [{"id": 1}, {"id": 2}, {"id": 3}] and "truncated" not in small
+    assert "field 'limit'" in err(ctx, "runQuery", query="SELECT 1", limit=501)["error"]
+
+
+def test_run_query_refuses_writes(ctx: ToolContext) -> None:
+    err(ctx, "runQuery", query="UPDATE orders SET status = 'x'")
+    assert ctx.store.count("orders", "status = 'x'") == 0
+
+
+def test_long_cells_are_cut_and_flagged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    db = tmp_path / "notes.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, blob BLOB)")
+        conn.execute("INSERT INTO notes VALUES (1, ?, ?)", ("x" * 5000, b"\x00\x01" * 100))
+    context = make_ctx(db, tmp_path)
+    result = ok(context, "runQuery", query="SELECT * FROM notes")
+    body = result["rows"][0]["body"]
+    assert len(body) == MAX_CELL_CHARS + 1 and body.endswith("…")
+    assert "200 bytes" in result["rows"][0]["blob"]
+    assert "cut" in result["note"]
+    context.staging.close()
+    context.store.close()
+
+
+def test_get_item(ctx: ToolContext) -> None:
+    found = ok(ctx, "getItem", table="orders", key={"id": "7"})
+    assert found["item"]["id"] == 7 and found["key"] == {"id": 7}
+    missing = ok(ctx, "getItem", table="orders", key={"id": 999999})
+    assert missing["item"] is None and "runQuery" in missing["message"]
+    assert "id" in err(ctx, "getItem", table="orders", key={"order_id": 7})["fix"]
+
+
+def test_count_items_with_and_without_a_condition(ctx: ToolContext) -> None:
+    assert ok(ctx, "countItems", table="orders")["count"] == 2000
+    pending = ctx.store.query("SELECT count(*) AS n FROM orders WHERE status = 'pending'").rows[0][
+        "n"
+    ]
+    assert ok(ctx, "countItems", table="orders", query="status = 'pending'")["count"] == pending
+    assert (
+        ok(ctx, "countItems", table="orders", query="WHERE status = 'pending'")["count"] == pending
+    )
+    failure = err(ctx, "countItems", table="orders", query="SELECT * FROM orders")
+    assert "condition" in failure["error"] and "runQuery" in failure["fix"]
+    err(ctx, "countItems", table="orders", query="no_such_column = 1")
+
+
+def test_sample_values_and_index_stats(ctx: ToolContext) -> None:
+    values = ok(ctx, "sampleValues", table="orders", column="status")["values"]
+    assert {v["value"] for v in values} == {"pending", "shipped", "delivered", "cancelled"}
+    assert sum(v["count"] for v in values) == 2000
+    failure = err(ctx, "sampleValues", table="orders", column="state")
+    assert "'state'" in failure["error"] and "status" in failure["fix"]
+    stats = ok(ctx, "getIndexStats", table="orders")
+    assert {"orders_status", "orders_customer_id"} <= {i["name"] for i in stats["indexes"]}
+    err(ctx, "getIndexStats", table="nope")
+
+
+def test_vector_search_is_not_available_and_says_what_to_do(ctx: ToolContext) -> None:
+    failure = err(ctx, "vectorSearch", table="products", text="warm lamp")
+    assert "not available yet" in failure["error"]
+    assert "runQuery" in failure["fix"] and "LIKE '%warm%'" in failure["fix"]
+    # the suggested query runs
+    suggested = failure["fix"].split("e.g. ", 1)[1]
+    assert ok(ctx, "runQuery", query=suggested)["columns"]
+    err(ctx, "vectorSearch", table="nope", text="x")

@@ -1,0 +1,209 @@
+"""Write tools: edits land in the staging area only; the table changes at commit, never before."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent.attachments import AttachmentSet
+from agent.specs import SpecBook
+from agent.staging import StagingArea
+from agent.stores.demo import build_demo_db
+from agent.stores.open import open_store
+from agent.tools.base import ToolContext
+from agent.tools.registry import run_tool
+from agent.tools.write_tools import STAGED_NOTE
+from agent.ui_port import HeadlessUi
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_demo_db(tmp_path_factory.mktemp("demo") / "demo.sqlite")
+
+
+@pytest.fixture
+def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path):
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    db = tmp_path / "demo.sqlite"
+    shutil.copy(demo_template, db)
+    store = open_store(db)
+    staging = StagingArea(store, tmp_path / "staging.sqlite")
+    yield ToolContext(
+        store=store,
+        staging=staging,
+        ui=HeadlessUi(),
+        attachments=AttachmentSet(),
+        specs=SpecBook(tmp_path / "specs.sqlite", store.identity),
+        conversation_id="conv-1",
+        export_dir=tmp_path,
+    )
+    staging.close()
+    store.close()
+
+
+def ok(ctx: ToolContext, tool: str, /, **args: object) -> dict:
+    status, result = run_tool(ctx, tool, args)
+    assert status == "success", result
+    return result
+
+
+def err(ctx: ToolContext, tool: str, /, **args: object) -> dict:
+    status, result = run_tool(ctx, tool, args)
+    assert status == "error", result
+    assert result["error"] and result.get("fix"), result
+    return result
+
+
+def status_of(ctx: ToolContext, order_id: int) -> str:
+    return ctx.store.get_item("orders", {"id": order_id})["status"]
+
+
+def test_stage_update_shows_the_diff_and_writes_nothing(ctx: ToolContext) -> None:
+    before = status_of(ctx, 7)
+    result = ok(
+        ctx, "stageItem", table="orders", op="update", key={"id": 7}, values={"status": "lost"}
+    )
+    assert result["staged"] == 1 and result["note"] == STAGED_NOTE
+    assert result["sample"][0]["diff"] == [{"column": "status", "old": before, "new": "lost"}]
+    assert status_of(ctx, 7) == before
+    change = ctx.staging.get(result["ids"][0])
+    assert change.origin == "chat:conv-1"
+    ctx.staging.commit()
+    assert status_of(ctx, 7) == "lost"
+
+
+def test_stage_create_and_delete(ctx: ToolContext) -> None:
+    values = {
+        "customer_id": 1,
+        "product_id": 1,
+        "quantity": 1,
+        "total": 9.5,
+        "status": "pending",
+        "created_at": "2026-01-01T10:00:00",
+    }
+    created = ok(ctx, "stageItem", table="orders", op="create", key={"id": 5001}, values=values)
+    assert created["sample"][0]["op"] == "create"
+    deleted = ok(ctx, "stageItem", table="orders", op="delete", key={"id": 3})
+    assert deleted["sample"][0]["op"] == "delete"
+    assert ctx.staging.count() == 2 and ctx.store.get_item("orders", {"id": 5001}) is None
+
+
+def test_stage_item_failures_name_the_recovery(ctx: ToolContext) -> None:
+    exists = err(
+        ctx, "stageItem", table="orders", op="create", key={"id": 7}, values={"status": "x"}
+    )
+    assert "customer_id" in exists["error"]  # required columns are named before anything else
+    full = {
+        "customer_id": 1, "product_id": 1, "quantity": 1, "total": 1.0,
+        "status": "x", "created_at": "2026-01-01",
+    }  # fmt: skip
+    clash = err(ctx, "stageItem", table="orders", op="create", key={"id": 7}, values=full)
+    assert "already exists" in clash["error"] and "update" in clash["fix"]
+    missing = err(
+        ctx, "stageItem", table="orders", op="update", key={"id": 99999}, values={"status": "x"}
+    )
+    assert "no item" in missing["error"]
+    column = err(
+        ctx, "stageItem", table="orders", op="update", key={"id": 7}, values={"state": "x"}
+    )
+    assert "'state'" in column["error"] and "status" in column["fix"]
+    table = err(ctx, "stageItem", table="order", op="delete", key={"id": 7})
+    assert "orders" in table["fix"]
+    no_values = err(ctx, "stageItem", table="orders", op="update", key={"id": 7})
+    assert "values is required for update" in no_values["error"]
+    assert ctx.staging.count() == 0
+
+
+def test_staging_conflict_fix_names_a_tool_not_a_cli_command(ctx: ToolContext) -> None:
+    deleted = ok(ctx, "stageItem", table="orders", op="delete", key={"id": 7})
+    again = err(
+        ctx, "stageItem", table="orders", op="update", key={"id": 7}, values={"status": "x"}
+    )
+    assert f'discardStagedChanges {{"ids": ["{deleted["ids"][0]}"]}}' in again["fix"]
+    assert "tabletalk" not in again["fix"]
+
+
+def test_bulk_edit_stages_35_orders_in_one_call(ctx: ToolContext) -> None:
+    query = "SELECT id FROM orders WHERE status = 'pending' ORDER BY id LIMIT 35"
+    ids = [row["id"] for row in ctx.store.query(query).rows]
+    assert len(ids) == 35
+    result = ok(ctx, "bulkEdit", table="orders", query=query, set={"status": "shipped"})
+    assert result["staged"] == 35 and ctx.staging.count() == 35
+    assert len(result["ids"]) == 20 and result["moreIds"] == 15
+    assert len(result["sample"]) == 5
+    assert result["sample"][0]["diff"] == [{"column": "status", "old": "pending", "new": "shipped"}]
+    assert result["note"] == STAGED_NOTE
+    assert all(status_of(ctx, i) == "pending" for i in ids), "nothing written before commit"
+    report = ctx.staging.commit()
+    assert len(report.committed) == 35
+    assert all(status_of(ctx, i) == "shipped" for i in ids)
+
+
+def test_bulk_edit_by_keys_and_delete(ctx: ToolContext) -> None:
+    result = ok(
+        ctx, "bulkEdit", table="orders", keys=[{"id": 1}, {"id": 2}, {"id": 2}], delete=True
+    )
+    assert result["staged"] == 2
+    assert {s["op"] for s in result["sample"]} == {"delete"}
+    assert ctx.store.get_item("orders", {"id": 1}) is not None
+
+
+def test_bulk_edit_input_rules(ctx: ToolContext) -> None:
+    both = err(
+        ctx,
+        "bulkEdit",
+        table="orders",
+        keys=[{"id": 1}],
+        query="SELECT id FROM orders",
+        delete=True,
+    )
+    assert "exactly one of keys or query" in both["error"]
+    neither = err(ctx, "bulkEdit", table="orders", keys=[{"id": 1}])
+    assert "exactly one of set" in neither["error"] and "call bulkEdit like" in neither["fix"]
+    no_key = err(
+        ctx, "bulkEdit", table="orders", query="SELECT status FROM orders", set={"status": "x"}
+    )
+    assert "key column" in no_key["error"] and "SELECT id FROM orders" in no_key["fix"]
+    nothing = err(
+        ctx, "bulkEdit", table="orders", query="SELECT id FROM orders WHERE 0", set={"status": "x"}
+    )
+    assert "nothing was staged" in nothing["error"]
+    absent = err(
+        ctx, "bulkEdit", table="orders", keys=[{"id": 1}, {"id": 99999}], set={"status": "x"}
+    )
+    assert "nothing was staged" in absent["error"]
+    key_change = err(ctx, "bulkEdit", table="orders", keys=[{"id": 1}], set={"id": 5})
+    assert "key" in key_change["error"]
+    assert ctx.staging.count() == 0
+
+
+def test_list_and_discard_staged_changes(ctx: ToolContext) -> None:
+    assert ok(ctx, "listStagedChanges")["message"] == "Nothing is staged."
+    ok(ctx, "bulkEdit", table="orders", keys=[{"id": i} for i in range(1, 6)], set={"status": "x"})
+    ok(ctx, "stageItem", table="customers", op="update", key={"id": 1}, values={"city": "Oslo"})
+    listed = ok(ctx, "listStagedChanges", limit=3)
+    assert (
+        listed["pending"] == 6 and len(listed["changes"]) == 3 and "3 more" in listed["truncated"]
+    )
+    assert listed["changes"][0]["diff"][0]["new"] == "x"
+    only_customers = ok(ctx, "listStagedChanges", table="customers")
+    assert [c["table"] for c in only_customers["changes"]] == ["customers"]
+
+    unknown = err(ctx, "discardStagedChanges", ids=["nope"])
+    assert "listStagedChanges" in unknown["fix"]
+    one = listed["changes"][0]["id"]
+    assert ok(ctx, "discardStagedChanges", ids=[one]) == {"discarded": 1, "pending": 5}
+    assert ok(ctx, "discardStagedChanges", table="orders") == {"discarded": 4, "pending": 1}
+    assert "exactly one" in err(ctx, "discardStagedChanges")["error"]
+    assert ok(ctx, "discardStagedChanges", all=True) == {"discarded": 1, "pending": 0}
+
+
+def test_open_staging_panel_goes_through_the_ui(ctx: ToolContext) -> None:
+    ok(ctx, "stageItem", table="orders", op="delete", key={"id": 9})
+    result = ok(ctx, "openStagingPanel")
+    assert result["pending"] == 1 and "staging panel" in result["message"]
+    assert ctx.ui.opened == [{"kind": "staging"}]
+    assert "field 'now'" in err(ctx, "openStagingPanel", now=True)["error"]
