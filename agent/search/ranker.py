@@ -1,0 +1,311 @@
+"""Keyword ranking of a tool catalog: BM25F over name, keywords and description, with typo,
+abbreviation and phrase handling, built once per catalog and queried in about a millisecond."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+
+from agent.search.text import STOP_WORDS, content_terms, name_tokens, split_identifier, stem, words
+
+# Field weights and length normalisation (BM25F); k1 is the shared saturation constant.
+NAME_WEIGHT = 3.0
+KEYWORD_WEIGHT = 2.0
+DESCRIPTION_WEIGHT = 1.0
+NAME_B = 0.3
+KEYWORD_B = 0.3
+DESCRIPTION_B = 0.75
+K1 = 1.2
+
+FUZZY_DISCOUNT = 0.7  # a typo-corrected term counts this much of an exact one
+PREFIX_DISCOUNT = 0.6  # an unknown word that starts a catalog word ('stat' → 'statistics')
+SYNONYM_DISCOUNT = 0.6  # a general abbreviation or synonym ('db' → 'database')
+PHRASE_BONUS = 0.25  # two query terms adjacent in a field, per unit of their mean IDF
+NAME_COVERAGE_BONUS = 0.5  # all of a tool name's words asked for, per unit of mean IDF
+EXPANSION_CACHE_SIZE = 4096  # query words remembered per ranker
+
+# General-purpose abbreviations and near-synonyms of tool vocabulary; deliberately small and
+# not tied to any one catalog. Each maps a query word to words a tool may use instead.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "del": ("delete",), "rm": ("remove", "delete"), "db": ("database",),
+    "tbl": ("table",), "col": ("column",), "cols": ("columns",), "qty": ("quantity",),
+    "num": ("number",), "info": ("information", "details"), "stats": ("statistics",),
+    "config": ("configuration", "settings"), "repo": ("repository",), "msg": ("message",),
+    "img": ("image",), "pic": ("picture", "image"), "doc": ("document",), "docs": ("documents", "documentation"),
+    "auth": ("authentication", "login"), "dir": ("directory", "folder"), "env": ("environment",),
+    "app": ("application",), "max": ("maximum",), "min": ("minimum",), "avg": ("average", "mean"),
+    "addr": ("address",), "desc": ("description", "describe"), "pwd": ("password",),
+    "calc": ("calculate",), "dl": ("download",), "src": ("source",), "dest": ("destination",),
+    "org": ("organization",), "prefs": ("preferences", "settings"), "id": ("identifier", "key"),
+    "delete": ("remove",), "remove": ("delete",), "erase": ("delete", "remove"),
+    "create": ("add", "new"), "add": ("create", "insert"), "insert": ("add", "create"),
+    "edit": ("update", "modify", "change"), "modify": ("update", "edit", "change"),
+    "change": ("update", "modify", "edit"), "update": ("modify", "edit", "change"),
+    "search": ("find", "lookup", "query"), "lookup": ("search", "fetch"),
+    "fetch": ("retrieve", "read"), "retrieve": ("fetch", "read"),
+    "display": ("view", "open"), "view": ("display", "open"),
+    "enumerate": ("list",), "count": ("number", "total"), "total": ("sum", "count"),
+    "picture": ("image", "photo"), "photo": ("image", "picture"), "image": ("picture", "photo"),
+    "movie": ("film",), "film": ("movie",), "car": ("vehicle",), "vehicle": ("car",),
+    "buy": ("purchase", "order"), "purchase": ("buy",), "cost": ("price",), "price": ("cost",),
+    "begin": ("start",), "start": ("begin",), "stop": ("end", "cancel"), "cancel": ("stop",),
+    "schedule": ("calendar", "book"), "book": ("reserve", "booking"), "reserve": ("book",),
+    "forecast": ("weather",), "translate": ("translation", "language"),
+    "send": ("post",), "email": ("mail",), "mail": ("email",),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SearchDoc:
+    """One searchable tool: its name, its one-sentence description and extra search words."""
+
+    name: str
+    description: str
+    keywords: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScoredDoc:
+    """A ranked tool: its name, score (> 0, higher is better) and position in the catalog."""
+
+    name: str
+    score: float
+    index: int
+
+
+@dataclass(frozen=True)
+class _Alternative:
+    term: str
+    weight: float
+
+
+def _doc_fields(doc: SearchDoc) -> tuple[list[str], list[str], list[str]]:
+    """Stemmed terms of a doc's name, keywords and description, in order."""
+    name = content_terms(name_tokens(doc.name))
+    keywords: list[str] = []
+    for phrase in doc.keywords:
+        keywords.extend(content_terms(words(phrase)))
+    description = content_terms(words(doc.description))
+    return name, keywords, description
+
+
+class KeywordRanker:
+    """Scores a fixed catalog of tools against short requests; build once, call `rank` often.
+
+    Scoring is BM25F (IDF from the catalog) over three weighted fields, plus: query words that
+    the catalog does not know are mapped to near-spellings and prefixes of catalog words, a few
+    general abbreviations and synonyms are added at a discount, adjacent query words found
+    adjacent in a tool earn a phrase bonus, and a query that names every word of a tool's name
+    earns a name bonus. Results are deterministic; equal scores keep catalog order.
+    """
+
+    def __init__(self, docs: Sequence[SearchDoc]) -> None:
+        self.docs: tuple[SearchDoc, ...] = tuple(docs)
+        fields = [_doc_fields(doc) for doc in self.docs]
+        self._postings: dict[str, list[tuple[int, float]]] = {}
+        self._idf: dict[str, float] = {}
+        self._bigrams: dict[tuple[str, str], list[tuple[int, float]]] = {}
+        self._name_terms: list[frozenset[str]] = [
+            frozenset(content_terms(split_identifier(doc.name))) for doc in self.docs
+        ]
+        self._build(fields)
+        self._surface_to_terms = self._surface_forms()
+        self._surfaces: list[str] = sorted(self._surface_to_terms)
+        self._expansions: dict[str, tuple[_Alternative, ...]] = {}
+
+    # --- index -------------------------------------------------------------------------
+
+    def _build(self, fields: list[tuple[list[str], list[str], list[str]]]) -> None:
+        count = len(fields) or 1
+        average = [
+            max(1.0, sum(len(doc_fields[i]) for doc_fields in fields) / count) for i in range(3)
+        ]
+        weights = (NAME_WEIGHT, KEYWORD_WEIGHT, DESCRIPTION_WEIGHT)
+        spreads = (NAME_B, KEYWORD_B, DESCRIPTION_B)
+        pseudo_tf: dict[str, dict[int, float]] = {}
+        bigram_weight: dict[tuple[str, str], dict[int, float]] = {}
+        for index, doc_fields in enumerate(fields):
+            for field_no, terms in enumerate(doc_fields):
+                if not terms:
+                    continue
+                norm = 1.0 - spreads[field_no] + spreads[field_no] * len(terms) / average[field_no]
+                for term in terms:
+                    per_doc = pseudo_tf.setdefault(term, {})
+                    per_doc[index] = per_doc.get(index, 0.0) + weights[field_no] / norm
+                for pair in zip(terms, terms[1:], strict=False):
+                    per_doc = bigram_weight.setdefault(pair, {})
+                    per_doc[index] = max(per_doc.get(index, 0.0), weights[field_no])
+        total = len(fields)
+        for term, per_doc in pseudo_tf.items():
+            df = len(per_doc)
+            idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+            self._idf[term] = idf
+            self._postings[term] = [
+                (index, idf * tf * (K1 + 1.0) / (tf + K1)) for index, tf in sorted(per_doc.items())
+            ]
+        for pair, per_doc in bigram_weight.items():
+            self._bigrams[pair] = sorted(per_doc.items())
+
+    def _surface_forms(self) -> dict[str, set[str]]:
+        """Every lower-case catalog word (unstemmed) → the index terms it stems to."""
+        forms: dict[str, set[str]] = {}
+        for doc in self.docs:
+            raw = name_tokens(doc.name) + words(doc.description)
+            for phrase in doc.keywords:
+                raw += words(phrase)
+            for word in raw:
+                if word in STOP_WORDS or word.isdigit():
+                    continue
+                term = stem(word)
+                if term in self._postings:
+                    forms.setdefault(word, set()).add(term)
+        return forms
+
+    # --- query -------------------------------------------------------------------------
+
+    def _expand(self, word: str) -> tuple[_Alternative, ...]:
+        """What one query word may match: itself, else near-spellings/prefixes; plus synonyms."""
+        cached = self._expansions.get(word)
+        if cached is None:
+            if len(self._expansions) >= EXPANSION_CACHE_SIZE:
+                self._expansions.clear()
+            cached = self._expansions[word] = self._expand_uncached(word)
+        return cached
+
+    def clear_cache(self) -> None:
+        """Forget cached word expansions (benchmarks use it to time cold queries)."""
+        self._expansions.clear()
+
+    def _expand_uncached(self, word: str) -> tuple[_Alternative, ...]:
+        alternatives: dict[str, float] = {}
+        term = stem(word)
+        if term in self._postings:
+            alternatives[term] = 1.0
+        else:
+            for other in self._near_spellings(word):
+                for candidate in self._surface_to_terms[other]:
+                    alternatives[candidate] = max(alternatives.get(candidate, 0.0), FUZZY_DISCOUNT)
+            if not alternatives:
+                for other in self._prefixed(word):
+                    for candidate in self._surface_to_terms[other]:
+                        alternatives.setdefault(candidate, PREFIX_DISCOUNT)
+        for synonym in SYNONYMS.get(word, ()):
+            candidate = stem(synonym)
+            if candidate in self._postings and candidate not in alternatives:
+                alternatives[candidate] = SYNONYM_DISCOUNT
+        return tuple(_Alternative(t, w) for t, w in alternatives.items())
+
+    def _near_spellings(self, word: str) -> list[str]:
+        """Catalog words within one edit (two for words of 7+ letters), transpositions counting one."""
+        if len(word) < 3 or word.isdigit():
+            return []
+        limit = 1 if len(word) < 7 else 2
+        matches = process.extract(
+            word, self._surfaces, scorer=OSA.distance, score_cutoff=limit, limit=8
+        )
+        best = min((distance for _, distance, _ in matches), default=None)
+        return [other for other, distance, _ in matches if distance == best]
+
+    def _prefixed(self, word: str) -> list[str]:
+        """Catalog words that start with `word` (at least 4 letters), at most 8."""
+        if len(word) < 4:
+            return []
+        found: list[str] = []
+        position = bisect_left(self._surfaces, word)
+        while position < len(self._surfaces) and len(found) < 8:
+            other = self._surfaces[position]
+            if not other.startswith(word):
+                break
+            found.append(other)
+            position += 1
+        return found
+
+    def _query_groups(self, query: str) -> list[tuple[_Alternative, ...]]:
+        """One group of alternatives per distinct content word of the query, in query order."""
+        groups: list[tuple[_Alternative, ...]] = []
+        seen: set[str] = set()
+        for word in words(query):
+            if word in STOP_WORDS or word.isdigit() or word in seen:
+                continue
+            seen.add(word)
+            group = self._expand(word)
+            if group:
+                groups.append(group)
+        return groups
+
+    def scores(self, query: str) -> dict[int, float]:
+        """Score of every matching doc (catalog index → score > 0); docs not listed score 0."""
+        groups = self._query_groups(query)
+        totals: dict[int, float] = {}
+        for group in groups:
+            if len(group) == 1:
+                alternative = group[0]
+                for index, value in self._postings[alternative.term]:
+                    totals[index] = totals.get(index, 0.0) + alternative.weight * value
+                continue
+            best: dict[int, float] = {}
+            for alternative in group:
+                for index, value in self._postings[alternative.term]:
+                    weighted = alternative.weight * value
+                    if weighted > best.get(index, 0.0):
+                        best[index] = weighted
+            for index, value in best.items():
+                totals[index] = totals.get(index, 0.0) + value
+        if totals:
+            self._add_phrase_bonus(groups, totals)
+            self._add_name_bonus(groups, totals)
+        return totals
+
+    def _add_phrase_bonus(
+        self, groups: list[tuple[_Alternative, ...]], totals: dict[int, float]
+    ) -> None:
+        for left, right in zip(groups, groups[1:], strict=False):
+            for first in left:
+                for second in right:
+                    postings = self._bigrams.get((first.term, second.term))
+                    if not postings:
+                        continue
+                    idf = (self._idf[first.term] + self._idf[second.term]) / 2.0
+                    factor = PHRASE_BONUS * idf * min(first.weight, second.weight)
+                    for index, field_weight in postings:
+                        if index in totals:
+                            totals[index] += factor * field_weight / NAME_WEIGHT
+
+    def _add_name_bonus(
+        self, groups: list[tuple[_Alternative, ...]], totals: dict[int, float]
+    ) -> None:
+        asked = {
+            alternative.term
+            for group in groups
+            for alternative in group
+            if alternative.weight >= 1.0
+        }
+        if not asked:
+            return
+        for index in list(totals):
+            name_terms = self._name_terms[index]
+            if name_terms and name_terms <= asked:
+                idf = sum(self._idf[term] for term in name_terms) / len(name_terms)
+                totals[index] += NAME_COVERAGE_BONUS * idf
+
+    def rank(self, query: str, limit: int = 5) -> list[ScoredDoc]:
+        """The best `limit` tools for `query`, best first; only tools with score > 0 appear, so an
+        empty or unmatched query gives an empty list. Equal scores keep catalog order."""
+        if limit <= 0:
+            return []
+        totals = self.scores(query)
+        best = heapq.nsmallest(limit, totals.items(), key=lambda item: (-item[1], item[0]))
+        return [
+            ScoredDoc(self.docs[index].name, score, index) for index, score in best if score > 0
+        ]
+
+
+def docs_from_pairs(pairs: Iterable[tuple[str, str]]) -> list[SearchDoc]:
+    """SearchDocs from (name, description) pairs, for catalogs without keywords."""
+    return [SearchDoc(name, description) for name, description in pairs]
