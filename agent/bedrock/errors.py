@@ -132,7 +132,7 @@ def translate(
     if isinstance(exc, botocore.exceptions.ProfileNotFound):
         return BedrockCallError(
             "no_credentials",
-            f"The AWS profile {profile or os.environ.get('AWS_PROFILE', '')!r} is not in your AWS config.",
+            f"The AWS profile {exc.kwargs.get('profile') or profile!r} is not in your AWS config.",
             fix="Check the name with `aws configure list-profiles`, or create it with "
             "`aws configure --profile NAME` (or `aws configure sso`).",
         )
@@ -163,7 +163,7 @@ def translate(
         detail = (
             f" AWS_ENDPOINT_URL_BEDROCK_RUNTIME is set to {override}; unset it or start that endpoint."
             if override
-            else f" Check your network, proxy settings and the region ({where})."
+            else f" Check your network and proxy settings, and that {where} is right (--region)."
         )
         timed_out = isinstance(exc, botocore.exceptions.ReadTimeoutError)
         return BedrockCallError(

@@ -28,6 +28,8 @@ import pytest
 from agent.events import Usage
 
 __all__ = [
+    "DUMMY_ACCESS_KEY_ID",
+    "DUMMY_SECRET_ACCESS_KEY",
     "Error",
     "NO_REPLY_LEFT",
     "RecordedRequest",
@@ -41,6 +43,8 @@ __all__ = [
 ]
 
 NO_REPLY_LEFT = "scripted endpoint: no reply left"
+DUMMY_ACCESS_KEY_ID = "AKIDSCRIPTEDTESTKEY0"
+DUMMY_SECRET_ACCESS_KEY = "scripted-secret-access-key-not-real"
 
 # Variables that would make boto3 read a real profile, use other credentials, or go elsewhere.
 UNSET_VARS = (
@@ -224,8 +228,8 @@ class ScriptedBedrock:
         """Environment that sends boto3 here with dummy credentials and no real AWS profile."""
         return {
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.url,
-            "AWS_ACCESS_KEY_ID": "AKIDSCRIPTEDTESTKEY0",
-            "AWS_SECRET_ACCESS_KEY": "scripted-secret-access-key-not-real",
+            "AWS_ACCESS_KEY_ID": DUMMY_ACCESS_KEY_ID,
+            "AWS_SECRET_ACCESS_KEY": DUMMY_SECRET_ACCESS_KEY,
             "AWS_DEFAULT_REGION": "us-east-1",
             "AWS_CONFIG_FILE": os.path.join(self._missing_dir, "config"),
             "AWS_SHARED_CREDENTIALS_FILE": os.path.join(self._missing_dir, "credentials"),
