@@ -72,6 +72,7 @@ def checked_filter(ctx: ToolContext, table: str, query: str | None) -> str | Non
 
 
 def open_table(ctx: ToolContext, args: OpenTableInput) -> dict[str, Any]:
+    """openTable: open a (filtered) table in a tab at once, through the UI port."""
     info = require_table(ctx, args.table)
     condition = checked_filter(ctx, info.name, args.query)
     return {"message": ctx.ui.open_table(info.name, condition)}
@@ -83,6 +84,7 @@ def table_label(table: str, condition: str | None) -> str:
 
 
 def propose_open_table(ctx: ToolContext, args: OpenTableInput) -> dict[str, Any]:
+    """proposeOpenTable: a chip that opens a (filtered) table when clicked."""
     info = require_table(ctx, args.table)
     condition = checked_filter(ctx, info.name, args.query)
     action = {"kind": "openTable", "table": info.name, "query": condition}
@@ -93,6 +95,7 @@ def propose_open_table(ctx: ToolContext, args: OpenTableInput) -> dict[str, Any]
 
 
 def propose_joined_view(ctx: ToolContext, args: JoinedViewInput) -> dict[str, Any]:
+    """proposeJoinedView: a chip that opens two tables joined on one column each."""
     left = require_table(ctx, args.left)
     right = require_table(ctx, args.right)
     require_columns(left, [args.left_on], "left_on")
@@ -113,15 +116,18 @@ def propose_joined_view(ctx: ToolContext, args: JoinedViewInput) -> dict[str, An
 
 
 def list_open_tabs(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
+    """listOpenTabs: the app's open tabs."""
     tabs = ctx.ui.list_open_tabs()
     return {"tabs": tabs, "count": len(tabs)}
 
 
 def open_staging_panel(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
+    """openStagingPanel: open the review panel through the UI port."""
     return {"message": ctx.ui.open_staging_panel(), "pending": ctx.staging.count()}
 
 
 def search_tools(ctx: ToolContext, args: SearchInput) -> dict[str, Any]:
+    """searchTools: delegated to the loop's search port (budget and active set live there)."""
     if ctx.search is None:
         raise ToolFailure(
             "tool search is not available in this session",
@@ -131,6 +137,7 @@ def search_tools(ctx: ToolContext, args: SearchInput) -> dict[str, Any]:
 
 
 def ask(ctx: ToolContext, args: AskInput) -> dict[str, Any]:
+    """ask: hand a question (and choices) to the user; the loop ends the turn on it."""
     choices = [c.strip() for c in args.choices or [] if c.strip()]
     return {"question": args.question.strip(), "choices": choices}
 

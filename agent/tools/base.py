@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
@@ -10,7 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from agent.errors import UnknownTableError
 
@@ -178,9 +180,30 @@ def is_select(text: str) -> bool:
 
 
 class ToolInput(BaseModel):
-    """Base of every input model: unknown fields are rejected (they are usually misnamed ones)."""
+    """Base of every input model: unknown fields are rejected (they are usually misnamed ones).
+
+    Models sometimes send an object or list field as JSON text ('{"id": 7}'); that is decoded.
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _decode_json_text(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        decoded = dict(data)
+        for name, value in data.items():
+            field_info = cls.model_fields.get(name)
+            if field_info is None or not isinstance(value, str) or value.strip()[:1] not in "{[":
+                continue
+            if not re.search(r"\b(dict|list)\b", str(field_info.annotation)):
+                continue
+            try:
+                decoded[name] = json.loads(value)
+            except ValueError:
+                pass
+        return decoded
 
 
 TABLE_FIELD = "table name (see listTables)"

@@ -39,6 +39,7 @@ class ExportInput(ToolInput):
 
 
 def list_attachments(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
+    """listAttachments: the conversation's files."""
     items = [{"id": a.id, "name": a.name, "kind": a.kind, "size": a.size} for a in ctx.attachments]
     out: dict[str, Any] = {"attachments": items}
     if not items:
@@ -47,6 +48,7 @@ def list_attachments(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
 
 
 def read_attachment(ctx: ToolContext, args: ReadAttachmentInput) -> dict[str, Any]:
+    """readAttachment: one page of lines, rows or PDF pages of an attachment."""
     return ctx.attachments.read(args.attachment, args.offset, args.limit, args.as_text)
 
 
@@ -113,10 +115,12 @@ def _plain(value: Any) -> Any:
 
 
 def export_csv(ctx: ToolContext, args: ExportInput) -> dict[str, Any]:
+    """exportCsv: write a read-only query's rows to a CSV file."""
     return _export(ctx, args, "csv")
 
 
 def export_json(ctx: ToolContext, args: ExportInput) -> dict[str, Any]:
+    """exportJson: write a read-only query's rows to a JSON file (a list of objects)."""
     return _export(ctx, args, "json")
 
 

@@ -78,6 +78,7 @@ class VectorInput(ToolInput):
 
 
 def get_current_time(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
+    """getCurrentTime: the clock in the user's time zone, with weekday and UTC offset."""
     now = ctx.now()
     if now.tzinfo is None:
         now = now.astimezone()
@@ -93,15 +94,18 @@ def get_current_time(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
 
 
 def list_tables(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
+    """listTables: the store's table names."""
     tables = ctx.store.list_tables()
     return {"store": ctx.store.label, "kind": ctx.store.kind, "tables": tables}
 
 
 def describe_table(ctx: ToolContext, args: TableInput) -> dict[str, Any]:
+    """describeTable: key, columns with types, indexes and row count."""
     return require_table(ctx, args.table).to_dict()
 
 
 def run_query(ctx: ToolContext, args: QueryInput) -> dict[str, Any]:
+    """runQuery: rows of one read-only query, capped at `limit`, long cells cut."""
     result = ctx.store.query(args.query, limit=args.limit)
     rows, cut = compact_rows(result.rows)
     out: dict[str, Any] = {"columns": result.columns, "rows": rows, "rowCount": len(rows)}
@@ -116,6 +120,7 @@ def run_query(ctx: ToolContext, args: QueryInput) -> dict[str, Any]:
 
 
 def get_item(ctx: ToolContext, args: GetItemInput) -> dict[str, Any]:
+    """getItem: one item by key; a missing item is an answer, not an error."""
     info = require_table(ctx, args.table)
     key = ctx.store.normalize_key(info.name, args.key)
     item = ctx.store.get_item(info.name, key)
@@ -146,6 +151,7 @@ def condition_of(table: str, query: str | None) -> str | None:
 
 
 def count_items(ctx: ToolContext, args: CountInput) -> dict[str, Any]:
+    """countItems: how many items, optionally matching a condition."""
     info = require_table(ctx, args.table)
     condition = condition_of(info.name, args.query)
     count = ctx.store.count(info.name, condition)
@@ -156,6 +162,7 @@ def count_items(ctx: ToolContext, args: CountInput) -> dict[str, Any]:
 
 
 def sample_values(ctx: ToolContext, args: SampleInput) -> dict[str, Any]:
+    """sampleValues: distinct values of a column with their counts."""
     info = require_table(ctx, args.table)
     require_columns(info, [args.column], "column")
     values = ctx.store.sample_values(info.name, args.column, args.limit)
@@ -164,12 +171,14 @@ def sample_values(ctx: ToolContext, args: SampleInput) -> dict[str, Any]:
 
 
 def get_index_stats(ctx: ToolContext, args: TableInput) -> dict[str, Any]:
+    """getIndexStats: the table's indexes with sizes and key usage."""
     info = require_table(ctx, args.table)
     stats, _ = json_value(ctx.store.index_stats(info.name))
     return {"table": info.name, "key": list(info.key_columns), "indexes": stats}
 
 
 def vector_search(ctx: ToolContext, args: VectorInput) -> dict[str, Any]:
+    """vectorSearch: not available yet; the failure names the LIKE query to run instead."""
     info = require_table(ctx, args.table)
     words = args.text.split()
     word = (words[0] if words else "word").replace("'", "''")

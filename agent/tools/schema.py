@@ -7,11 +7,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-_NOISE = {"title"}
+_NOISE = {"title", "additionalProperties"}
+"""Keywords left out: titles repeat the field names; extra fields are refused by validation
+(with the field named), so the schema need not say so."""
 
 
 def bedrock_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema with $defs inlined, titles dropped and `X | None` flattened."""
+    """The model's JSON schema with $defs inlined, noise dropped and `X | None` flattened."""
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})
     schema = _clean(raw, defs)
@@ -32,7 +34,7 @@ def _clean(node: Any, defs: dict[str, Any]) -> Any:
         return _clean(merged, defs)
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _NOISE or (key == "additionalProperties" and value is True):
+        if key in _NOISE:
             continue
         if key == "properties":
             out[key] = {name: _clean(prop, defs) for name, prop in value.items()}

@@ -61,6 +61,7 @@ class DeclareInput(ToolInput):
 
 
 def list_saved_specs(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
+    """listSavedSpecs: the store's saved queries and views."""
     specs = [s.to_dict() for s in ctx.specs.list_specs()]
     out: dict[str, Any] = {"specs": specs}
     if not specs:
@@ -69,11 +70,13 @@ def list_saved_specs(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
 
 
 def open_saved_spec(ctx: ToolContext, args: SpecNameInput) -> dict[str, Any]:
+    """openSavedSpec: open a saved query or view through the UI port."""
     spec = ctx.specs.get_spec(args.name)
     return {"message": ctx.ui.open_saved_spec(spec.to_dict()), "spec": spec.to_dict()}
 
 
 def save_spec(ctx: ToolContext, args: SaveSpecInput) -> dict[str, Any]:
+    """saveSpec: save a query or filtered view under a name, after checking it runs."""
     table = require_table(ctx, args.table).name if args.table else None
     query = args.query.strip().rstrip(";").strip()
     if not is_full_query(query):
@@ -96,6 +99,7 @@ def save_spec(ctx: ToolContext, args: SaveSpecInput) -> dict[str, Any]:
 
 
 def list_relationships(ctx: ToolContext, args: RelationshipsInput) -> dict[str, Any]:
+    """listRelationships: declared joins, optionally of one table."""
     table = require_table(ctx, args.table).name if args.table else None
     found = [r.to_dict() for r in ctx.specs.list_relationships(table)]
     out: dict[str, Any] = {"relationships": found}
@@ -105,6 +109,7 @@ def list_relationships(ctx: ToolContext, args: RelationshipsInput) -> dict[str, 
 
 
 def declare_relationship(ctx: ToolContext, args: DeclareInput) -> dict[str, Any]:
+    """declareRelationship: record a join after checking both columns exist."""
     left = require_table(ctx, args.left)
     right = require_table(ctx, args.right)
     require_columns(left, [args.left_on], "left_on")

@@ -146,6 +146,7 @@ def staged_summary(ctx: ToolContext, changes: list[Any]) -> dict[str, Any]:
 
 
 def stage_item(ctx: ToolContext, args: StageItemInput) -> dict[str, Any]:
+    """stageItem: stage one create/update/delete; nothing is written before commit."""
     info = require_table(ctx, args.table)
     values = dict(args.values or {})
     require_columns(info, list(values), "values")
@@ -164,6 +165,7 @@ def stage_item(ctx: ToolContext, args: StageItemInput) -> dict[str, Any]:
 
 
 def bulk_edit(ctx: ToolContext, args: BulkEditInput) -> dict[str, Any]:
+    """bulkEdit: stage one update or delete on many items (keys or a query)."""
     info = require_table(ctx, args.table)
     if args.set:
         require_columns(info, list(args.set), "set")
@@ -187,6 +189,7 @@ def bulk_edit(ctx: ToolContext, args: BulkEditInput) -> dict[str, Any]:
 
 
 def list_staged_changes(ctx: ToolContext, args: ListStagedInput) -> dict[str, Any]:
+    """listStagedChanges: pending changes with their diffs."""
     table = require_table(ctx, args.table).name if args.table else None
     changes = ctx.staging.list(table)
     listed = []
@@ -216,6 +219,7 @@ def list_staged_changes(ctx: ToolContext, args: ListStagedInput) -> dict[str, An
 
 
 def discard_staged_changes(ctx: ToolContext, args: DiscardInput) -> dict[str, Any]:
+    """discardStagedChanges: drop all, one table's, or some changes by id."""
     table = require_table(ctx, args.table).name if args.table else None
     if args.ids is not None:
         known = {c.id for c in ctx.staging.list()}

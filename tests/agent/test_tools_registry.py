@@ -168,3 +168,10 @@ def test_every_result_is_json_ready(ctx: ToolContext) -> None:
         status, result = run_tool(ctx, name, impl.example)
         json.dumps(result)
         assert isinstance(result, dict), name
+
+
+def test_objects_sent_as_json_text_are_decoded(ctx: ToolContext) -> None:
+    status, result = run_tool(ctx, "getItem", {"table": "orders", "key": '{"id": 7}'})
+    assert status == "success" and result["item"]["id"] == 7
+    status, result = run_tool(ctx, "getItem", {"table": "orders", "key": "id=7"})
+    assert status == "error" and "field 'key'" in result["error"]
