@@ -1,0 +1,127 @@
+"""The keyword ranker finds the tool a person means: names, keywords, typos, MCP names, ties."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.search.ranker import KeywordRanker, ScoredDoc, SearchDoc
+from agent.search.text import split_identifier, stem
+from catalog import ROWS
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(tmp_path, monkeypatch):
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+
+
+@pytest.fixture(scope="module")
+def ours() -> KeywordRanker:
+    return KeywordRanker([SearchDoc(row.name, row.description, row.keywords) for row in ROWS])
+
+
+def names(ranker: KeywordRanker, query: str, limit: int = 5) -> list[str]:
+    return [hit.name for hit in ranker.rank(query, limit=limit)]
+
+
+def test_typo_still_finds_export_csv(ours):
+    assert "exportCsv" in names(ours, "exprot csv", limit=3)
+    assert names(ours, "exprot to csv")[0] == "exportCsv"
+
+
+def test_camel_case_name_words_rank_the_tool_first(ours):
+    assert names(ours, "index stats")[0] == "getIndexStats"
+
+
+def test_query_written_as_the_identifier_finds_it(ours):
+    assert names(ours, "exportCsv")[0] == "exportCsv"
+    assert names(ours, "export_csv")[0] == "exportCsv"
+    assert names(ours, "getitem")[0] == "getItem"
+
+
+def test_a_word_only_in_keywords_finds_the_tool():
+    docs = [
+        SearchDoc("alpha", "Does the first thing."),
+        SearchDoc("beta", "Does the second thing.", ("spreadsheet",)),
+        SearchDoc("gamma", "Does the third thing."),
+    ]
+    assert names(KeywordRanker(docs), "spreadsheet") == ["beta"]
+
+
+def test_identical_docs_tie_and_keep_catalog_order():
+    docs = [SearchDoc("first", "Send an email."), SearchDoc("second", "Send an email.")]
+    hits = KeywordRanker(docs).rank("email")
+    assert [hit.name for hit in hits] == ["first", "second"]
+    assert hits[0].score == hits[1].score
+    assert [hit.index for hit in hits] == [0, 1]
+
+
+def test_ranking_is_deterministic_across_builds():
+    docs = [
+        SearchDoc(f"tool{i}", f"Handles record kind {i % 7} for the archive.") for i in range(60)
+    ]
+    first = KeywordRanker(docs).rank("archive record", limit=10)
+    second = KeywordRanker(list(docs)).rank("archive record", limit=10)
+    assert first == second
+    assert KeywordRanker(docs).rank("archive record", limit=10) == first
+
+
+def test_mcp_server_prefixed_names_are_split():
+    docs = [
+        SearchDoc("github__create_issue", "Open a new issue in a repository."),
+        SearchDoc("github__list_pull_requests", "List pull requests of a repository."),
+        SearchDoc("slack__post_message", "Post a message to a channel."),
+    ]
+    ranker = KeywordRanker(docs)
+    assert names(ranker, "create github issue")[0] == "github__create_issue"
+    assert names(ranker, "pull requests")[0] == "github__list_pull_requests"
+    assert names(ranker, "slack message")[0] == "slack__post_message"
+
+
+@pytest.mark.parametrize("query", ["", "   ", "!!! ???", "the of and", "12345", "\x00\n\t"])
+def test_empty_or_garbage_query_returns_nothing(ours, query):
+    assert ours.rank(query) == []
+
+
+def test_unmatched_query_returns_nothing(ours):
+    assert ours.rank("xyzzy plugh") == []
+
+
+def test_only_positive_scores_and_at_most_limit(ours):
+    hits = ours.rank("table", limit=3)
+    assert 0 < len(hits) <= 3
+    assert all(isinstance(hit, ScoredDoc) and hit.score > 0 for hit in hits)
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+    assert ours.rank("table", limit=0) == []
+
+
+def test_empty_catalog_ranks_nothing():
+    assert KeywordRanker([]).rank("anything") == []
+
+
+def test_general_abbreviation_expands():
+    docs = [SearchDoc("dropRecord", "Delete a record."), SearchDoc("readRecord", "Read a record.")]
+    assert names(KeywordRanker(docs), "del record")[0] == "dropRecord"
+
+
+def test_stemming_matches_word_forms():
+    docs = [
+        SearchDoc("calc", "Calculates monthly payments."),
+        SearchDoc("other", "Paints a fence."),
+    ]
+    assert names(KeywordRanker(docs), "calculation of payment") == ["calc"]
+    assert stem("calculations") == stem("calculate") == "calcul"
+    assert stem("news") != stem("new")
+
+
+def test_identifier_splitting():
+    assert split_identifier("getHTTPStatus2") == ["get", "http", "status", "2"]
+    assert split_identifier("server__tool-name.v2") == ["server", "tool", "name", "v", "2"]
+
+
+def test_phrase_order_breaks_a_near_tie():
+    docs = [
+        SearchDoc("b", "Report the rows of one table and count the total."),
+        SearchDoc("a", "Count the rows of one table and report the total."),
+    ]
+    assert names(KeywordRanker(docs), "count rows") == ["a", "b"]
