@@ -56,26 +56,27 @@ class AskInput(ToolInput):
     )
 
 
-def checked_filter(ctx: ToolContext, table: str, query: str | None) -> str | None:
-    """The filter condition, tried once against the store so a chip or tab never opens broken."""
+def checked_filter(ctx: ToolContext, table: str, query: str | None) -> tuple[str | None, int]:
+    """The filter condition and its row count, tried once so a chip or tab never opens broken."""
     condition = condition_of(table, query)
-    if condition:
-        try:
-            ctx.store.count(table, condition)
-        except TabletalkError as exc:
+    try:
+        matching = ctx.store.count(table, condition)
+    except TabletalkError as exc:
+        if condition:
             raise ToolFailure(
                 f"the filter does not work on {table}: {exc.message}",
                 f'fix the condition (call describeTable with {{"table": "{table}"}} '
                 "for the column names), e.g. status = 'pending'",
             ) from exc
-    return condition
+        raise
+    return condition, matching
 
 
 def open_table(ctx: ToolContext, args: OpenTableInput) -> dict[str, Any]:
     """openTable: open a (filtered) table in a tab at once, through the UI port."""
     info = require_table(ctx, args.table)
-    condition = checked_filter(ctx, info.name, args.query)
-    return {"message": ctx.ui.open_table(info.name, condition)}
+    condition, matching = checked_filter(ctx, info.name, args.query)
+    return {"message": ctx.ui.open_table(info.name, condition), "matchingRows": matching}
 
 
 def table_label(table: str, condition: str | None) -> str:
@@ -86,10 +87,11 @@ def table_label(table: str, condition: str | None) -> str:
 def propose_open_table(ctx: ToolContext, args: OpenTableInput) -> dict[str, Any]:
     """proposeOpenTable: a chip that opens a (filtered) table when clicked."""
     info = require_table(ctx, args.table)
-    condition = checked_filter(ctx, info.name, args.query)
+    condition, matching = checked_filter(ctx, info.name, args.query)
     action = {"kind": "openTable", "table": info.name, "query": condition}
     return {
         "chip": {"label": table_label(info.name, condition), "action": action},
+        "matchingRows": matching,
         "message": CHIP_MESSAGE,
     }
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 MAX_LISTED_IDS = 20
 DIFF_SAMPLE = 5
+DIFF_COLUMNS = 12
 STAGED_NOTE = "Staged for review: nothing is written until the user commits in the staging panel."
 
 
@@ -123,14 +124,23 @@ def _for_model(exc: TabletalkError) -> ToolFailure:
     return ToolFailure(exc.message, fix)
 
 
+def diff_of(ctx: ToolContext, change: Any) -> list[dict[str, Any]]:
+    """A change's attribute diffs as JSON-ready dicts, at most DIFF_COLUMNS of them."""
+    diffs = ctx.staging.diff(change)
+    shown: list[dict[str, Any]] = [
+        {"column": d.attribute, "old": json_value(d.old)[0], "new": json_value(d.new)[0]}
+        for d in diffs[:DIFF_COLUMNS]
+    ]
+    if len(diffs) > DIFF_COLUMNS:
+        shown.append({"more": f"{len(diffs) - DIFF_COLUMNS} more columns"})
+    return shown
+
+
 def staged_summary(ctx: ToolContext, changes: list[Any]) -> dict[str, Any]:
     """What the model sees after staging: counts, some ids, a short diff sample, the note."""
     sample = []
     for change in changes[:DIFF_SAMPLE]:
-        diff = [
-            {"column": d.attribute, "old": json_value(d.old)[0], "new": json_value(d.new)[0]}
-            for d in ctx.staging.diff(change)
-        ]
+        diff = diff_of(ctx, change)
         sample.append({"id": change.id, "op": change.op, "key": change.key, "diff": diff})
     out: dict[str, Any] = {
         "staged": len(changes),
@@ -194,10 +204,7 @@ def list_staged_changes(ctx: ToolContext, args: ListStagedInput) -> dict[str, An
     changes = ctx.staging.list(table)
     listed = []
     for change in changes[: args.limit]:
-        diff = [
-            {"column": d.attribute, "old": json_value(d.old)[0], "new": json_value(d.new)[0]}
-            for d in ctx.staging.diff(change)
-        ]
+        diff = diff_of(ctx, change)
         listed.append(
             {
                 "id": change.id,

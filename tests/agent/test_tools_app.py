@@ -78,6 +78,7 @@ def test_propose_open_table_returns_a_chip_and_opens_nothing(ctx: ToolContext) -
         "action": {"kind": "openTable", "table": "orders", "query": "status = 'pending'"},
     }
     assert "nothing opens until they click" in result["message"]
+    assert result["matchingRows"] == ctx.store.count("orders", "status = 'pending'") > 0
     assert ctx.ui.opened == []
     plain = ok(ctx, "proposeOpenTable", table="Customers")["chip"]
     assert plain["label"] == "Open customers" and plain["action"]["query"] is None
