@@ -1,10 +1,19 @@
-"""searchTools as the loop runs it: budget per turn, ranking, and discoveries joining the set."""
+"""searchTools as the loop runs it: budget per turn, ranking, and discoveries joining the set.
+
+Ranking is the decider model's choice when `[search] decider` is configured (mode
+"decision"), else — or when the decider fails, with `fallback_reason` — the keyword ranker
+(mode "keyword"). Tools the user pinned with `[tools] always_loaded` are never searched for.
+"""
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agent.active_set import ActiveSet
+from agent.search.decider import Decider
 from agent.search.ranker import KeywordRanker, SearchDoc
 from agent.toolset import LOOP_TOOLS, Toolset
 
@@ -17,22 +26,90 @@ BUDGET_EXHAUSTED: dict[str, Any] = {
 }
 
 
-def search_docs(toolset: Toolset) -> list[SearchDoc]:
-    """What the ranker scores: every row but the loop's own tools."""
+def _pinned(name: str, always_loaded: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in always_loaded)
+
+
+def search_docs(toolset: Toolset, always_loaded: Sequence[str] = ()) -> list[SearchDoc]:
+    """What search scores: every row but the loop's own tools and the user's always-loaded ones."""
     return [
         SearchDoc(row.name, row.description, tuple(row.keywords))
         for row in toolset.rows
-        if row.name not in LOOP_TOOLS
+        if row.name not in LOOP_TOOLS and not _pinned(row.name, always_loaded)
     ]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """What one search ranked: the mode that ran, (name, score) best first, and why it fell back."""
+
+    mode: str
+    hits: list[tuple[str, float]]
+    fallback_reason: str | None = None
+    no_tool_probability: float | None = None
+
+
+def rank_tools(
+    query: str,
+    limit: int,
+    docs: Sequence[SearchDoc],
+    ranker: Any,
+    decider: Decider | None,
+) -> Ranking:
+    """Decision mode when a decider is given and answers; keyword mode otherwise."""
+    fallback_reason = None
+    if decider is not None:
+        decision = decider.decide(query, docs, limit)
+        if decision.fallback_reason is None:
+            return Ranking(
+                "decision",
+                [(name, probability) for name, probability in decision.tools],
+                no_tool_probability=decision.no_tool_probability,
+            )
+        fallback_reason = decision.fallback_reason
+    hits = [(hit.name, float(hit.score)) for hit in ranker.rank(query, limit=limit)]
+    return Ranking("keyword", hits, fallback_reason)
+
+
+def search_catalog(
+    docs: Sequence[SearchDoc], query: str, limit: int, settings: Any
+) -> dict[str, Any]:
+    """One search outside a conversation (`tabletalk tools search`): mode, tools, fallback."""
+    ranking = rank_tools(query, limit, docs, KeywordRanker(docs), Decider.from_settings(settings))
+    descriptions = {doc.name: doc.description for doc in docs}
+    result: dict[str, Any] = {
+        "mode": ranking.mode,
+        "tools": [
+            {"name": name, "score": round(score, 4), "description": descriptions.get(name, "")}
+            for name, score in ranking.hits
+        ],
+    }
+    if ranking.no_tool_probability is not None:
+        result["noToolProbability"] = round(ranking.no_tool_probability, 4)
+    if ranking.fallback_reason:
+        result["fallback_reason"] = ranking.fallback_reason
+    return result
 
 
 class ToolSearcher:
     """Runs searchTools for one conversation; `start_turn` resets the per-turn budget."""
 
-    def __init__(self, toolset: Toolset, active: ActiveSet, ranker: Any | None = None) -> None:
+    def __init__(
+        self,
+        toolset: Toolset,
+        active: ActiveSet,
+        ranker: Any | None = None,
+        *,
+        decider: Decider | None = None,
+        always_loaded: Sequence[str] | None = None,
+    ) -> None:
         self.toolset = toolset
         self.active = active
-        self.ranker = ranker or KeywordRanker(search_docs(toolset))
+        if always_loaded is None:
+            always_loaded = getattr(toolset, "always_loaded", ())
+        self.docs = search_docs(toolset, always_loaded)
+        self.ranker = ranker or KeywordRanker(self.docs)
+        self.decider = decider
         self.calls_this_turn = 0
 
     def start_turn(self) -> None:
@@ -42,31 +119,41 @@ class ToolSearcher:
         """True once this turn's budget is spent (the next call must not run)."""
         return self.calls_this_turn >= SEARCH_BUDGET
 
-    def search(self, query: str, limit: int = 5) -> dict[str, Any]:
-        """Rank the whole catalog; discoverable matches join the active set right here."""
+    def _entry(self, name: str, score: float, schemas: bool) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "name": name,
+            "score": round(float(score), 4),
+            "description": self.toolset.description(name),
+        }
+        if schemas:
+            entry["input_schema"] = self.toolset.spec(name)["toolSpec"]["inputSchema"]["json"]
+        return entry
+
+    def search(self, query: str, limit: int = 5, schemas: bool = False) -> dict[str, Any]:
+        """Rank the catalog; discoverable matches join the active set right here."""
         if self.over_budget():
             return dict(BUDGET_EXHAUSTED)
         self.calls_this_turn += 1
-        ranked = self.ranker.rank(query, limit=limit)
+        ranking = rank_tools(query, limit, self.docs, self.ranker, self.decider)
         tools, joined, already = [], [], []
-        for hit in ranked:
-            name = hit.name
-            tools.append(
-                {"name": name, "score": round(float(hit.score), 4),
-                 "description": self.toolset.description(name)}
-            )
+        for name, score in ranking.hits:
+            tools.append(self._entry(name, score, schemas))
             if name in self.active:
                 already.append(name)
             elif self.active.add(name):
                 joined.append(name)
         result: dict[str, Any] = {
-            "mode": "keyword",
+            "mode": ranking.mode,
             "tools": tools,
             "always": list(self.active.inline),
             "joined": joined,
             "alreadyActive": already,
             "budgetLeft": SEARCH_BUDGET - self.calls_this_turn,
         }
+        if ranking.fallback_reason:
+            result["fallback_reason"] = ranking.fallback_reason
+        if ranking.no_tool_probability is not None:
+            result["noToolProbability"] = round(ranking.no_tool_probability, 4)
         if not tools:
             result["message"] = (
                 "No tool matched. Rephrase as one capability (e.g. 'export to csv'), "
