@@ -207,3 +207,12 @@ def test_open_staging_panel_goes_through_the_ui(ctx: ToolContext) -> None:
     assert result["pending"] == 1 and "staging panel" in result["message"]
     assert ctx.ui.opened == [{"kind": "staging"}]
     assert "field 'now'" in err(ctx, "openStagingPanel", now=True)["error"]
+
+
+def test_bulk_edit_refuses_too_many_items_at_once(ctx: ToolContext) -> None:
+    from agent.staging import MAX_ITEMS_PER_CALL
+
+    keys = [{"id": i} for i in range(1, MAX_ITEMS_PER_CALL + 2)]
+    failure = err(ctx, "bulkEdit", table="orders", keys=keys, set={"status": "x"})
+    assert "nothing was staged" in failure["error"] and "Narrow" in failure["fix"]
+    assert ctx.staging.count() == 0
