@@ -100,18 +100,17 @@ def propose_joined_view(ctx: ToolContext, args: JoinedViewInput) -> dict[str, An
     """proposeJoinedView: a chip that opens two tables joined on one column each."""
     left = require_table(ctx, args.left)
     right = require_table(ctx, args.right)
-    require_columns(left, [args.left_on], "left_on")
-    require_columns(right, [args.right_on], "right_on")
+    (left_on,) = require_columns(left, [args.left_on], "left_on")
+    (right_on,) = require_columns(right, [args.right_on], "right_on")
     label = args.label or (
-        f"Open {left.name} joined with {right.name} "
-        f"({left.name}.{args.left_on} = {right.name}.{args.right_on})"
+        f"Open {left.name} joined with {right.name} ({left.name}.{left_on} = {right.name}.{right_on})"
     )
     action = {
         "kind": "openJoinedView",
         "left": left.name,
         "right": right.name,
-        "left_on": args.left_on,
-        "right_on": args.right_on,
+        "left_on": left_on,
+        "right_on": right_on,
         "label": label,
     }
     return {"chip": {"label": label, "action": action}, "message": CHIP_MESSAGE}

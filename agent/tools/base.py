@@ -103,16 +103,22 @@ def column_names(info: TableInfo) -> list[str]:
     return [c.name for c in info.columns]
 
 
-def require_columns(info: TableInfo, columns: list[str] | tuple[str, ...], what: str) -> None:
-    """Fail naming the unknown columns and listing the real ones (saves a describeTable call)."""
-    known = set(column_names(info)) | ({"rowid"} if info.rowid_key else set())
-    unknown = [c for c in columns if c not in known]
+def require_columns(info: TableInfo, columns: list[str] | tuple[str, ...], what: str) -> list[str]:
+    """The columns' real names (matched case-insensitively, as SQL does); fail naming unknown
+    ones and listing the real ones (saves a describeTable call)."""
+    known = column_names(info) + (
+        ["rowid"] if info.rowid_key and "rowid" not in column_names(info) else []
+    )
+    by_lower = {c.lower(): c for c in reversed(known)}
+    found = [c if c in known else by_lower.get(c.lower()) for c in columns]
+    unknown = [c for c, real in zip(columns, found, strict=True) if real is None]
     if unknown:
         names = ", ".join(f"'{c}'" for c in unknown)
         raise ToolFailure(
             f"unknown column{'s' if len(unknown) > 1 else ''} {names} in {what} for table '{info.name}'",
             f"columns of {info.name}: {', '.join(column_names(info))}",
         )
+    return [c for c in found if c is not None]
 
 
 def json_value(value: Any) -> tuple[Any, bool]:

@@ -164,10 +164,10 @@ def count_items(ctx: ToolContext, args: CountInput) -> dict[str, Any]:
 def sample_values(ctx: ToolContext, args: SampleInput) -> dict[str, Any]:
     """sampleValues: distinct values of a column with their counts."""
     info = require_table(ctx, args.table)
-    require_columns(info, [args.column], "column")
-    values = ctx.store.sample_values(info.name, args.column, args.limit)
+    (column,) = require_columns(info, [args.column], "column")
+    values = ctx.store.sample_values(info.name, column, args.limit)
     clean, _ = json_value(values)
-    return {"table": info.name, "column": args.column, "values": clean}
+    return {"table": info.name, "column": column, "values": clean}
 
 
 def get_index_stats(ctx: ToolContext, args: TableInput) -> dict[str, Any]:
@@ -180,8 +180,7 @@ def get_index_stats(ctx: ToolContext, args: TableInput) -> dict[str, Any]:
 def vector_search(ctx: ToolContext, args: VectorInput) -> dict[str, Any]:
     """vectorSearch: not available yet; the failure names the LIKE query to run instead."""
     info = require_table(ctx, args.table)
-    words = args.text.split()
-    word = (words[0] if words else "word").replace("'", "''")
+    word = max(args.text.split() or ["word"], key=len).replace("'", "''")
     text_cols = [
         c.name for c in info.columns if "char" in c.type.lower() or "text" in c.type.lower()
     ]

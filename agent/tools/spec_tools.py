@@ -112,10 +112,10 @@ def declare_relationship(ctx: ToolContext, args: DeclareInput) -> dict[str, Any]
     """declareRelationship: record a join after checking both columns exist."""
     left = require_table(ctx, args.left)
     right = require_table(ctx, args.right)
-    require_columns(left, [args.left_on], "left_on")
-    require_columns(right, [args.right_on], "right_on")
-    name = (args.name or "").strip() or f"{left.name}.{args.left_on}->{right.name}.{args.right_on}"
-    rel = Relationship(name, left.name, args.left_on, right.name, args.right_on)
+    (left_on,) = require_columns(left, [args.left_on], "left_on")
+    (right_on,) = require_columns(right, [args.right_on], "right_on")
+    name = (args.name or "").strip() or f"{left.name}.{left_on}->{right.name}.{right_on}"
+    rel = Relationship(name, left.name, left_on, right.name, right_on)
     stored, created = ctx.specs.declare_relationship(rel)
     return {
         "relationship": stored.to_dict(),

@@ -126,6 +126,15 @@ def test_propose_joined_view(ctx: ToolContext) -> None:
         "label": result["chip"]["label"],
     }
     assert "orders.customer_id = customers.id" in result["chip"]["label"]
+    upper = ok(
+        ctx,
+        "proposeJoinedView",
+        left="orders",
+        right="customers",
+        left_on="Customer_ID",
+        right_on="ID",
+    )
+    assert upper["chip"]["action"]["left_on"] == "customer_id", "columns get their real names"
 
 
 def test_open_table_and_tabs_go_through_the_ui(ctx: ToolContext) -> None:
