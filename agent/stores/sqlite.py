@@ -1,0 +1,337 @@
+"""The SQLite store: any SQLite file, read through a read-only connection, written only by `apply`."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from agent.errors import StoreError, UnknownColumnError, UnknownTableError
+from agent.stores.base import (
+    ApplyResult,
+    ChangeToApply,
+    Column,
+    IndexInfo,
+    Item,
+    Key,
+    QueryResult,
+    TableInfo,
+)
+from agent.stores.sqlite_apply import apply_changes
+from agent.stores.sqlite_readonly import ReadOnlyConnection, json_row, quote_ident
+from agent.stores.sqlite_schema import TableSchema, normalize_with
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class SQLiteStore:
+    """A SQLite file as a store; user SQL runs read-only, enforced by the database."""
+
+    kind = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path.resolve()
+        self.identity = f"sqlite:{self.path}"
+        self.label = self.path.name
+        self.read_only_file = not os.access(self.path, os.W_OK)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(
+            self.path, check_same_thread=False, isolation_level=None, timeout=5.0
+        )
+        self._reader = ReadOnlyConnection(self.path)
+        self._schemas: dict[str, tuple[int, TableSchema]] = {}
+
+    @classmethod
+    def open(cls, path: str | Path, *, create: bool = False) -> SQLiteStore:
+        """Open `path` after checking it is a SQLite database (created empty when `create`)."""
+        p = Path(path).expanduser()
+        if p.is_dir():
+            raise StoreError(
+                f"{p} is a directory, not a SQLite database file",
+                fix="Pass the database file itself to --db.",
+            )
+        if not p.exists():
+            if not create:
+                raise StoreError(
+                    f"no database file at {p}",
+                    fix="Check the path given to --db, or leave out --db to use the demo database.",
+                )
+            p.parent.mkdir(parents=True, exist_ok=True)
+            sqlite3.connect(p).close()
+        try:
+            with p.open("rb") as fh:
+                header = fh.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            raise StoreError(
+                f"cannot read {p}: {exc.strerror}", fix="Check the file's permissions."
+            ) from exc
+        if header and header != SQLITE_HEADER:
+            raise StoreError(
+                f"{p} is not a SQLite database (its header does not say 'SQLite format 3')",
+                fix="Pass a SQLite database file to --db.",
+            )
+        try:
+            return cls(p)
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot open {p} as a SQLite database: {exc}",
+                fix="Check the file is a readable SQLite database.",
+            ) from exc
+
+    # -- schema -------------------------------------------------------------------------------
+
+    def list_tables(self) -> list[str]:
+        """User tables, in name order (SQLite's internal sqlite_* tables are left out)."""
+        _, rows, _ = self._reader.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        )
+        return [r[0] for r in rows]
+
+    def schema(self, table: str) -> TableSchema:
+        """The table's columns and key, cached until the database schema changes."""
+        with self._lock:
+            version = self._conn.execute("PRAGMA schema_version").fetchone()[0]
+            cached = self._schemas.get(table)
+            if cached and cached[0] == version:
+                return cached[1]
+            name = self._resolve_table(table)
+            info = self._conn.execute(f"PRAGMA table_info({quote_ident(name)})").fetchall()
+            columns = [
+                Column(name=r[1], type=r[2] or "", key_position=r[5], not_null=bool(r[3]))
+                for r in info
+            ]
+            keyed = sorted((c for c in columns if c.key_position), key=lambda c: c.key_position)
+            rowid_key = not keyed
+            if rowid_key:
+                columns.insert(0, Column(name="rowid", type="INTEGER", key_position=1))
+                key_columns: tuple[str, ...] = ("rowid",)
+            else:
+                key_columns = tuple(c.name for c in keyed)
+            result = TableSchema(name, tuple(columns), key_columns, rowid_key)
+            self._schemas[table] = (version, result)
+            return result
+
+    def _resolve_table(self, table: str) -> str:
+        tables = self.list_tables()
+        if table in tables:
+            return table
+        for t in tables:
+            if t.lower() == str(table).lower():
+                return t
+        raise UnknownTableError(
+            f"no table named {table!r} in {self.label}",
+            fix=f"Valid tables: {', '.join(tables) or '(none)'}. Call listTables to see them.",
+        )
+
+    def column(self, table: str, column: str) -> Column:
+        """The named column, or UnknownColumnError listing the valid ones."""
+        schema = self.schema(table)
+        found = schema.column(column)
+        if found is None:
+            raise UnknownColumnError(
+                f"table {schema.name!r} has no column {column!r}",
+                fix=f"Valid columns of {schema.name}: {', '.join(schema.column_names)}.",
+            )
+        return found
+
+    def describe_table(self, table: str) -> TableInfo:
+        """Key columns in key order, columns, indexes and row count."""
+        schema = self.schema(table)
+        indexes = [
+            IndexInfo(name=name, columns=tuple(cols), unique=unique)
+            for name, cols, unique, _origin, _partial in self._indexes(schema.name)
+        ]
+        return TableInfo(
+            name=schema.name,
+            key_columns=schema.key_columns,
+            columns=schema.columns,
+            indexes=tuple(indexes),
+            row_count=self.count(schema.name),
+            rowid_key=schema.rowid_key,
+        )
+
+    def _indexes(self, table: str) -> list[tuple[str, list[str], bool, str, bool]]:
+        with self._lock:
+            found = []
+            for _seq, name, unique, origin, partial in self._conn.execute(
+                f"PRAGMA index_list({quote_ident(table)})"
+            ).fetchall():
+                cols = [
+                    r[2]
+                    for r in self._conn.execute(f"PRAGMA index_info({quote_ident(name)})")
+                    if r[2] is not None
+                ]
+                found.append((name, cols, bool(unique), origin, bool(partial)))
+            return sorted(found)
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def normalize_key(self, table: str, key: Key) -> Key:
+        """Check `key` names exactly the key columns and coerce its values to their types."""
+        return normalize_with(self.schema(table), key)
+
+    def normalize_keys(self, table: str, keys: list[Key]) -> list[Key]:
+        """`normalize_key` for many keys of one table (the schema is looked up once)."""
+        schema = self.schema(table)
+        return [normalize_with(schema, k) for k in keys]
+
+    def select_sql(self, schema: TableSchema) -> str:
+        """`SELECT <every column> FROM <table>` for this schema (rowid included when it is the key)."""
+        cols = ", ".join(quote_ident(c) for c in schema.column_names)
+        return f"SELECT {cols} FROM {quote_ident(schema.name)}"
+
+    def get_item(self, table: str, key: Key) -> Item | None:
+        """The item with this key, or None."""
+        found = self.get_items(table, [key])
+        return found[0]
+
+    def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
+        """Items for many keys in one pass (batched IN lookups); None where no item exists."""
+        schema = self.schema(table)
+        normalized = [normalize_with(schema, k) for k in keys]
+        with self._lock:
+            by_key = fetch_rows(self._conn, self.select_sql(schema), schema, normalized)
+        return [by_key.get(tuple(k.values())) for k in normalized]
+
+    def query(self, sql: str, limit: int | None = None) -> QueryResult:
+        """Run one read-only SELECT/WITH statement; at most `limit` rows."""
+        columns, rows, truncated = self._reader.execute(sql, limit=limit)
+        return QueryResult(columns, [json_row(columns, r) for r in rows], truncated)
+
+    def count(self, table: str, where: str | None = None) -> int:
+        """Rows of `table`, optionally only those matching the SQL boolean expression `where`."""
+        name = self.schema(table).name
+        sql = f"SELECT count(*) FROM {quote_ident(name)}"
+        if where and where.strip():
+            sql += f" WHERE ({where})"
+        _, rows, _ = self._reader.execute(sql)
+        return int(rows[0][0])
+
+    def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Distinct values of a column with their counts, most common first."""
+        name = self.schema(table).name
+        col = quote_ident(self.column(name, column).name)
+        _, rows, _ = self._reader.execute(
+            f"SELECT {col}, count(*) AS n FROM {quote_ident(name)} GROUP BY {col} "
+            f"ORDER BY n DESC, {col} LIMIT ?",
+            (max(1, int(limit)),),
+        )
+        return [json_row(["value", "count"], r) for r in rows]
+
+    def index_stats(self, table: str) -> list[dict[str, Any]]:
+        """Per index: columns, uniqueness, entries, distinct keys, and whether it is the key's index."""
+        schema = self.schema(table)
+        rows = self.count(schema.name)
+        stat1 = self._stat1(schema.name)
+        stats: list[dict[str, Any]] = []
+        covered = False
+        for name, cols, unique, origin, partial in self._indexes(schema.name):
+            covers_key = origin == "pk" or (unique and tuple(cols) == schema.key_columns)
+            covered = covered or covers_key
+            entry = {
+                "name": name,
+                "columns": cols,
+                "unique": unique,
+                "partial": partial,
+                "coversKey": covers_key,
+            }
+            if name in stat1 and not partial:
+                entries, distinct = stat1[name]
+                entry.update(entries=entries, distinctKeys=distinct, source="sqlite_stat1")
+            else:
+                distinct = rows if unique and not partial else self._distinct(schema.name, cols)
+                entry.update(entries=rows, distinctKeys=distinct, source="counted")
+                if partial:
+                    entry.pop("entries")
+            stats.append(entry)
+        if not covered:
+            stats.insert(
+                0,
+                {
+                    "name": "(primary key)",
+                    "columns": list(schema.key_columns),
+                    "unique": True,
+                    "partial": False,
+                    "coversKey": True,
+                    "entries": rows,
+                    "distinctKeys": rows,
+                    "source": "table b-tree",
+                },
+            )
+        return stats
+
+    def _stat1(self, table: str) -> dict[str, tuple[int, int]]:
+        with self._lock:
+            exists = self._conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'"
+            ).fetchone()
+            if not exists:
+                return {}
+            found = {}
+            for idx, stat in self._conn.execute(
+                "SELECT idx, stat FROM sqlite_stat1 WHERE tbl = ? AND idx IS NOT NULL", (table,)
+            ):
+                parts = [int(p) for p in str(stat).split() if p.isdigit()]
+                if len(parts) >= 2:
+                    entries, per_key = parts[0], parts[-1]
+                    found[idx] = (entries, max(1, entries // max(1, per_key)))
+            return found
+
+    def _distinct(self, table: str, cols: list[str]) -> int:
+        listed = ", ".join(quote_ident(c) for c in cols) or "rowid"
+        _, rows, _ = self._reader.execute(
+            f"SELECT count(*) FROM (SELECT DISTINCT {listed} FROM {quote_ident(table)})"
+        )
+        return int(rows[0][0])
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def apply(self, changes: list[ChangeToApply], progress: Any = None) -> ApplyResult:
+        """Apply every change in ONE transaction, or none of them when any conflicts."""
+        if self.read_only_file:
+            raise StoreError(
+                f"{self.path} is read-only, so nothing was committed",
+                fix="Make the file writable (chmod u+w) or copy it somewhere writable; "
+                "the changes stay staged.",
+            )
+        with self._lock:
+            return apply_changes(self, self._conn, changes, progress)
+
+    def close(self) -> None:
+        """Close both connections."""
+        with self._lock:
+            self._reader.close()
+            self._conn.close()
+
+
+def fetch_rows(
+    conn: sqlite3.Connection, select_sql: str, schema: TableSchema, keys: list[Key]
+) -> dict[tuple[Any, ...], Item]:
+    """Current rows for `keys`, keyed by key tuple, fetched in batches of IN (...) lookups."""
+    key_cols = schema.key_columns
+    names = schema.column_names
+    positions = [names.index(k) for k in key_cols]
+    found: dict[tuple[Any, ...], Item] = {}
+    batch = 900
+    width = len(key_cols)
+    unique_keys = list(dict.fromkeys(tuple(k.values()) for k in keys))
+    for start in range(0, len(unique_keys), batch):
+        chunk = unique_keys[start : start + batch]
+        if width == 1:
+            where = f"{quote_ident(key_cols[0])} IN ({', '.join('?' * len(chunk))})"
+            params: list[Any] = [k[0] for k in chunk]
+        else:
+            tuple_cols = ", ".join(quote_ident(k) for k in key_cols)
+            one = "(" + ", ".join("?" * width) + ")"
+            where = f"({tuple_cols}) IN (VALUES {', '.join([one] * len(chunk))})"
+            params = [v for k in chunk for v in k]
+        rows = conn.execute(f"{select_sql} WHERE {where}", params).fetchall()
+        if width == 1:
+            at = positions[0]
+            found.update(((row[at],), json_row(names, row)) for row in rows)
+        else:
+            found.update((tuple(row[p] for p in positions), json_row(names, row)) for row in rows)
+    return found

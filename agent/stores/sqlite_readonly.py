@@ -1,0 +1,137 @@
+"""The read-only side of the SQLite store: a connection the database itself keeps read-only.
+
+User SQL runs on a separate connection opened with `mode=ro`, `PRAGMA query_only=ON` and an
+authorizer that allows only reads; nothing here inspects SQL text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from agent.errors import ReadOnlyQueryError, StoreError
+
+_ALLOWED_ACTIONS = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_FUNCTION,
+    sqlite3.SQLITE_RECURSIVE,
+}
+_READ_ONLY_PRAGMAS = {
+    "table_info",
+    "table_xinfo",
+    "table_list",
+    "index_list",
+    "index_info",
+    "index_xinfo",
+    "foreign_key_list",
+    "collation_list",
+    "function_list",
+    "pragma_list",
+}
+_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
+
+READ_ONLY_MESSAGE = "only read-only SELECT/WITH queries are allowed"
+READ_ONLY_FIX = (
+    "Rewrite it as a single SELECT (or WITH ... SELECT). To change data, stage the change "
+    "with stageItem or bulkEdit; a person reviews and commits it."
+)
+SQL_ERROR_FIX = "Check the table and column names with describeTable, then retry the query."
+
+
+def quote_ident(name: str) -> str:
+    """Quote an SQL identifier for SQLite."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def json_value(value: Any) -> Any:
+    """A JSON-friendly form of one SQLite value: blobs become a short marker with a digest."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        data = bytes(value)
+        return f"<blob {len(data)} bytes sha256:{hashlib.sha256(data).hexdigest()[:16]}>"
+    return value
+
+
+def json_row(columns: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
+    """Zip column names and one result row into a JSON-friendly dict."""
+    if bytes in map(type, row):
+        return {name: json_value(value) for name, value in zip(columns, row, strict=False)}
+    return dict(zip(columns, row, strict=False))
+
+
+class ReadOnlyConnection:
+    """A connection for untrusted SQL: writes, ATTACH, transactions and writing pragmas are denied."""
+
+    def __init__(self, path: Path) -> None:
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        self._conn = sqlite3.connect(
+            uri, uri=True, check_same_thread=False, isolation_level=None, timeout=5.0
+        )
+        self._conn.execute("PRAGMA query_only=ON")
+        self._lock = threading.Lock()
+        self._denied: str | None = None
+        self._conn.set_authorizer(self._authorize)
+
+    def _authorize(
+        self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None
+    ) -> int:
+        if action in _ALLOWED_ACTIONS:
+            if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:
+                self._denied = f"function {arg2}"
+                return sqlite3.SQLITE_DENY
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in _READ_ONLY_PRAGMAS:
+            return sqlite3.SQLITE_OK
+        self._denied = f"action {action}"
+        return sqlite3.SQLITE_DENY
+
+    def execute(
+        self, sql: str, params: tuple[Any, ...] = (), limit: int | None = None
+    ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        """Run one read-only statement; return (columns, rows, truncated)."""
+        with self._lock:
+            self._denied = None
+            try:
+                cursor = self._conn.execute(sql, params)
+                columns = [d[0] for d in cursor.description or ()]
+                if limit is None:
+                    rows = cursor.fetchall()
+                    truncated = False
+                else:
+                    rows = cursor.fetchmany(limit + 1)
+                    truncated = len(rows) > limit
+                    rows = rows[:limit]
+                cursor.close()
+                return columns, rows, truncated
+            except sqlite3.Warning as exc:  # several statements in one string
+                raise StoreError(
+                    f"only one SQL statement per query is allowed ({exc})",
+                    fix="Send a single SELECT statement without a second statement after ';'.",
+                ) from exc
+            except sqlite3.ProgrammingError as exc:
+                if "one statement" in str(exc):
+                    raise StoreError(
+                        "only one SQL statement per query is allowed",
+                        fix="Send a single SELECT statement without a second statement after ';'.",
+                    ) from exc
+                raise StoreError(f"SQLite error: {exc}", fix=SQL_ERROR_FIX) from exc
+            except sqlite3.DatabaseError as exc:
+                text = str(exc)
+                if self._denied is not None or "readonly" in text or "read-only" in text:
+                    raise ReadOnlyQueryError(
+                        f"{READ_ONLY_MESSAGE}; this statement would change the database "
+                        f"or its connection ({text})",
+                        fix=READ_ONLY_FIX,
+                    ) from exc
+                raise StoreError(f"SQLite error: {text}", fix=SQL_ERROR_FIX) from exc
+            finally:
+                if self._conn.in_transaction:
+                    self._conn.rollback()
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,118 @@
+"""Table schemas of the SQLite store and key normalisation (types follow SQLite's affinity rules)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from agent.errors import BadKeyError
+from agent.stores.base import Column, Key
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """What the store needs to read and write one table: columns, key, and rowid-ness."""
+
+    name: str
+    columns: tuple[Column, ...]
+    key_columns: tuple[str, ...]
+    rowid_key: bool
+
+    @cached_property
+    def column_names(self) -> list[str]:
+        """Every column an item has, the implicit rowid first when it is the key."""
+        return [c.name for c in self.columns]
+
+    @cached_property
+    def key_types(self) -> tuple[type | None, ...]:
+        """The Python type each key column's values already have when no coercion is needed."""
+        kinds = {"INTEGER": int, "TEXT": str, "REAL": float}
+        return tuple(kinds.get(affinity(self.column(k).type)) for k in self.key_columns)  # type: ignore[union-attr]
+
+    def column(self, name: str) -> Column | None:
+        """The column called `name` (case-insensitive, as SQLite does), or None."""
+        for c in self.columns:
+            if c.name == name:
+                return c
+        lowered = name.lower()
+        return next((c for c in self.columns if c.name.lower() == lowered), None)
+
+
+def affinity(declared_type: str) -> str:
+    """SQLite's type affinity of a declared column type (section 3.1 of the datatype docs)."""
+    t = declared_type.upper()
+    if "INT" in t:
+        return "INTEGER"
+    if "CHAR" in t or "CLOB" in t or "TEXT" in t:
+        return "TEXT"
+    if "BLOB" in t or not t:
+        return "BLOB"
+    if "REAL" in t or "FLOA" in t or "DOUB" in t:
+        return "REAL"
+    return "NUMERIC"
+
+
+def coerce_key_value(table: str, column: Column, value: Any) -> Any:
+    """Coerce one key value to the column's affinity ("5" → 5 for an INTEGER key)."""
+    if value is None or isinstance(value, bool | dict | list):
+        raise BadKeyError(
+            f"key column {column.name!r} of table {table!r} cannot be {value!r}",
+            fix=f"Give {column.name} a {column.type or 'scalar'} value.",
+        )
+    kind = affinity(column.type)
+    try:
+        if kind == "INTEGER":
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            if isinstance(value, str):
+                return int(value.strip())
+            if isinstance(value, int):
+                return value
+        elif kind == "REAL":
+            return float(value)
+        elif kind == "NUMERIC" and isinstance(value, str):
+            text = value.strip()
+            return int(text) if text.lstrip("-").isdigit() else float(text)
+        elif kind == "TEXT" and isinstance(value, int | float):
+            return str(value)
+        else:
+            return value
+    except ValueError:
+        pass
+    raise BadKeyError(
+        f"key column {column.name!r} of table {table!r} is {column.type or 'untyped'}; "
+        f"{value!r} does not fit",
+        fix=f"Give {column.name} a {kind.lower()} value.",
+    )
+
+
+def normalize_with(schema: TableSchema, key: Key) -> Key:
+    """Check `key` names exactly the schema's key columns; coerce values to the column types."""
+    if type(key) is dict and tuple(key) == schema.key_columns:
+        fast = schema.key_types
+        if all(type(v) is t for v, t in zip(key.values(), fast, strict=True)):
+            return dict(key)
+    wanted = ", ".join(schema.key_columns)
+    if not isinstance(key, dict) or not key:
+        raise BadKeyError(
+            f"a key of table {schema.name!r} is an object with {wanted}; got {key!r}",
+            fix=f"Pass the key as {{{', '.join(f'{k!r}: ...' for k in schema.key_columns)}}}.",
+        )
+    normalized: Key = {}
+    for given, value in key.items():
+        column = schema.column(str(given))
+        if column is None or column.name not in schema.key_columns:
+            what = "not a column" if column is None else "not part of the key"
+            raise BadKeyError(
+                f"{given!r} is {what} of table {schema.name!r}; its key is ({wanted})",
+                fix=f"Pass exactly the key columns: {wanted}.",
+            )
+        normalized[column.name] = coerce_key_value(schema.name, column, value)
+    missing = [k for k in schema.key_columns if k not in normalized]
+    if missing:
+        raise BadKeyError(
+            f"the key of table {schema.name!r} is ({wanted}); missing {', '.join(missing)}",
+            fix=f"Pass every key column: {wanted}.",
+        )
+    return {k: normalized[k] for k in schema.key_columns}

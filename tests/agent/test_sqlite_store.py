@@ -1,0 +1,342 @@
+"""The SQLite store: reads, read-only enforcement, bad input, and all-or-nothing apply."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent.errors import (
+    BadKeyError,
+    ReadOnlyQueryError,
+    StoreError,
+    UnknownColumnError,
+    UnknownTableError,
+)
+from agent.stores.base import ChangeToApply
+from agent.stores.sqlite import SQLiteStore
+
+
+def make_db(path: Path, script: str) -> Path:
+    conn = sqlite3.connect(path)
+    conn.executescript(script)
+    conn.commit()
+    conn.close()
+    return path
+
+
+@pytest.fixture
+def shapes(tmp_path: Path) -> SQLiteStore:
+    """Tables with every key shape: implicit rowid, composite rowid PK, WITHOUT ROWID, text PK."""
+    path = make_db(
+        tmp_path / "shapes.sqlite",
+        """
+        CREATE TABLE notes (body TEXT, tag TEXT, data BLOB);
+        INSERT INTO notes VALUES ('first', 'a', x'00ff10'), ('second', 'b', NULL);
+        CREATE TABLE grades (student TEXT, course INTEGER, grade REAL, PRIMARY KEY (course, student));
+        INSERT INTO grades VALUES ('ann', 1, 3.5), ('bob', 1, 2.0), ('ann', 2, 4.0);
+        CREATE TABLE tags (name TEXT PRIMARY KEY, uses INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO tags VALUES ('red', 3), ('blue', 1);
+        CREATE UNIQUE INDEX grades_by_student ON grades(student, course);
+        """,
+    )
+    store = SQLiteStore.open(path)
+    yield store
+    store.close()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# -- reads ------------------------------------------------------------------------------------
+
+
+def test_demo_tables_and_orders_schema(demo_store: SQLiteStore) -> None:
+    assert demo_store.kind == "sqlite"
+    assert demo_store.identity == f"sqlite:{demo_store.path}"
+    assert demo_store.label == "demo.sqlite"
+    assert {"customers", "products", "orders"} <= set(demo_store.list_tables())
+    info = demo_store.describe_table("orders")
+    assert info.key_columns == ("id",)
+    assert [c.name for c in info.columns][:3] == ["id", "customer_id", "product_id"]
+    assert {i.name: i.columns for i in info.indexes} == {
+        "orders_customer_id": ("customer_id",),
+        "orders_status": ("status",),
+    }
+    assert info.row_count >= 2000
+    assert info.to_dict()["rowCount"] == info.row_count
+
+
+def test_internal_tables_are_hidden(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "s.sqlite", "CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT);")
+    store = SQLiteStore.open(path)
+    assert store.list_tables() == ["t"]  # sqlite_sequence is not listed
+
+
+def test_rowid_table_gets_rowid_key(shapes: SQLiteStore) -> None:
+    info = shapes.describe_table("notes")
+    assert info.key_columns == ("rowid",)
+    assert info.rowid_key is True
+    item = shapes.get_item("notes", {"rowid": "2"})
+    assert item == {"rowid": 2, "body": "second", "tag": "b", "data": None}
+
+
+def test_composite_key_in_primary_key_order(shapes: SQLiteStore) -> None:
+    info = shapes.describe_table("grades")
+    assert info.key_columns == ("course", "student")
+    assert shapes.get_item("grades", {"student": "bob", "course": "1"})["grade"] == 2.0
+    assert shapes.get_item("grades", {"student": "bob", "course": 2}) is None
+    unique = {i.name: i.unique for i in info.indexes}
+    assert unique["grades_by_student"] is True
+
+
+def test_without_rowid_table(shapes: SQLiteStore) -> None:
+    info = shapes.describe_table("tags")
+    assert info.key_columns == ("name",)
+    assert not info.rowid_key
+    assert shapes.get_item("tags", {"name": "red"}) == {"name": "red", "uses": 3}
+    stats = shapes.index_stats("tags")
+    assert any(s["coversKey"] for s in stats)
+
+
+def test_blobs_come_back_as_json_friendly_markers(shapes: SQLiteStore) -> None:
+    item = shapes.get_item("notes", {"rowid": 1})
+    assert isinstance(item["data"], str) and item["data"].startswith("<blob 3 bytes")
+    rows = shapes.query("SELECT data FROM notes WHERE rowid = 1").rows
+    assert rows == [{"data": item["data"]}]
+
+
+def test_query_limit_and_truncation(demo_store: SQLiteStore) -> None:
+    result = demo_store.query("SELECT id, status FROM orders ORDER BY id", limit=3)
+    assert result.columns == ["id", "status"]
+    assert [r["id"] for r in result.rows] == [1, 2, 3]
+    assert result.truncated
+    whole = demo_store.query("SELECT count(*) AS n FROM orders")
+    assert not whole.truncated and whole.rows[0]["n"] >= 2000
+
+
+def test_count_sample_values_and_index_stats(demo_store: SQLiteStore) -> None:
+    total = demo_store.count("orders")
+    pending = demo_store.count("orders", "status = 'pending'")
+    assert 0 < pending < total
+    samples = demo_store.sample_values("orders", "status")
+    assert {s["value"] for s in samples} == {"pending", "shipped", "delivered", "cancelled"}
+    counts = [s["count"] for s in samples]
+    assert counts == sorted(counts, reverse=True) and sum(counts) == total
+    stats = {s["name"]: s for s in demo_store.index_stats("orders")}
+    assert stats["orders_status"]["distinctKeys"] == 4
+    assert stats["orders_status"]["entries"] == total
+    assert stats["(primary key)"]["coversKey"] and not stats["orders_status"]["coversKey"]
+
+
+def test_index_stats_uses_sqlite_stat1_when_present(demo_path: Path) -> None:
+    conn = sqlite3.connect(demo_path)
+    conn.execute("ANALYZE")
+    conn.commit()
+    conn.close()
+    store = SQLiteStore.open(demo_path)
+    stats = {s["name"]: s for s in store.index_stats("orders")}
+    assert stats["orders_status"]["source"] == "sqlite_stat1"
+    assert stats["orders_status"]["distinctKeys"] >= 1
+
+
+# -- read-only enforcement ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "INSERT INTO orders (id, customer_id, product_id, quantity, total, status, created_at) "
+        "VALUES (999999, 1, 1, 1, 1.0, 'pending', 'x')",
+        "UPDATE orders SET status = 'cancelled'",
+        "DELETE FROM orders",
+        "DROP TABLE orders",
+        "CREATE TABLE sneaky (a)",
+        "CREATE TEMP TABLE sneaky (a)",
+        "ATTACH DATABASE ':memory:' AS other",
+        "PRAGMA query_only = OFF",
+        "PRAGMA journal_mode = WAL",
+        "PRAGMA user_version = 7",
+        "VACUUM",
+        "REINDEX",
+        "ANALYZE",
+        "BEGIN",
+        "WITH x AS (SELECT 1) DELETE FROM orders",
+        "SELECT load_extension('nope')",
+    ],
+)
+def test_writes_are_refused_by_the_database(demo_store: SQLiteStore, sql: str) -> None:
+    before = digest(demo_store.path)
+    with pytest.raises(ReadOnlyQueryError) as caught:
+        demo_store.query(sql)
+    assert "only read-only SELECT/WITH queries are allowed" in caught.value.message
+    assert caught.value.fix
+    assert digest(demo_store.path) == before
+    assert demo_store.query("SELECT 1 AS ok").rows == [{"ok": 1}]  # connection still usable
+
+
+def test_vacuum_into_cannot_write_a_copy(demo_store: SQLiteStore, tmp_path: Path) -> None:
+    target = tmp_path / "copy.sqlite"
+    with pytest.raises(ReadOnlyQueryError):
+        demo_store.query(f"VACUUM INTO '{target}'")
+    assert not target.exists()
+
+
+def test_count_where_cannot_write(demo_store: SQLiteStore) -> None:
+    with pytest.raises(StoreError):
+        demo_store.count("orders", "1); DELETE FROM orders; SELECT (1")
+    assert demo_store.count("orders") >= 2000
+
+
+def test_one_statement_per_query(demo_store: SQLiteStore) -> None:
+    with pytest.raises(StoreError, match="one SQL statement"):
+        demo_store.query("SELECT 1; DELETE FROM orders")
+    assert demo_store.count("orders") >= 2000
+
+
+def test_sql_error_carries_sqlite_message_and_hint(demo_store: SQLiteStore) -> None:
+    with pytest.raises(StoreError) as caught:
+        demo_store.query("SELECT nope FROM orders")
+    assert "no such column: nope" in caught.value.message
+    assert "describeTable" in caught.value.fix
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+
+def test_unknown_table_lists_valid_tables(demo_store: SQLiteStore) -> None:
+    with pytest.raises(UnknownTableError) as caught:
+        demo_store.describe_table("ordres")
+    assert "ordres" in caught.value.message
+    assert "orders" in caught.value.fix and "customers" in caught.value.fix
+
+
+def test_unknown_column_lists_valid_columns(demo_store: SQLiteStore) -> None:
+    with pytest.raises(UnknownColumnError) as caught:
+        demo_store.sample_values("orders", "colour")
+    assert "status" in caught.value.fix
+
+
+@pytest.mark.parametrize(
+    ("key", "needle"),
+    [
+        ({}, "object"),
+        ("5", "object"),
+        ({"id": "five"}, "does not fit"),
+        ({"id": 1, "status": "x"}, "not part of the key"),
+        ({"idd": 1}, "not a column"),
+        ({"id": None}, "cannot be"),
+        ({"id": True}, "cannot be"),
+    ],
+)
+def test_malformed_keys(demo_store: SQLiteStore, key: object, needle: str) -> None:
+    with pytest.raises(BadKeyError) as caught:
+        demo_store.get_item("orders", key)  # type: ignore[arg-type]
+    assert needle in caught.value.message
+    assert caught.value.fix
+
+
+def test_missing_composite_key_part(demo_store: SQLiteStore) -> None:
+    with pytest.raises(BadKeyError, match="missing product_id"):
+        demo_store.get_item("stock_levels", {"warehouse": "north"})
+
+
+def test_key_coercion(demo_store: SQLiteStore) -> None:
+    assert demo_store.normalize_key("orders", {"ID": "5"}) == {"id": 5}
+    assert demo_store.normalize_key("orders", {"id": 5.0}) == {"id": 5}
+    key = demo_store.normalize_key("stock_levels", {"product_id": "3", "warehouse": "north"})
+    assert list(key.items()) == [("warehouse", "north"), ("product_id", 3)]
+
+
+def test_missing_file_names_path_and_db_flag(tmp_path: Path) -> None:
+    with pytest.raises(StoreError) as caught:
+        SQLiteStore.open(tmp_path / "nope.sqlite")
+    assert "nope.sqlite" in caught.value.message and "--db" in caught.value.fix
+
+
+def test_create_makes_an_empty_database(tmp_path: Path) -> None:
+    store = SQLiteStore.open(tmp_path / "sub" / "new.sqlite", create=True)
+    assert store.list_tables() == []
+
+
+def test_non_sqlite_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("just some text, definitely not a database\n")
+    with pytest.raises(StoreError, match="is not a SQLite database"):
+        SQLiteStore.open(path)
+
+
+def test_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="directory"):
+        SQLiteStore.open(tmp_path)
+
+
+def test_read_only_file_reads_but_refuses_commit(read_only_demo: Path) -> None:
+    before = digest(read_only_demo)
+    store = SQLiteStore.open(read_only_demo)
+    one = store.get_item("orders", {"id": 1})
+    assert one is not None and store.count("orders") >= 2000
+    change = ChangeToApply("c1", "orders", {"id": 1}, "update", {"status": "x"}, one)
+    with pytest.raises(StoreError) as caught:
+        store.apply([change])
+    assert "nothing was committed" in caught.value.message
+    assert "writable" in caught.value.fix
+    assert digest(read_only_demo) == before
+
+
+# -- apply -------------------------------------------------------------------------------------
+
+
+def test_apply_is_all_or_nothing(demo_store: SQLiteStore) -> None:
+    one = demo_store.get_item("orders", {"id": 1})
+    two = demo_store.get_item("orders", {"id": 2})
+    stale = {**two, "status": "not what is there"}
+    changes = [
+        ChangeToApply("a", "orders", {"id": 1}, "update", {"quantity": 99}, one),
+        ChangeToApply("b", "orders", {"id": 2}, "update", {"quantity": 98}, stale),
+        ChangeToApply("c", "orders", {"id": 1}, "create", {"quantity": 1}, None),
+    ]
+    result = demo_store.apply(changes)
+    assert result.applied == []
+    assert {c.change_id for c in result.conflicts} == {"b", "c"}
+    by_id = {c.change_id: c for c in result.conflicts}
+    assert by_id["b"].current == two and "changed since it was staged" in by_id["b"].reason
+    assert demo_store.get_item("orders", {"id": 1}) == one
+
+
+def test_apply_commits_creates_updates_and_deletes(demo_store: SQLiteStore) -> None:
+    one = demo_store.get_item("orders", {"id": 1})
+    three = demo_store.get_item("orders", {"id": 3})
+    row = {k: v for k, v in one.items() if k != "id"}
+    seen: list[tuple[int, int]] = []
+    result = demo_store.apply(
+        [
+            ChangeToApply("u", "orders", {"id": 1}, "update", {"status": "shipped"}, one),
+            ChangeToApply("d", "orders", {"id": 3}, "delete", {}, three),
+            ChangeToApply("c", "orders", {"id": 900000}, "create", row, None),
+        ],
+        progress=lambda done, total: seen.append((done, total)),
+    )
+    assert result.applied == ["u", "d", "c"] and not result.conflicts
+    assert demo_store.get_item("orders", {"id": 1})["status"] == "shipped"
+    assert demo_store.get_item("orders", {"id": 3}) is None
+    assert demo_store.get_item("orders", {"id": 900000})["total"] == one["total"]
+    assert seen[-1] == (3, 3)
+
+
+def test_constraint_failure_is_a_conflict_and_rolls_back(demo_store: SQLiteStore) -> None:
+    one = demo_store.get_item("customers", {"id": 1})
+    two = demo_store.get_item("customers", {"id": 2})
+    result = demo_store.apply(
+        [
+            ChangeToApply("ok", "customers", {"id": 1}, "update", {"city": "Nowhere"}, one),
+            ChangeToApply("dup", "customers", {"id": 2}, "update", {"email": one["email"]}, two),
+        ]
+    )
+    assert result.applied == []
+    assert [c.change_id for c in result.conflicts] == ["dup"]
+    assert "UNIQUE" in result.conflicts[0].reason
+    assert demo_store.get_item("customers", {"id": 1}) == one
