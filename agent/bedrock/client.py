@@ -5,11 +5,14 @@ No endpoint_url is passed, so `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` keeps working (
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Literal
 
 import boto3
 import botocore.config
 import botocore.exceptions
+import botocore.loaders
+import botocore.session
 
 from agent.bedrock.errors import translate
 
@@ -25,6 +28,10 @@ MODELS: dict[str, str] = {
     "nova-micro": "us.amazon.nova-micro-v1:0",
     "nova-pro": "us.amazon.nova-pro-v1:0",
 }
+
+# One loader for every client: the service model is parsed once per process, not per client.
+_LOADER = botocore.loaders.create_loader()
+_LOADER_LOCK = threading.Lock()
 
 ModelFamily = Literal["claude", "nova", "other"]
 
@@ -61,16 +68,22 @@ def make_client(
     the long read timeout lets long answers finish.
     Raises BedrockCallError (kind "no_credentials") for a profile that does not exist.
     """
-    try:
-        session = boto3.Session(profile_name=profile or None, region_name=region or None)
-    except botocore.exceptions.BotoCoreError as exc:
-        raise translate(exc, profile=profile, model_id="", region=region) from exc
     config = botocore.config.Config(
         retries={"mode": "standard", "total_max_attempts": max_attempts},
         read_timeout=read_timeout,
         connect_timeout=connect_timeout,
         user_agent_extra="tabletalk",
     )
-    return session.client(
-        "bedrock-runtime", region_name=session.region_name or DEFAULT_REGION, config=config
-    )
+    core = botocore.session.get_session()
+    core.register_component("data_loader", _LOADER)
+    try:
+        session = boto3.Session(
+            profile_name=profile or None, region_name=region or None, botocore_session=core
+        )
+        with _LOADER_LOCK:  # boto3.Session appends its data path to the shared loader each time
+            _LOADER.search_paths[:] = list(dict.fromkeys(_LOADER.search_paths))
+        return session.client(
+            "bedrock-runtime", region_name=session.region_name or DEFAULT_REGION, config=config
+        )
+    except botocore.exceptions.BotoCoreError as exc:
+        raise translate(exc, profile=profile, model_id="", region=region) from exc

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,6 +228,41 @@ def _close(event_stream: Any) -> None:
         pass
 
 
+def _call_cancellable(call: Callable[[], Any], cancel: threading.Event | None) -> Any:
+    """Run a blocking boto3 call; with a cancel event, wait for it in a thread and give up on Stop.
+
+    A call given up on finishes in the background and its answer is dropped.
+    """
+    if cancel is None:
+        return call()
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="bedrock-call", daemon=True).start()
+    while not done.wait(0.05):
+        if cancel.is_set():
+            raise StepCancelled()
+    if cancel.is_set():
+        _close_abandoned(outcome.get("value"))
+        raise StepCancelled()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _close_abandoned(response: Any) -> None:
+    if isinstance(response, dict) and "stream" in response:
+        _close(response["stream"])
+
+
 def converse_events(
     client: Any,
     request: dict[str, Any],
@@ -243,13 +278,11 @@ def converse_events(
     if cancel is not None and cancel.is_set():
         raise StepCancelled()
     if not stream:
-        response = client.converse(**request)
-        if cancel is not None and cancel.is_set():
-            raise StepCancelled()
+        response = _call_cancellable(lambda: client.converse(**request), cancel)
         yield from events_from_response(response)
         return
 
-    response = client.converse_stream(**request)
+    response = _call_cancellable(lambda: client.converse_stream(**request), cancel)
     event_stream = response["stream"]
     assembler = _Assembler()
     try:

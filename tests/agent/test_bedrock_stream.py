@@ -213,3 +213,22 @@ def test_requests_are_signed_by_boto3(scripted_bedrock) -> None:
     assert headers["Authorization"].startswith("AWS4-HMAC-SHA256 Credential=")
     assert "tabletalk" in headers["User-Agent"]
     assert scripted_bedrock.requests[0].body["messages"] == QUESTION
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "converse"])
+def test_stop_before_the_answer_starts_ends_promptly(scripted_bedrock, stream: bool) -> None:
+    scripted_bedrock.add(Reply(text="slow answer", delay=5.0))
+    client = make_client(None, None, max_attempts=1)
+    cancel = threading.Event()
+    timer = threading.Timer(0.2, cancel.set)
+
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(StepCancelled):
+        list(
+            converse_events(
+                client, {"modelId": NOVA, "messages": QUESTION}, stream=stream, cancel=cancel
+            )
+        )
+
+    assert time.monotonic() - started < 2.0

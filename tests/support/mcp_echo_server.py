@@ -11,9 +11,10 @@ import os
 import sys
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-server = MCPServer(sys.argv[1] if len(sys.argv) > 1 else "echo")
+server = MCPServer(sys.argv[1] if len(sys.argv) > 1 else "echo", log_level="ERROR")
 NOTES: list[str] = []
 
 
@@ -39,7 +40,7 @@ def write_note(note: str) -> dict[str, object]:
 @server.tool()
 def fail(reason: str = "it always fails") -> str:
     """Fail on purpose with the given reason, to test error results."""
-    raise ValueError(reason)
+    raise ToolError(reason)
 
 
 @server.tool()

@@ -87,6 +87,7 @@ class Reply:
     stop_reason: str | None = None
     usage: Usage = field(default_factory=lambda: Usage(input=12, output=7))
     chunk_delay: float | None = None
+    delay: float = 0.0  # seconds before the answer starts (before the HTTP status line)
     latency_ms: int = 42
 
     def resolved_stop_reason(self) -> str:
@@ -370,6 +371,8 @@ class _Handler(BaseHTTPRequestHandler):
                 message = f"scripted endpoint: reply callable raised {exc!r}"
                 self._send_error(Error(500, "InternalServerException", message))
                 return
+        if isinstance(spec, Reply) and spec.delay:
+            time.sleep(spec.delay)
         if isinstance(spec, Error):
             if spec.in_stream and stream:
                 self._send_stream(self.scripted.error_frames(spec), self.scripted.chunk_delay)
