@@ -1,0 +1,1 @@
+"""External MCP servers as tool sources: their tools join the catalog as discoverable rows."""
