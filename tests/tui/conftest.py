@@ -1,0 +1,29 @@
+"""Fixtures for the app's tests: a demo store copy, the scripted Converse endpoint, an app."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `tests.support` without pythonpath
+
+from agent.config import Settings  # noqa: E402
+from tests.support import scripted_bedrock as scripted_support  # noqa: E402
+from tui.app import TabletalkApp  # noqa: E402
+
+scripted_bedrock = scripted_support.scripted_bedrock
+
+
+@pytest.fixture
+def make_app(demo_store: Any) -> Callable[..., TabletalkApp]:
+    """Build the app on the demo store copy; no staging polling (tests refresh explicitly)."""
+
+    def build(**settings: Any) -> TabletalkApp:
+        merged = {"mode": "manual", **settings}
+        return TabletalkApp(demo_store, Settings(**merged), staging_poll_seconds=0)
+
+    return build

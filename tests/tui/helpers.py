@@ -1,0 +1,28 @@
+"""Helpers for the app's Pilot tests: wait for workers and messages, send a chat message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui.app import TabletalkApp
+
+SIZE = (120, 36)
+
+
+async def settle(app: TabletalkApp, pilot: Any) -> None:
+    """Wait for every worker to finish and every posted message to be handled."""
+    for _ in range(5):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(w.is_running for w in app.workers):
+            break
+
+
+async def send(app: TabletalkApp, pilot: Any, text: str) -> None:
+    """Type `text` into the composer and press Enter, then wait for the turn to end."""
+    await settle(app, pilot)
+    composer = app.chat.composer
+    composer.focus()
+    composer.text = text
+    await pilot.press("enter")
+    await settle(app, pilot)

@@ -1,0 +1,136 @@
+"""The chat: streamed answers, tool lines, chips, Stop, rewind, attachments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.scripted_bedrock import Reply, ToolUse
+from tests.tui.helpers import SIZE, send, settle
+from tui.widgets.chat_items import AssistantMessage, ChipButton, NoteLine, ToolLine, UserMessage
+from tui.widgets.table_tab import TableTab
+
+
+def texts(app, kind) -> list[str]:
+    return [
+        str(w.render()) if not isinstance(w, AssistantMessage) else w.source
+        for w in app.query(kind)
+    ]
+
+
+async def test_streamed_answer_shows_as_markdown_and_counts_tokens(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(Reply(text="There are **240** customers."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "how many customers?")
+        assert [m.text for m in app.query(UserMessage)] == ["how many customers?"]
+        answers = list(app.query(AssistantMessage))
+        assert len(answers) == 1 and answers[0].source == "There are **240** customers."
+        assert app.status.tokens[0] > 0 and app.status.tokens[1] > 0
+        assert not app.chat.busy
+
+
+async def test_tool_call_shows_a_compact_line_that_expands(make_app, scripted_bedrock) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("listTables", {})]),
+        Reply(text="You have 4 tables."),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "what tables?")
+        line = app.query_one(ToolLine)
+        assert line.tool_name == "listTables" and line.status == "success"
+        assert line.collapsed
+        await pilot.click(line.query_one("CollapsibleTitle"))
+        assert not line.collapsed
+        assert "customers" in str(line._result_view.render())
+
+
+async def test_chip_opens_its_table_only_when_clicked(make_app, scripted_bedrock) -> None:
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[ToolUse("proposeOpenTable", {"table": "orders", "query": "quantity >= 5"})]
+        ),
+        Reply(text="Here is a chip."),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "show big orders")
+        assert not app.query(TableTab), "a proposal opens nothing by itself"
+        chip = app.query_one(ChipButton)
+        chip.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        tab = app.query_one(TableTab)
+        assert tab.table == "orders"
+        assert tab.query_one("#filter").value == "quantity >= 5"
+        assert app.query_one("#tabs").active == tab.id
+
+
+async def test_stop_mid_stream_ends_the_turn_and_the_chat_goes_on(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(Reply(text="word " * 400, chunk_delay=0.01), Reply(text="Still here."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "write a lot"
+        await pilot.press("enter")
+        while not app.query(AssistantMessage):
+            await pilot.pause()
+        await pilot.press("escape")
+        assert not app.chat.busy, "Stop frees the composer at once"
+        await settle(app, pilot)
+        assert any("Stopped" in str(n.render()) for n in app.query(NoteLine))
+        await send(app, pilot, "are you there?")
+        assert app.query(AssistantMessage).last().source == "Still here."
+
+
+async def test_rewind_rolls_back_and_puts_the_text_in_the_composer(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(Reply(text="First answer."), Reply(text="Second answer."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "first question")
+        await send(app, pilot, "second question")
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press("down", "enter")  # the second (newest) of the two messages
+        await settle(app, pilot)
+        assert [m.text for m in app.query(UserMessage)] == ["first question"]
+        assert app.chat.composer.text == "second question"
+        assert app.session.user_messages()[-1][1] == "first question"
+
+
+async def test_attachment_is_sent_with_the_message(
+    make_app, scripted_bedrock, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.csv"
+    notes.write_text("sku,qty\nA1,3\n")
+    scripted_bedrock.add(Reply(text="Got the file."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = f"/attach {notes}"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.chat.attachments.paths == [notes.resolve()]
+        await send(app, pilot, "read it")
+        assert "notes.csv" in str(app.query(UserMessage).last().render())
+        sent = scripted_bedrock.requests[-1].body["messages"][0]["content"]
+        assert any("notes.csv" in block.get("text", "") for block in sent)
+        assert app.chat.attachments.paths == []
+
+
+async def test_unsupported_attachment_is_refused_before_sending(make_app, tmp_path: Path) -> None:
+    blob = tmp_path / "image.bin"
+    blob.write_bytes(b"\x00\x01\x02" * 10)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert not app.chat.attach(blob)
+        await pilot.pause()
+        assert app.chat.attachments.paths == []
+        assert any("binary" in n.message for n in app._notifications)

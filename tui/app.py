@@ -1,0 +1,451 @@
+"""The tabletalk Textual app: tab area + chat sidebar, status bar, bindings, one error handler.
+
+Blocking work (Bedrock turns, store reads, commits) runs in thread workers that only post
+messages; every worker failure ends in `on_worker_state_changed` as a readable notice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent
+from textual.worker import Worker, WorkerState
+
+from agent import paths
+from agent.config import Settings
+from agent.errors import TabletalkError
+from agent.permissions import MODES, Decision, PermissionRequest
+from tui.bridge import AppBridge
+from tui.keys import APP_BINDINGS
+from tui.messages import ChipClicked, SessionReady, StagingChanged
+from tui.screens.error import ErrorScreen
+from tui.screens.permission import PermissionScreen
+from tui.staging_watch import StagingWatch
+from tui.tabs import TabOpener
+from tui.widgets.chat import ChatPanel
+from tui.widgets.home import HomeTab
+from tui.widgets.splitter import Splitter
+from tui.widgets.status_bar import StatusBar
+from tui.widgets.table_tab import TableTab
+from tui.widgets.table_view import TableView
+
+SessionFactory = Callable[..., Any]
+
+
+def default_session_factory(settings: Settings, store: Any, **kwargs: Any) -> Any:
+    """Open a ChatSession (imported here: boto3 loads on the worker, after the first paint)."""
+    from agent.session import ChatSession
+
+    return ChatSession.open(settings, store, **kwargs)
+
+
+class TabletalkApp(App[int]):
+    """The terminal app for one store and one conversation at a time."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "tabletalk"
+    BINDINGS = APP_BINDINGS  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        store: Any,
+        settings: Settings | None = None,
+        *,
+        conversation_id: str | None = None,
+        session_factory: SessionFactory | None = None,
+        staging_poll_seconds: float = 2.0,
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.settings = settings or Settings()
+        self.conversation_id = conversation_id
+        self.session_factory = session_factory or default_session_factory
+        self.session: Any | None = None
+        self.bridge = AppBridge(self)
+        self.staging_watch = StagingWatch(self, store, poll_seconds=staging_poll_seconds)
+        self.staged_changes: list[Any] = []
+        self._permission: PermissionScreen | None = None
+        self._names: list[str] | None = None
+
+    # ----- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="main"):
+            with TabbedContent(id="tabs"):
+                yield HomeTab(self.store)
+            yield Splitter(id="splitter")
+            yield ChatPanel(id="chat")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.settings.keys:
+            self.set_keymap(dict(self.settings.keys))
+        status = self.status
+        status.store_label = self.store.label
+        status.model = self.settings.model
+        status.mode = self.settings.mode
+        self.opener = TabOpener(self.store, self.query_one("#tabs", TabbedContent))
+        self.chat.composer.focus()
+        self.open_session(self.conversation_id)
+        self.staging_watch.start()
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def chat(self) -> ChatPanel:
+        return self.query_one(ChatPanel)
+
+    # ----- session ----------------------------------------------------------------------------
+
+    @work(thread=True, exit_on_error=False, group="session", exclusive=True)
+    def open_session(self, conversation_id: str | None) -> None:
+        """Open (or resume) a conversation on a worker; posts SessionReady."""
+        session = self.session_factory(
+            self.settings,
+            self.store,
+            conversation_id=conversation_id,
+            ui=self.bridge,
+            prompter=self.bridge.prompt,
+        )
+        self.post_message(SessionReady(session))
+
+    async def on_session_ready(self, message: SessionReady) -> None:
+        self.session = message.session
+        self.status.model = self.session.model_id
+        self.status.mode = self.session.mode
+        self.show_usage(self.session.usage)
+        await self.chat.show_items(self.session.display_items())
+
+    def show_usage(self, usage: Any) -> None:
+        """Conversation token totals into the header."""
+        self.status.tokens = (usage.input, usage.output, usage.cache_read)
+
+    def set_busy(self, busy: bool) -> None:
+        self.status.busy = busy
+
+    def completion_names(self) -> list[str]:
+        """Table and column names for `@` completion (read once, on first use)."""
+        if self._names is None:
+            names: list[str] = []
+            try:
+                for table in self.store.list_tables():
+                    names.append(table)
+                    info = self.store.describe_table(table)
+                    names.extend(c.name for c in info.columns if c.name not in names)
+            except TabletalkError:
+                pass
+            self._names = names
+        return self._names
+
+    # ----- permission prompts (called through the bridge from the worker) ----------------------
+
+    async def ask_permission(self, request: PermissionRequest) -> Decision:
+        """Show the permission modal, ring the bell, and wait for the decision."""
+        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+
+        def decided(decision: Decision | None) -> None:
+            self._permission = None
+            if not future.done():
+                future.set_result(decision or "deny")
+
+        self._permission = PermissionScreen(request)
+        self.bell()
+        await self.push_screen(self._permission, callback=decided)
+        return await future
+
+    def cancel_permission_prompt(self) -> None:
+        """Stop pressed while a prompt is open: deny it."""
+        if self._permission is not None and self._permission.is_attached:
+            self._permission.dismiss("deny")
+
+    # ----- tabs (UiPort, chips, palette) ------------------------------------------------------
+
+    async def open_table(self, table: str, query: str | None = None) -> str:
+        tab = await self.opener.open_table(table, query)
+        self._tint(tab)
+        tab.focus_table()
+        return f"Opened table '{tab.table}' in a tab" + (f" filtered by: {query}" if query else "")
+
+    async def open_joined_view(self, spec: dict[str, Any]) -> str:
+        tab = await self.opener.open_joined_view(spec)
+        tab.focus_table()
+        return f"Opened the joined view {tab.tab_title} in a tab"
+
+    async def open_saved_spec(self, spec: dict[str, Any]) -> str:
+        tab = await self.opener.open_saved_spec(spec)
+        self._tint(tab)
+        tab.focus_table()
+        return f"Opened saved spec '{spec.get('name')}' in a tab"
+
+    async def open_staging_panel(self) -> str:
+        from tui.widgets.staging_panel import StagingPanel
+
+        tabs = self.query_one("#tabs", TabbedContent)
+        if not tabs.query("#staging"):
+            await tabs.add_pane(StagingPanel(self.staging_watch))
+        tabs.active = "staging"
+        self.screen.remove_class("-chat-full")
+        self.staging_watch.refresh_now()
+        return f"Opened the staging panel ({len(self.staged_changes)} staged changes)"
+
+    def list_open_tabs(self) -> list[dict[str, Any]]:
+        found = [{"id": "home", "kind": "home", "title": "Tables"}]
+        found += self.opener.open_tabs()
+        if self.query("#staging"):
+            found.append({"id": "staging", "kind": "staging", "title": "Staged changes"})
+        return found
+
+    def _tint(self, tab: TableTab) -> None:
+        tab.set_staged(self.staged_changes)
+
+    @on(HomeTab.OpenTable)
+    async def _open_from_home(self, message: HomeTab.OpenTable) -> None:
+        await self.run_action_safely_open(message.table)
+
+    async def run_action_safely_open(self, table: str) -> None:
+        """Open a table tab; a failure becomes a notification."""
+        await self.run_action_safely(self.open_table(table))
+
+    @on(TableView.RowChosen)
+    def _show_row(self, message: TableView.RowChosen) -> None:
+        from tui.screens.row_detail import RowDetailScreen
+
+        title = message.view.source.title
+        self.push_screen(RowDetailScreen(title, message.values, message.staged))
+
+    @on(ChipClicked)
+    async def _chip_clicked(self, message: ChipClicked) -> None:
+        await self.run_chip(message.action)
+
+    async def run_chip(self, action: dict[str, Any]) -> None:
+        """Do what a chip names; if it cannot (table gone, spec deleted) say why."""
+        kind = action.get("kind")
+        if kind == "openTable":
+            job = self.open_table(str(action.get("table")), action.get("query"))
+        elif kind == "openJoinedView":
+            job = self.open_joined_view(action)
+        elif kind == "openSavedSpec":
+            job = self._open_spec_by_name(str(action.get("name")))
+        elif kind == "openStagingPanel":
+            job = self.open_staging_panel()
+        else:
+            self.notify(
+                f"This chip cannot be opened here (unknown action {kind!r}).",
+                severity="warning",
+                markup=False,
+            )
+            return
+        await self.run_action_safely(job)
+
+    async def _open_spec_by_name(self, name: str) -> str:
+        from agent.specs import SpecBook
+
+        book = getattr(self.session, "specs", None) or SpecBook(None, self.store.identity)
+        spec = book.get_spec(name)
+        return await self.open_saved_spec(spec.to_dict())
+
+    async def run_action_safely(self, job: Any) -> None:
+        """Await an opening job; a TabletalkError becomes a notification with its fix."""
+        try:
+            await job
+        except TabletalkError as exc:
+            self.notify(
+                exc.render(), title=f"Cannot open: {exc.title}", severity="error", markup=False
+            )
+
+    # ----- staging ---------------------------------------------------------------------------
+
+    def refresh_staging(self) -> None:
+        self.staging_watch.refresh_now()
+
+    def on_staging_changed(self, message: StagingChanged) -> None:
+        self.staged_changes = message.changes
+        self.status.staged = len(message.changes)
+        for tab in self.query(TableTab):
+            tab.set_staged(message.changes)
+        from tui.widgets.staging_panel import StagingPanel
+
+        for panel in self.query(StagingPanel):
+            panel.show(message.changes)
+
+    # ----- errors ------------------------------------------------------------------------------
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place worker failures land: a notification or modal, never a crash."""
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        if event.worker.group == "turn":
+            self.chat.turn_failed(error)
+        if event.worker.group == "session":
+            self.notify(
+                "The chat could not start; tables and staged changes still work.",
+                severity="warning",
+            )
+        self.show_error(error)
+
+    def show_error(self, error: BaseException | None) -> None:
+        """A TabletalkError as title, message and fix; anything else as an unexpected error."""
+        if isinstance(error, TabletalkError):
+            self.push_screen(ErrorScreen(error.title, error.message, error.fix))
+            return
+        log_path = self._log_traceback(error)
+        self.push_screen(
+            ErrorScreen(
+                "Unexpected error",
+                f"{type(error).__name__}: {error}",
+                f"This is a bug in tabletalk. The details are in {log_path}; "
+                "the app keeps running.",
+            )
+        )
+
+    def _log_traceback(self, error: BaseException | None) -> str:
+        path = paths.log_dir() / "tui-errors.log"
+        try:
+            paths.ensure_dir(path.parent)
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write("".join(traceback.format_exception(error)) if error else "unknown\n")
+        except OSError:
+            return "(the log could not be written)"
+        return str(path)
+
+    # ----- palette --------------------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        from tui.commands import app_commands
+
+        yield from super().get_system_commands(screen)
+        yield from app_commands(self)
+
+    # ----- actions (see tui/keys.py for the bindings) ---------------------------------------------
+
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen(dict(self.settings.keys)))
+
+    def action_stop(self) -> None:
+        if not self.chat.stop() and self.screen.has_class("-chat-full"):
+            self.screen.remove_class("-chat-full")
+
+    def action_toggle_chat(self) -> None:
+        self.screen.toggle_class("-chat-full")
+        if self.screen.has_class("-chat-full"):
+            self.chat.composer.focus()
+
+    def action_switch_focus(self) -> None:
+        """F3: from the composer to the active tab's rows (or list), and back."""
+        composer = self.chat.composer
+        if composer.has_focus:
+            pane = self.query_one("#tabs", TabbedContent).active_pane
+            if isinstance(pane, TableTab):
+                pane.focus_table()
+            elif pane is not None:
+                target = next((w for w in pane.query("*") if w.focusable), None)
+                if target is not None:
+                    target.focus()
+        else:
+            composer.focus()
+
+    def action_resize_chat(self, delta: int) -> None:
+        self._set_chat_width(self.chat.outer_size.width + delta)
+
+    @on(Splitter.Dragged)
+    def _splitter_dragged(self, message: Splitter.Dragged) -> None:
+        self._set_chat_width(self.size.width - message.screen_x - 1)
+
+    def _set_chat_width(self, width: int) -> None:
+        width = max(30, min(self.size.width - 20, width))
+        self.chat.styles.width = width
+
+    def action_cycle_mode(self) -> None:
+        current = self.session.mode if self.session is not None else self.status.mode
+        mode = MODES[(MODES.index(current) + 1) % len(MODES)] if current in MODES else MODES[0]
+        self.set_mode(mode)
+
+    def set_mode(self, mode: str) -> None:
+        """Switch the permission mode for this session."""
+        if self.session is not None:
+            self.session.mode = mode
+        self.status.mode = mode
+        self.notify(f"Permission mode: {mode}", markup=False, timeout=2)
+
+    def set_model(self, model: str) -> None:
+        """Switch the Bedrock model for the next turn."""
+        from agent.bedrock.client import resolve_model
+
+        model_id = resolve_model(model)
+        if self.session is not None:
+            self.session.model_id = model_id
+        self.settings = self.settings.model_copy(update={"model": model_id})
+        self.status.model = model_id
+        self.notify(f"Model: {model_id}", markup=False, timeout=2)
+
+    def action_pick_model(self) -> None:
+        from agent.bedrock.client import MODELS
+        from tui.screens.picker import PickerScreen
+
+        options = [(model_id, f"{alias:14} {model_id}") for alias, model_id in MODELS.items()]
+        self.push_screen(
+            PickerScreen("Model", options), lambda chosen: chosen and self.set_model(chosen)
+        )
+
+    def action_pick_table(self) -> None:
+        from tui.screens.picker import PickerScreen
+
+        options = [(t, t) for t in self.store.list_tables()]
+
+        async def chosen(table: str | None) -> None:
+            if table:
+                await self.run_action_safely(self.open_table(table))
+
+        self.push_screen(PickerScreen("Open table", options), chosen)
+
+    async def action_open_staging_panel(self) -> None:
+        await self.open_staging_panel()
+
+    async def action_close_tab(self) -> None:
+        tabs = self.query_one("#tabs", TabbedContent)
+        if tabs.active and tabs.active != "home":
+            await tabs.remove_pane(tabs.active)
+
+    def action_attach(self) -> None:
+        from tui.screens.attach import AttachScreen
+
+        self.push_screen(AttachScreen(), lambda path: path and self.chat.attach(path))
+
+    def action_new_chat(self) -> None:
+        if self.chat.busy:
+            self.notify("Stop the running answer first (Esc).", severity="warning")
+            return
+        self.session = None
+        self.call_later(self.chat.show_items, [])
+        self.show_usage(_ZERO_USAGE)
+        self.open_session(None)
+
+    def action_conversations(self) -> None:
+        from tui.screens.conversations import pick_conversation
+
+        pick_conversation(self)
+
+    def action_rewind(self) -> None:
+        from tui.screens.rewind import pick_rewind
+
+        pick_rewind(self)
+
+
+class _ZeroUsage:
+    input = output = cache_read = 0
+
+
+_ZERO_USAGE = _ZeroUsage()

@@ -1,0 +1,48 @@
+"""The app's actions for the command palette (ctrl+p): new chat, open table, staging, model, mode…"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.app import SystemCommand
+
+if TYPE_CHECKING:
+    from tui.app import TabletalkApp
+
+
+def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
+    """One SystemCommand per action, plus one per table, model and mode."""
+    from agent.bedrock.client import MODELS
+    from agent.permissions import MODES
+
+    yield SystemCommand("New chat", "Start a new conversation", app.action_new_chat)
+    yield SystemCommand("Resume chat…", "Pick a saved conversation", app.action_conversations)
+    yield SystemCommand(
+        "Rewind…", "Roll back to one of your earlier messages and edit it", app.action_rewind
+    )
+    yield SystemCommand("Attach file…", "Attach a file to the next message", app.action_attach)
+    yield SystemCommand(
+        "Staging panel", "Review and commit staged changes", app.action_open_staging_panel
+    )
+    yield SystemCommand("Open table…", "Pick a table to open", app.action_pick_table)
+    yield SystemCommand(
+        "Full-width chat", "Toggle the chat between sidebar and full width", app.action_toggle_chat
+    )
+    try:
+        tables = app.store.list_tables()
+    except Exception:
+        tables = []
+    for table in tables:
+        yield SystemCommand(
+            f"Open table: {table}",
+            f"Open {table} in a tab",
+            partial(app.run_action_safely_open, table),
+        )
+    for alias, model_id in MODELS.items():
+        yield SystemCommand(f"Switch model: {alias}", model_id, partial(app.set_model, model_id))
+    for mode in MODES:
+        yield SystemCommand(
+            f"Switch mode: {mode}", "Permission mode for gated tools", partial(app.set_mode, mode)
+        )

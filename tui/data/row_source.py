@@ -1,0 +1,230 @@
+"""Paged, read-only row access for table tabs, so a table of a million rows opens at once.
+
+SQLite files are read through a private `mode=ro` connection with keyset paging (by rowid or
+primary key) and an OFFSET fallback for jumps; other stores go through `Store.query`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from agent.errors import StoreError, UnknownTableError
+
+PAGE_SIZE = 200
+"""Rows per fetched page."""
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """A column as a table tab shows it."""
+
+    name: str
+    type: str
+    key: bool = False
+
+
+@dataclass
+class Page:
+    """One fetched page: row tuples (values in `columns` order) and each row's key dict."""
+
+    number: int
+    rows: list[tuple[Any, ...]]
+    keys: list[dict[str, Any]]
+    order_keys: list[Any]
+
+
+class RowSource(Protocol):
+    """What a table tab reads rows through."""
+
+    title: str
+    columns: list[ColumnSpec]
+    key_columns: tuple[str, ...]
+
+    def count(self) -> int: ...
+
+    def page(self, number: int) -> Page: ...
+
+    def close(self) -> None: ...
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class SQLiteRowSource:
+    """Pages of one SQLite table (optionally filtered by a WHERE expression), read-only."""
+
+    def __init__(self, path: str | Path, table: str, where: str | None = None) -> None:
+        self.path = Path(path)
+        self.table = table
+        self.where = (where or "").strip() or None
+        self.title = table if not self.where else f"{table} ⧩"
+        self._lock = threading.Lock()
+        self._conn = connect_read_only(self.path)
+        self._pages: dict[int, Page] = {}
+        self._count: int | None = None
+        info = self._conn.execute(f"PRAGMA table_xinfo({_quote(table)})").fetchall()
+        if not info:
+            names = [
+                r[0]
+                for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            ]
+            raise UnknownTableError(
+                f"There is no table '{table}' in {self.path.name}.",
+                fix=f"Open one of: {', '.join(sorted(names)) or '(no tables)'}.",
+            )
+        visible = [row for row in info if row[6] == 0]
+        pk = sorted((row for row in visible if row[5] > 0), key=lambda row: row[5])
+        self.key_columns: tuple[str, ...] = tuple(row[1] for row in pk)
+        self.columns = [
+            ColumnSpec(row[1], (row[2] or "ANY").upper(), key=row[5] > 0) for row in visible
+        ]
+        self._has_rowid = self._table_has_rowid()
+        if self._has_rowid:
+            self._order = ["rowid"]
+            if not self.key_columns:
+                self.key_columns = ("rowid",)
+        else:
+            self._order = list(self.key_columns)
+        self._dense_rowid_start: int | None = None
+
+    def _table_has_rowid(self) -> bool:
+        try:
+            self._conn.execute(f"SELECT rowid FROM {_quote(self.table)} LIMIT 0")
+        except sqlite3.OperationalError:
+            return False
+        return True
+
+    def _filter_sql(self) -> str:
+        return f" WHERE ({self.where})" if self.where else ""
+
+    def _select(self) -> str:
+        order_cols = ", ".join(
+            "rowid AS __order_0" if c == "rowid" else f"{_quote(c)} AS __order_{i}"
+            for i, c in enumerate(self._order)
+        )
+        cols = ", ".join(_quote(c.name) for c in self.columns)
+        return f"SELECT {order_cols}, {cols} FROM {_quote(self.table)}"
+
+    def count(self) -> int:
+        """Rows matching the filter (cached; computed once)."""
+        if self._count is None:
+            with self._lock:
+                sql = f"SELECT count(*) FROM {_quote(self.table)}{self._filter_sql()}"
+                self._count = int(self._execute(sql).fetchone()[0])
+                if self._has_rowid and not self.where and self._count:
+                    low, high = self._execute(
+                        f"SELECT min(rowid), max(rowid) FROM {_quote(self.table)}"
+                    ).fetchone()
+                    if high - low + 1 == self._count:
+                        self._dense_rowid_start = int(low)
+        return self._count
+
+    def page(self, number: int) -> Page:
+        """Rows `number * PAGE_SIZE ...`; keyset from a neighbouring cached page when possible."""
+        cached = self._pages.get(number)
+        if cached is not None:
+            return cached
+        with self._lock:
+            rows = self._fetch(number)
+        n_order = len(self._order)
+        page = Page(
+            number=number,
+            rows=[tuple(r[n_order:]) for r in rows],
+            keys=[self._key_of(r) for r in rows],
+            order_keys=[tuple(r[:n_order]) for r in rows],
+        )
+        self._remember(page)
+        return page
+
+    def _key_of(self, row: tuple[Any, ...]) -> dict[str, Any]:
+        n_order = len(self._order)
+        if self.key_columns == ("rowid",):
+            return {"rowid": row[0]}
+        names = [c.name for c in self.columns]
+        return {k: row[n_order + names.index(k)] for k in self.key_columns}
+
+    def _fetch(self, number: int) -> list[tuple[Any, ...]]:
+        base = self._select()
+        order = ", ".join(f"__order_{i}" for i in range(len(self._order)))
+        limit = PAGE_SIZE
+        if self._dense_rowid_start is not None:
+            low = self._dense_rowid_start + number * PAGE_SIZE
+            sql = f"{base} WHERE rowid >= ? AND rowid < ? ORDER BY rowid"
+            return self._execute(sql, (low, low + PAGE_SIZE)).fetchall()
+        before = self._pages.get(number - 1)
+        if before is not None and before.order_keys and len(before.rows) == PAGE_SIZE:
+            last = before.order_keys[-1]
+            cond = self._after(last)
+            joiner = " AND " if self.where else " WHERE "
+            sql = f"{base}{self._filter_sql()}{joiner}{cond} ORDER BY {order} LIMIT {limit}"
+            return self._execute(sql, last).fetchall()
+        sql = f"{base}{self._filter_sql()} ORDER BY {order} LIMIT {limit} OFFSET ?"
+        return self._execute(sql, (number * PAGE_SIZE,)).fetchall()
+
+    def _after(self, last: tuple[Any, ...]) -> str:
+        cols = ", ".join("rowid" if c == "rowid" else _quote(c) for c in self._order)
+        marks = ", ".join("?" for _ in last)
+        return f"({cols}) > ({marks})"
+
+    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        try:
+            return self._conn.execute(sql, params)
+        except sqlite3.Error as exc:
+            hint = (
+                "Check the filter: it is a SQL condition such as  status = 'open'  or  total > 100."
+                if self.where
+                else "Check that the database file is readable and not corrupt."
+            )
+            raise StoreError(f"Could not read '{self.table}': {exc}", fix=hint) from exc
+
+    def _remember(self, page: Page) -> None:
+        self._pages[page.number] = page
+        if len(self._pages) > 60:
+            far = max(self._pages, key=lambda n: abs(n - page.number))
+            self._pages.pop(far, None)
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class QueryRowSource:
+    """Rows of a read-only SELECT through the Store (any backend), fetched up to a cap."""
+
+    CAP = 5000
+
+    def __init__(self, store: Any, title: str, sql: str, key_columns: tuple[str, ...] = ()) -> None:
+        self.title = title
+        self.key_columns = key_columns
+        result = store.query(sql, limit=self.CAP)
+        self.truncated = result.truncated
+        self.columns = [ColumnSpec(name, "", key=name in key_columns) for name in result.columns]
+        names = [c.name for c in self.columns]
+        self._rows = [tuple(row.get(n) for n in names) for row in result.rows]
+        self._keys = [{k: row.get(k) for k in key_columns} for row in result.rows]
+
+    def count(self) -> int:
+        return len(self._rows)
+
+    def page(self, number: int) -> Page:
+        start = number * PAGE_SIZE
+        end = start + PAGE_SIZE
+        return Page(number, self._rows[start:end], self._keys[start:end], [])
+
+    def close(self) -> None:
+        return None
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write: `mode=ro` URI plus `query_only`."""
+    if not path.exists():
+        raise StoreError(
+            f"No database file at {path}.", fix="Pass an existing SQLite file with --db."
+        )
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    conn.execute("PRAGMA query_only = 1")
+    return conn

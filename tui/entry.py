@@ -1,0 +1,74 @@
+"""The `tabletalk` command: headless subcommands go to the CLI (no Textual import), else the app."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+VALUE_FLAGS = frozenset(
+    {"--db", "--profile", "--region", "--model", "--mode", "--config", "--conversation"}
+)
+
+
+def first_command(argv: list[str]) -> str | None:
+    """The first argument that is not an option or an option's value."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in VALUE_FLAGS:
+            skip = True
+            continue
+        if arg.startswith("-"):
+            continue
+        return arg
+    return None
+
+
+def wants_headless(argv: list[str]) -> bool:
+    """A subcommand (known or not: the CLI explains unknown ones) or -h/--help."""
+    return first_command(argv) is not None or any(a in ("-h", "--help") for a in argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from agent.cli.common import add_model_flags, add_store_flag
+
+    parser = argparse.ArgumentParser(prog="tabletalk", description="Open the tabletalk app.")
+    add_store_flag(parser)
+    add_model_flags(parser)
+    parser.add_argument("--conversation", metavar="ID", help="resume a saved conversation")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if wants_headless(argv):
+        from agent.cli.main import main as cli_main
+
+        return cli_main(argv)
+    from agent.cli.common import report_error, resolve_settings, store_path
+    from agent.errors import TabletalkError
+
+    args = build_parser().parse_args(argv)
+    try:
+        settings = resolve_settings(args)
+        from agent.stores.open import open_store
+
+        store = open_store(store_path(args, settings))
+    except TabletalkError as exc:
+        return report_error(exc)
+    from tui.app import TabletalkApp
+
+    app = TabletalkApp(store, settings, conversation_id=args.conversation)
+    try:
+        app.run()
+    finally:
+        app.staging_watch.close()
+        store.close()
+    return app.return_code or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""The app's key bindings: each has an id that `keys` in config.toml can remap (set_keymap)."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+APP_BINDINGS: list[Binding] = [
+    Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+    Binding("f1", "help", "Help", id="help"),
+    Binding("escape", "stop", "Stop", id="stop", show=False),
+    Binding("ctrl+n", "new_chat", "New chat", id="new_chat"),
+    Binding("ctrl+l", "conversations", "Chats", id="conversations"),
+    Binding("ctrl+r", "rewind", "Rewind", id="rewind"),
+    Binding("ctrl+o", "attach", "Attach", id="attach"),
+    Binding("ctrl+t", "pick_table", "Open table", id="open_table"),
+    Binding("ctrl+s", "open_staging_panel", "Staged", id="staging"),
+    Binding("ctrl+w", "close_tab", "Close tab", id="close_tab", show=False),
+    Binding("f2", "toggle_chat", "Full chat", id="toggle_chat"),
+    Binding("f3", "switch_focus", "Chat ⇄ tabs", id="switch_focus"),
+    Binding("f4", "cycle_mode", "Mode", id="mode"),
+    Binding("f5", "pick_model", "Model", id="model", show=False),
+    Binding("alt+left", "resize_chat(4)", "Wider chat", id="chat_wider", show=False),
+    Binding("alt+right", "resize_chat(-4)", "Narrower chat", id="chat_narrower", show=False),
+]
+
+HELP_EXTRA: list[tuple[str, str, str]] = [
+    ("send", "enter", "Send the message (in the composer)"),
+    (
+        "newline",
+        "ctrl+j, shift+enter",
+        "New line in the composer (ctrl+j works in every terminal and tmux)",
+    ),
+    ("complete", "tab", "Complete an @table or @column name in the composer"),
+    ("—", "ctrl+p", "Command palette: every action of the app"),
+    ("table.row_detail", "enter", "Row detail (in a table)"),
+    ("—", "/attach PATH", "Attach a file by typing its path; pasting a file path also attaches it"),
+    ("permission.*", "y / a / n", "Permission prompt: allow once / allow for this chat / deny"),
+]

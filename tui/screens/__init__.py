@@ -1,0 +1,1 @@
+"""The app's modal and full screens, one per module."""

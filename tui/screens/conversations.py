@@ -1,0 +1,37 @@
+"""Resume a saved conversation (or start a new one) from a list."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tui.screens.picker import PickerScreen
+
+if TYPE_CHECKING:
+    from tui.app import TabletalkApp
+
+NEW = "__new__"
+
+
+def pick_conversation(app: TabletalkApp) -> None:
+    """Show saved conversations, newest first; the choice re-opens the session on it."""
+    from agent.session import list_conversations
+
+    if app.chat.busy:
+        app.notify("Stop the running answer first (Esc).", severity="warning")
+        return
+    options = [(NEW, "＋ New chat")]
+    for summary in list_conversations():
+        when = str(summary.updated_at)[:16].replace("T", " ")
+        title = summary.title or "(untitled)"
+        options.append((summary.id, f"{when}  {title[:50]}  · {summary.message_count} messages"))
+
+    def chosen(conversation_id: str | None) -> None:
+        if conversation_id is None:
+            return
+        if conversation_id == NEW:
+            app.action_new_chat()
+            return
+        app.session = None
+        app.open_session(conversation_id)
+
+    app.push_screen(PickerScreen("Conversations", options), chosen)

@@ -1,0 +1,51 @@
+"""The help screen: every key binding with its id (the name to remap it in config.toml)."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tui.keys import APP_BINDINGS, HELP_EXTRA
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists the bindings (with any remapping from config applied); Esc closes."""
+
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", id="help.close")]
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 96; max-width: 95%; height: 85%; border: round $accent; background: $surface; padding: 0 1;
+    }
+    """
+
+    def __init__(self, keymap: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.keymap = keymap or {}
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
+        table.add_column("keys", no_wrap=True)
+        table.add_column("does")
+        table.add_column("id", style="dim", no_wrap=True)
+        for binding in APP_BINDINGS:
+            keys = self.keymap.get(binding.id or "", binding.key)
+            table.add_row(Text(keys), Text(binding.description), Text(binding.id or ""))
+        for binding_id, keys, does in HELP_EXTRA:
+            table.add_row(Text(self.keymap.get(binding_id, keys)), Text(does), Text(binding_id))
+        with VerticalScroll() as scroll:
+            scroll.border_title = "Keys"
+            yield Static(table)
+            yield Static(
+                Text(
+                    'Remap any key in config.toml under [keys], by id:  stop = "escape,ctrl+c"\n'
+                    "Esc closes this screen.",
+                    style="dim",
+                )
+            )

@@ -1,0 +1,87 @@
+"""The permission prompt: names the gated tool and its input; allow once, for the chat, or deny."""
+
+from __future__ import annotations
+
+import json
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from agent.permissions import Decision, PermissionRequest
+
+ACCESS_WORDS = {
+    "read": "read data from",
+    "open": "open a view of",
+    "export": "write a file from",
+    "write": "change",
+}
+
+
+class PermissionScreen(ModalScreen[Decision]):
+    """Waits for a decision; y/enter allow once, a allow for this conversation, n/esc deny."""
+
+    BINDINGS = [
+        Binding("y,1", "decide('allow_once')", "Allow once", id="permission.allow_once"),
+        Binding(
+            "a,2",
+            "decide('allow_conversation')",
+            "Allow for this chat",
+            id="permission.allow_conversation",
+        ),
+        Binding("n,3,escape", "decide('deny')", "Deny", id="permission.deny"),
+    ]
+
+    DEFAULT_CSS = """
+    PermissionScreen { align: center middle; }
+    PermissionScreen > Vertical {
+        width: 76; max-width: 95%; height: auto; max-height: 90%;
+        border: thick $warning; background: $surface; padding: 1 2;
+    }
+    PermissionScreen #tool-input { height: auto; max-height: 14; background: $boost; padding: 0 1; margin: 1 0; }
+    PermissionScreen Horizontal { height: auto; align-horizontal: center; }
+    PermissionScreen Button { margin: 0 1; }
+    """
+
+    def __init__(self, request: PermissionRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        verb = ACCESS_WORDS.get(request.access, "run")
+        with Vertical() as box:
+            box.border_title = "Permission needed"
+            yield Static(
+                Text.assemble(
+                    "The assistant wants to ",
+                    verb,
+                    " your data with ",
+                    (request.tool, "bold"),
+                    f"  (mode: {request.mode})",
+                )
+            )
+            with VerticalScroll(id="tool-input"):
+                yield Static(
+                    Text(json.dumps(request.input, indent=2, default=str, ensure_ascii=False))
+                )
+            with Horizontal():
+                yield Button(Content("Allow once (y)"), id="allow_once", variant="success")
+                yield Button(
+                    Content("Allow for this chat (a)"), id="allow_conversation", variant="primary"
+                )
+                yield Button(Content("Deny (n)"), id="deny", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#allow_once", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_decide(str(event.button.id))
+
+    def action_decide(self, decision: str) -> None:
+        self.dismiss(decision)  # type: ignore[arg-type]

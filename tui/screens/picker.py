@@ -1,0 +1,59 @@
+"""A small modal list to choose one item from (tables, models, conversations, earlier messages)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+
+class PickerScreen(ModalScreen[str | None]):
+    """Options as (id, label) pairs; Enter picks (dismisses with the id), Esc cancels (None)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel")]
+
+    DEFAULT_CSS = """
+    PickerScreen { align: center middle; }
+    PickerScreen > Vertical {
+        width: 80; max-width: 95%; height: auto; max-height: 80%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    PickerScreen OptionList { height: auto; max-height: 24; border: none; }
+    PickerScreen .picker-help { color: $text-muted; }
+    """
+
+    def __init__(
+        self,
+        title: str,
+        options: list[tuple[str, str]],
+        *,
+        help_text: str = "",
+        empty: str = "Nothing to choose from.",
+    ) -> None:
+        super().__init__()
+        self.picker_title = title
+        self.options = options
+        self.help_text = help_text
+        self.empty = empty
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = self.picker_title
+            if self.help_text:
+                yield Static(Text(self.help_text), classes="picker-help")
+            if self.options:
+                yield OptionList(*(Option(Text(label), id=key) for key, label in self.options))
+            else:
+                yield Static(Text(self.empty))
+            yield Static(Text("enter choose · esc cancel"), classes="picker-help")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

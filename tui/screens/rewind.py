@@ -1,0 +1,45 @@
+"""Rewind: pick one of your earlier messages; the chat rolls back to just before it for editing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tui.screens.picker import PickerScreen
+
+if TYPE_CHECKING:
+    from tui.app import TabletalkApp
+
+
+def pick_rewind(app: TabletalkApp) -> None:
+    """List the user's messages (newest last); the choice truncates the conversation there."""
+    session = app.session
+    if session is None:
+        app.notify("The chat is still starting.", severity="warning")
+        return
+    if app.chat.busy:
+        app.notify("Stop the running answer first (Esc).", severity="warning")
+        return
+    messages = session.user_messages()
+    options = [(str(index), " ".join(text.split())[:90]) for index, text in messages]
+
+    async def chosen(index: str | None) -> None:
+        if index is None:
+            return
+        text = session.rewind(int(index))
+        await app.chat.show_items(session.display_items())
+        app.show_usage(session.usage)
+        composer = app.chat.composer
+        composer.text = text
+        composer.move_cursor(composer.document.end)
+        composer.focus()
+        app.notify("Rolled back. Edit the message and press Enter to send it again.", markup=False)
+
+    app.push_screen(
+        PickerScreen(
+            "Rewind to…",
+            options,
+            help_text="The chosen message and everything after it are removed; its text returns to the composer.",
+            empty="You have not sent a message yet.",
+        ),
+        chosen,
+    )

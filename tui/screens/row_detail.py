@@ -1,0 +1,52 @@
+"""A modal with every column of one row, and the staged new values beside the old ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class RowDetailScreen(ModalScreen[None]):
+    """Shows one row, column by column; Esc or q closes it."""
+
+    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close", id="row_detail.close")]
+
+    DEFAULT_CSS = """
+    RowDetailScreen { align: center middle; }
+    RowDetailScreen > VerticalScroll {
+        width: 80%; max-width: 110; height: auto; max-height: 85%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    """
+
+    def __init__(self, title: str, values: dict[str, Any], staged: Any | None) -> None:
+        super().__init__()
+        self.row_title = title
+        self.values = values
+        self.staged = staged
+
+    def compose(self) -> ComposeResult:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column(overflow="fold")
+        new_values = dict(self.staged.values) if self.staged is not None else {}
+        for name, value in self.values.items():
+            cell = Text("∅" if value is None else str(value))
+            if name in new_values and self.staged.op == "update":
+                cell = Text.assemble(cell, (" → ", "dim"), (str(new_values[name]), "bold yellow"))
+            grid.add_row(Text(name), cell)
+        with VerticalScroll() as scroll:
+            scroll.border_title = self.row_title
+            if self.staged is not None:
+                op = self.staged.op
+                colour = {"create": "green", "update": "yellow", "delete": "red"}.get(op, "")
+                yield Static(Text(f"staged {op} (review it in the staging panel)", style=colour))
+            yield Static(grid)
+            yield Static(Text("esc to close", style="dim"))

@@ -1,0 +1,84 @@
+"""Keeps the app's view of the staging area fresh, and runs staging operations on workers.
+
+Polling is cheap: every tick compares `count()`; the full list is read only when the count
+moved, after the app's own operations, and every few ticks (to catch edits in place).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App
+
+from tui.messages import StagingChanged
+
+FULL_REFRESH_EVERY = 8
+"""Ticks between full re-reads even when the count did not move."""
+
+
+class StagingWatch:
+    """Owns the app's StagingArea (opened on first use) and posts StagingChanged."""
+
+    def __init__(self, app: App[Any], store: Any, *, poll_seconds: float = 2.0) -> None:
+        self.app = app
+        self.store = store
+        self.poll_seconds = poll_seconds
+        self._area: Any | None = None
+        self._last_count: int | None = None
+        self._ticks = 0
+
+    @property
+    def area(self) -> Any:
+        """The StagingArea for the app's store (shared staging database)."""
+        if self._area is None:
+            from agent.staging import StagingArea
+
+            self._area = StagingArea(self.store)
+        return self._area
+
+    def start(self) -> None:
+        self.refresh_now()
+        if self.poll_seconds > 0:
+            self.app.set_interval(self.poll_seconds, self._tick, name="staging-poll")
+
+    def _tick(self) -> None:
+        self._ticks += 1
+        self.app.run_worker(
+            self._check, thread=True, exit_on_error=False, group="staging-poll", exclusive=True
+        )
+
+    def _check(self) -> None:
+        count = self.area.count()
+        if count != self._last_count or self._ticks % FULL_REFRESH_EVERY == 0:
+            self._read()
+
+    def _read(self) -> None:
+        changes = self.area.list()
+        self._last_count = len(changes)
+        self.app.post_message(StagingChanged(changes))
+
+    def refresh_now(self) -> None:
+        """Re-read the staged changes now (after a turn, a commit, a reject)."""
+        self.app.run_worker(self._read, thread=True, exit_on_error=False, group="staging-read")
+
+    def run(
+        self,
+        job: Callable[[Any], Any],
+        *,
+        done: Callable[[Any], None] | None = None,
+        name: str = "staging",
+    ) -> None:
+        """Run `job(area)` on a worker; `done(result)` runs on the app thread; then refresh."""
+
+        def work() -> None:
+            result = job(self.area)
+            if done is not None:
+                self.app.call_from_thread(done, result)
+            self._read()
+
+        self.app.run_worker(work, thread=True, exit_on_error=False, group="staging-op", name=name)
+
+    def close(self) -> None:
+        if self._area is not None:
+            self._area.close()

@@ -1,0 +1,301 @@
+"""The chat: the message log, pending attachments, the composer, Send and Stop.
+
+A turn runs in a thread worker; its events arrive as TurnEventPosted messages, tagged with the
+turn number so the events of a stopped turn are dropped once Stop was pressed.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, Markdown, Static, TextArea
+from textual.widgets._markdown import MarkdownStream
+
+from agent.attachments import AttachmentSet
+from agent.errors import TabletalkError
+from agent.events import (
+    AskUser,
+    ChipProposed,
+    Notice,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEnded,
+    UsageUpdated,
+)
+from tui.messages import TurnEventPosted
+from tui.widgets.attachment_bar import AttachmentBar
+from tui.widgets.chat_items import (
+    AnswerChip,
+    AskBlock,
+    AssistantMessage,
+    ChipButton,
+    ChipRow,
+    NoteLine,
+    ToolLine,
+    UserMessage,
+)
+from tui.widgets.composer import Composer
+
+END_NOTES = {
+    "stopped": ("Stopped. The conversation is intact; send a new message to continue.", "warning"),
+    "step_limit": (
+        "The turn reached the step limit; ask again or raise step_limit in the config.",
+        "warning",
+    ),
+    "max_tokens": (
+        "The answer was cut off at the model's output limit; ask for a shorter answer.",
+        "warning",
+    ),
+}
+
+
+class ChatLog(VerticalScroll):
+    """The scrolling message list; anchored to the bottom unless the user scrolls up."""
+
+    DEFAULT_CSS = "ChatLog { height: 1fr; padding: 0 1 0 0; scrollbar-size-vertical: 1; }"
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+
+class ChatPanel(Vertical):
+    """Owns the composer and the log, and runs turns on the app's ChatSession."""
+
+    DEFAULT_CSS = """
+    ChatPanel { height: 1fr; }
+    ChatPanel > #chat-actions { height: 1; }
+    ChatPanel > #chat-actions > #chat-hint { width: 1fr; color: $text-muted; padding: 0 1; }
+    ChatPanel > #chat-actions Button { min-width: 8; margin: 0 0 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.turn = 0
+        self.busy = False
+        self.cancel: threading.Event | None = None
+        self._ended: set[int] = set()
+        self._stream: MarkdownStream | None = None
+        self._tool_lines: dict[str, ToolLine] = {}
+
+    def compose(self) -> ComposeResult:
+        yield ChatLog(id="chat-log")
+        yield AttachmentBar(id="attachment-bar")
+        yield Composer(id="composer", names=self._completion_names)
+        with Horizontal(id="chat-actions"):
+            yield Static(Text("⏎ send · ^j newline · esc stop"), id="chat-hint")
+            yield Button("Send", id="send", variant="primary", compact=True)
+            yield Button("Stop", id="stop", variant="error", compact=True, disabled=True)
+
+    @property
+    def log_view(self) -> ChatLog:
+        return self.query_one(ChatLog)
+
+    @property
+    def composer(self) -> Composer:
+        return self.query_one(Composer)
+
+    @property
+    def attachments(self) -> AttachmentBar:
+        return self.query_one(AttachmentBar)
+
+    def _completion_names(self) -> list[str]:
+        return list(getattr(self.app, "completion_names", lambda: [])())
+
+    # ----- sending ------------------------------------------------------------------------
+
+    @on(Composer.Submitted)
+    def _on_submitted(self, event: Composer.Submitted) -> None:
+        event.stop()
+        self.submit(event.text)
+
+    @on(Button.Pressed, "#send")
+    def _on_send_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.composer.action_submit()
+
+    @on(Button.Pressed, "#stop")
+    def _on_stop_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.stop()
+
+    @on(Composer.PathPasted)
+    def _on_path_pasted(self, event: Composer.PathPasted) -> None:
+        self.attach(event.path)
+
+    @on(Button.Pressed, "AnswerChip")
+    def _on_answer(self, event: Button.Pressed) -> None:
+        event.stop()
+        assert isinstance(event.button, AnswerChip)
+        self.submit(event.button.choice)
+
+    def attach(self, path: str | Path) -> bool:
+        """Validate a file now (size, type) and add it to the next message; say why not."""
+        try:
+            attachment = AttachmentSet().add(path)
+        except TabletalkError as exc:
+            self.app.notify(exc.render(), title=exc.title, severity="error", markup=False)
+            return False
+        self.attachments.add(attachment.path)
+        return True
+
+    def submit(self, text: str) -> None:
+        """Send `text` (with pending attachments), or run a `/command`."""
+        if text.startswith("/attach"):
+            path = text[len("/attach") :].strip()
+            if not path:
+                self.app.notify("Usage: /attach PATH", severity="warning", markup=False)
+            elif self.attach(path):
+                self.composer.clear()
+            return
+        if self.busy:
+            self.app.notify("Wait for the answer, or press Esc to stop it.", severity="warning")
+            return
+        session = getattr(self.app, "session", None)
+        if session is None:
+            self.app.notify(
+                "The chat is still starting; try again in a moment.", severity="warning"
+            )
+            return
+        files = self.attachments.clear()
+        self.composer.clear()
+        for answered in self.query(AnswerChip):
+            answered.disabled = True
+        self.log_view.mount(UserMessage(text, [p.name for p in files]))
+        self.log_view.anchor()
+        self.turn += 1
+        self.cancel = threading.Event()
+        self._set_busy(True)
+        self._run_turn(session, self.turn, text, files, self.cancel)
+
+    @work(thread=True, exit_on_error=False, group="turn", name="turn")
+    def _run_turn(
+        self, session: Any, turn: int, text: str, files: list[Path], cancel: threading.Event
+    ) -> None:
+        session.run_turn(
+            text,
+            attachments=files,
+            on_event=lambda event: self.post_message(TurnEventPosted(turn, event)),
+            cancel=cancel,
+        )
+
+    def stop(self) -> bool:
+        """Cancel the running turn at once; its late events are ignored. False when idle."""
+        if not self.busy or self.cancel is None:
+            return False
+        self.cancel.set()
+        self.app.cancel_permission_prompt()
+        self.call_later(self._finish_turn, self.turn, "stopped", None)
+        return True
+
+    def turn_failed(self, error: BaseException) -> None:
+        """The worker raised: end the turn so the composer is usable again."""
+        self.call_later(self._finish_turn, self.turn, "error", None)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.query_one("#stop", Button).disabled = not busy
+        self.query_one("#send", Button).disabled = busy
+        self.app.set_busy(busy)
+
+    # ----- events from the worker -----------------------------------------------------------
+
+    async def on_turn_event_posted(self, message: TurnEventPosted) -> None:
+        message.stop()
+        if message.turn != self.turn or message.turn in self._ended:
+            return
+        event = message.event
+        log = self.log_view
+        if isinstance(event, TextDelta):
+            if self._stream is None:
+                widget = AssistantMessage()
+                await log.mount(widget)
+                self._stream = Markdown.get_stream(widget)
+            await self._stream.write(event.text)
+        elif isinstance(event, ToolCallStarted):
+            await self._close_stream()
+            line = ToolLine(event.tool_use_id, event.name, event.input)
+            self._tool_lines[event.tool_use_id] = line
+            await log.mount(line)
+        elif isinstance(event, ToolCallFinished):
+            line = self._tool_lines.get(event.tool_use_id)
+            if line is not None:
+                line.finish(event.status, event.result)
+        elif isinstance(event, ChipProposed):
+            await log.mount(ChipRow(ChipButton(event.chip.label, event.chip.action)))
+        elif isinstance(event, AskUser):
+            await self._close_stream()
+            await log.mount(AskBlock(event.question, event.choices))
+        elif isinstance(event, UsageUpdated):
+            self.app.show_usage(event.conversation)
+        elif isinstance(event, Notice):
+            await log.mount(NoteLine(event.message))
+        elif isinstance(event, TurnEnded):
+            await self._finish_turn(message.turn, event.reason, event)
+
+    async def _close_stream(self) -> None:
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+
+    async def _finish_turn(self, turn: int, reason: str, event: TurnEnded | None) -> None:
+        if turn in self._ended:
+            return
+        self._ended.add(turn)
+        await self._close_stream()
+        self._tool_lines.clear()
+        note = END_NOTES.get(reason)
+        if reason == "error":
+            text = (event.error if event and event.error else "The turn failed.") or ""
+            await self.log_view.mount(NoteLine(text, level="error"))
+        elif reason == "other" and event is not None:
+            await self.log_view.mount(
+                NoteLine(f"The model stopped ({event.detail}).", level="warning")
+            )
+        elif note is not None:
+            await self.log_view.mount(NoteLine(note[0], level=note[1]))
+        self._set_busy(False)
+        self.app.refresh_staging()
+        if self.app.focused is None or not self.app.focused.is_attached:
+            self.composer.focus()
+
+    # ----- whole-log operations -------------------------------------------------------------
+
+    async def show_items(self, items: list[dict[str, Any]]) -> None:
+        """Replace the log with a saved conversation's items (after resume or rewind)."""
+        log = self.log_view
+        await log.remove_children()
+        widgets = []
+        for item in items:
+            if "chip" in item:
+                chip = item["chip"]
+                widgets.append(
+                    ChipRow(ChipButton(str(chip.get("label", "")), dict(chip.get("action", {}))))
+                )
+            elif "tool" in item:
+                line = ToolLine("", item["tool"], item.get("input"))
+                line.finish(item.get("status"), item.get("result"))
+                widgets.append(line)
+            elif item.get("role") == "user":
+                widgets.append(UserMessage(item.get("text", "")))
+            elif item.get("role") == "assistant":
+                widgets.append(AssistantMessage(item.get("text", "")))
+        if widgets:
+            await log.mount_all(widgets)
+        log.scroll_end(animate=False)
+        log.anchor()
+
+    @on(TextArea.Changed, "#composer")
+    def _on_composer_changed(self, event: TextArea.Changed) -> None:
+        options = self.composer.completions()
+        hint = self.query_one("#chat-hint", Static)
+        if options:
+            hint.update(Text("tab → " + ", ".join(options[:6]), style="bold"))
+        else:
+            hint.update(Text("⏎ send · ^j newline · esc stop"))

@@ -1,0 +1,183 @@
+"""The pieces of the chat log: user and assistant messages, tool lines, chips, questions, notes.
+
+Everything untrusted (model text, tool input and results) goes in as plain Text/Content or
+Markdown, never as Textual markup.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.widgets import Button, Collapsible, Markdown, Static
+
+from tui.messages import ChipClicked
+
+STATUS_MARKS = {None: ("…", "cyan"), "success": ("✓", "green"), "error": ("✗", "red")}
+
+
+def short_input(tool_input: Any, width: int = 60) -> str:
+    """A tool input squeezed onto one line: `key=value, …`, cut to `width` characters."""
+    if isinstance(tool_input, dict):
+        text = ", ".join(
+            f"{k}={json.dumps(v, default=str, ensure_ascii=False)}" for k, v in tool_input.items()
+        )
+    else:
+        text = json.dumps(tool_input, default=str, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def pretty_json(value: Any, limit: int = 4000) -> str:
+    """Indented JSON for the expanded tool line, cut at `limit` characters."""
+    text = json.dumps(value, indent=2, default=str, ensure_ascii=False)
+    return (
+        text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
+    )
+
+
+class UserMessage(Static):
+    """What the user sent, with the names of the files attached to it."""
+
+    DEFAULT_CSS = """
+    UserMessage { margin: 1 0 0 4; padding: 0 1; background: $primary 15%; border-left: thick $primary; }
+    """
+
+    def __init__(
+        self, text: str, attachments: list[str] | None = None, *, index: int | None = None
+    ) -> None:
+        body = Text(text)
+        for name in attachments or []:
+            body.append(f"\n📎 {name}", style="dim")
+        super().__init__(body)
+        self.text = text
+        self.message_index = index
+
+
+class AssistantMessage(Markdown):
+    """Model text, rendered as Markdown (streamed in with Markdown.get_stream)."""
+
+    DEFAULT_CSS = """
+    AssistantMessage { margin: 1 0 0 0; padding: 0 1; background: transparent; }
+    """
+
+
+class ToolLine(Collapsible):
+    """A compact line `⚙ name  input  ✓`; expands to the full input and result."""
+
+    DEFAULT_CSS = """
+    ToolLine { margin: 0; padding: 0; border: none; background: transparent; }
+    ToolLine > Contents { padding: 0 0 0 2; }
+    ToolLine CollapsibleTitle { padding: 0; color: $text-muted; }
+    ToolLine .tool-detail { color: $text-muted; }
+    """
+
+    def __init__(self, tool_use_id: str, name: str, tool_input: Any) -> None:
+        self.tool_use_id = tool_use_id
+        self.tool_name = name
+        self.tool_input = tool_input
+        self.status: str | None = None
+        self._input_view = Static(Text(pretty_json(tool_input)), classes="tool-detail")
+        self._result_view = Static(Text("(running)"), classes="tool-detail")
+        super().__init__(
+            Static(Text("input", style="bold")),
+            self._input_view,
+            Static(Text("result", style="bold")),
+            self._result_view,
+            title="",
+            collapsed=True,
+        )
+        self._set_title()
+
+    def _set_title(self) -> None:
+        mark, colour = STATUS_MARKS.get(self.status, ("?", ""))
+        self.title = Content.assemble(
+            ("⚙ ", "dim"),
+            (self.tool_name, "bold"),
+            "  ",
+            short_input(self.tool_input),
+            "  ",
+            (mark, colour),
+        )  # type: ignore[assignment]
+
+    def finish(self, status: str | None, result: Any) -> None:
+        """Show the outcome: ✓ or ✗ on the line, the result inside."""
+        self.status = status
+        self._set_title()
+        self._result_view.update(Text(pretty_json(result)))
+
+
+class ChipButton(Button):
+    """A proposed action; nothing happens until it is pressed (mouse or Enter/Space)."""
+
+    DEFAULT_CSS = """
+    ChipButton { margin: 0 1 0 0; min-width: 8; height: 1; border: none; background: $accent 30%; }
+    ChipButton:hover { background: $accent 60%; }
+    ChipButton:focus { background: $accent; text-style: bold; }
+    """
+
+    def __init__(self, label: str, action: dict[str, Any]) -> None:
+        super().__init__(Content("▶ " + label), compact=True)
+        self.chip_label = label
+        self.chip_action = action
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.post_message(ChipClicked(self.chip_label, self.chip_action))
+
+
+class AnswerChip(Button):
+    """One of the choices of an `ask` question; pressing it sends the choice as the answer."""
+
+    DEFAULT_CSS = """
+    AnswerChip { margin: 0 1 0 0; min-width: 6; height: 1; border: none; background: $secondary 35%; }
+    AnswerChip:focus { background: $secondary; text-style: bold; }
+    """
+
+    def __init__(self, choice: str) -> None:
+        super().__init__(Content(choice), compact=True)
+        self.choice = choice
+
+
+class ChipRow(Horizontal):
+    """A row of chips."""
+
+    DEFAULT_CSS = "ChipRow { height: auto; margin: 0 0 0 2; }"
+
+
+class AskBlock(Vertical):
+    """The model's question, with its choices as chips; the composer takes a free answer."""
+
+    DEFAULT_CSS = """
+    AskBlock { height: auto; margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }
+    """
+
+    def __init__(self, question: str, choices: tuple[str, ...]) -> None:
+        super().__init__()
+        self.question = question
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text.assemble(("? ", "bold"), self.question))
+        if self.choices:
+            with ChipRow():
+                for choice in self.choices:
+                    yield AnswerChip(choice)
+        yield Static(Text("…or type your own answer below.", style="dim"))
+
+
+class NoteLine(Static):
+    """A dim one-line note: a notice, why a turn stopped, a chip that cannot open."""
+
+    DEFAULT_CSS = """
+    NoteLine { color: $text-muted; margin: 0 0 0 2; }
+    NoteLine.-warning { color: $warning; }
+    NoteLine.-error { color: $error; }
+    """
+
+    def __init__(self, text: str, *, level: str = "") -> None:
+        super().__init__(Text(text), classes=f"-{level}" if level else "")

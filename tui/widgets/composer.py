@@ -1,0 +1,112 @@
+"""The message composer: a multi-line TextArea where Enter sends and ctrl+j adds a newline.
+
+ctrl+j arrives as its own key in every common terminal and in tmux; shift+enter also works in
+terminals that report it (kitty keyboard protocol). `@` completes table and column names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import TextArea
+
+
+class Composer(TextArea):
+    """Multi-line input; posts Submitted on Enter."""
+
+    BINDINGS = [
+        Binding("enter", "submit", "Send", id="send", priority=True),
+        Binding("ctrl+j,shift+enter", "newline", "Newline", id="newline", priority=True),
+        Binding("tab", "complete", "Complete @name", id="complete", show=False, priority=True),
+    ]
+
+    DEFAULT_CSS = """
+    Composer { height: auto; min-height: 3; max-height: 12; border: round $primary 50%; }
+    Composer:focus { border: round $primary; }
+    """
+
+    class Submitted(Message):
+        """The user pressed Enter with this text."""
+
+        def __init__(self, composer: Composer, text: str) -> None:
+            super().__init__()
+            self.composer = composer
+            self.text = text
+
+    class PathPasted(Message):
+        """A pasted text that is an existing file path (offered as an attachment)."""
+
+        def __init__(self, path: str) -> None:
+            super().__init__()
+            self.path = path
+
+    def __init__(
+        self, *, names: Callable[[], list[str]] | None = None, id: str | None = None
+    ) -> None:
+        super().__init__(
+            "",
+            id=id,
+            soft_wrap=True,
+            show_line_numbers=False,
+            highlight_cursor_line=False,
+            placeholder="Ask about your tables…  (enter send · ctrl+j newline · @ names · ctrl+o attach)",
+            compact=False,
+        )
+        self.names = names or (lambda: [])
+
+    def action_submit(self) -> None:
+        text = self.text.strip()
+        if text:
+            self.post_message(self.Submitted(self, text))
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    def current_word(self) -> str:
+        """The word left of the cursor (what `@` completion replaces)."""
+        row, column = self.cursor_location
+        line = self.document.get_line(row)[:column]
+        start = max(line.rfind(" "), line.rfind("\n"), line.rfind("("), line.rfind(",")) + 1
+        return line[start:]
+
+    def completions(self) -> list[str]:
+        """Table and column names matching the `@word` before the cursor."""
+        word = self.current_word()
+        if not word.startswith("@"):
+            return []
+        prefix = word[1:].lower()
+        return [name for name in self.names() if name.lower().startswith(prefix)]
+
+    def action_complete(self) -> None:
+        """Replace `@prefix` with the first matching name; Tab again cycles; else move focus."""
+        options = self.completions()
+        if not options:
+            self.screen.focus_next()
+            return
+        word = self.current_word()
+        row, column = self.cursor_location
+        choice = options[0]
+        self.replace(choice + " ", (row, column - len(word)), (row, column))
+        if len(options) > 1:
+            self.notify(
+                "Also: " + ", ".join(options[1:8]), title="@ completions", markup=False, timeout=3
+            )
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        from pathlib import Path
+
+        pasted = event.text.strip().strip("'\"")
+        if pasted and "\n" not in pasted and len(pasted) < 1024:
+            try:
+                candidate = Path(pasted).expanduser()
+                if candidate.is_file():
+                    event.prevent_default()
+                    event.stop()
+                    self.post_message(self.PathPasted(str(candidate)))
+                    return
+            except OSError:
+                pass
+        await super()._on_paste(event)

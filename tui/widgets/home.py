@@ -1,0 +1,80 @@
+"""The first tab: the store's tables (Enter opens one) and a few words on how to start."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.message import Message
+from textual.widgets import OptionList, Static, TabPane
+from textual.widgets.option_list import Option
+
+
+class HomeTab(TabPane):
+    """Lists the tables; choosing one posts OpenTable."""
+
+    class OpenTable(Message):
+        def __init__(self, table: str) -> None:
+            super().__init__()
+            self.table = table
+
+    class CountsLoaded(Message):
+        def __init__(self, counts: dict[str, int]) -> None:
+            super().__init__()
+            self.counts = counts
+
+    def __init__(self, store: Any) -> None:
+        super().__init__("Tables", id="home")
+        self.store = store
+        self.tables: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"Tables in {self.store.label}"), classes="home-title")
+        try:
+            self.tables = list(self.store.list_tables())
+        except Exception as exc:  # a broken store still shows the app
+            yield Static(Text(f"Could not list tables: {exc}"))
+            self.tables = []
+        yield OptionList(*(Option(Text(t), id=t) for t in self.tables), id="table-list")
+        yield Static(
+            Text(
+                "Enter opens a table. Ask the chat on the right, e.g. “which customers ordered "
+                "most last month?”\nF1 keys · ctrl+p commands · ctrl+s staged changes · f2 full-width chat"
+            ),
+            classes="home-help",
+        )
+
+    def on_mount(self) -> None:
+        if self.tables:
+            self.query_one(OptionList).highlighted = 0
+        self._count_rows()
+
+    @work(thread=True, exit_on_error=False, group="home-counts")
+    def _count_rows(self) -> None:
+        counts = {}
+        for table in self.tables:
+            try:
+                counts[table] = self.store.count(table)
+            except Exception:
+                continue
+        self.post_message(self.CountsLoaded(counts))
+
+    def on_home_tab_counts_loaded(self, message: HomeTab.CountsLoaded) -> None:
+        message.stop()
+        options = self.query_one(OptionList)
+        highlighted = options.highlighted
+        options.clear_options()
+        width = max((len(t) for t in self.tables), default=0)
+        for table in self.tables:
+            label = Text(table.ljust(width + 2))
+            if table in message.counts:
+                label.append(f"{message.counts[table]:>12,} rows", style="dim")
+            options.add_option(Option(label, id=table))
+        options.highlighted = highlighted
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id:
+            self.post_message(self.OpenTable(event.option.id))

@@ -1,0 +1,289 @@
+"""The staging review panel: staged changes by table and item, each attribute old → new.
+
+Reject one attribute, one change or all; commit all or just one change. Conflicts stay staged
+and show the item's current value. Shows changes staged by any process (chat, MCP, CLI).
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import groupby
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Button, ProgressBar, Static, TabPane
+
+from agent.staging import AttributeDiff, StagedChange
+
+MAX_SHOWN = 200
+OP_STYLE = {"create": "green", "update": "yellow", "delete": "red"}
+
+
+def show_value(value: Any) -> str:
+    """A value on one line (JSON for structures, ∅ for missing)."""
+    if value is None:
+        return "∅"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, default=str, ensure_ascii=False)
+    return " ".join(str(value).split()) if isinstance(value, str) else str(value)
+
+
+def key_text(key: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={show_value(v)}" for k, v in key.items())
+
+
+class CommitProgress(Message):
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+
+class SmallButton(Button):
+    """A one-line button carrying the change (and attribute) it acts on."""
+
+    DEFAULT_CSS = "SmallButton { height: 1; min-width: 4; margin: 0 0 0 1; border: none; }"
+
+    def __init__(
+        self,
+        label: str,
+        action: str,
+        change_id: str,
+        attribute: str | None = None,
+        variant: str = "default",
+    ) -> None:
+        super().__init__(Content(label), compact=True, variant=variant)  # type: ignore[arg-type]
+        self.action_name = action
+        self.change_id = change_id
+        self.attribute = attribute
+
+
+class ChangeCard(Vertical):
+    """One staged change: op, key, origin; its attributes; commit/reject buttons."""
+
+    DEFAULT_CSS = """
+    ChangeCard { height: auto; margin: 0 0 1 2; padding: 0 1; border-left: wide $warning; }
+    ChangeCard.-create { border-left: wide $success; }
+    ChangeCard.-delete { border-left: wide $error; }
+    ChangeCard.-conflict { background: $error 15%; }
+    ChangeCard Horizontal { height: 1; }
+    ChangeCard .card-head { width: 1fr; }
+    ChangeCard .attr { width: 1fr; }
+    ChangeCard .conflict { color: $error; }
+    """
+
+    def __init__(
+        self, change: StagedChange, diffs: list[AttributeDiff], conflict: Any | None
+    ) -> None:
+        super().__init__(
+            classes=f"-{change.op}" + (" -conflict" if conflict else ""), id=f"change-{change.id}"
+        )
+        self.change = change
+        self.diffs = diffs
+        self.conflict = conflict
+
+    def compose(self) -> ComposeResult:
+        change = self.change
+        head = Text.assemble(
+            (change.op.upper(), f"bold {OP_STYLE.get(change.op, '')}"),
+            "  ",
+            (key_text(change.key), "bold"),
+            ("   " + change.origin + " · " + change.created_at[:19].replace("T", " "), "dim"),
+        )
+        with Horizontal():
+            yield Static(head, classes="card-head")
+            yield SmallButton("Commit this", "commit", change.id, variant="success")
+            yield SmallButton("Reject", "reject", change.id, variant="error")
+        for diff in self.diffs:
+            line = Text("  ")
+            line.append(diff.attribute, style="bold")
+            line.append(": ")
+            if change.op == "create":
+                line.append(show_value(diff.new), style="green")
+            elif change.op == "delete":
+                line.append(show_value(diff.old), style="red strike")
+            else:
+                line.append(show_value(diff.old), style="dim strike")
+                line.append(" → ")
+                line.append(show_value(diff.new), style="bold yellow")
+            with Horizontal():
+                yield Static(line, classes="attr")
+                if change.op != "delete" and diff.attribute in change.values:
+                    yield SmallButton("✕", "reject_attribute", change.id, diff.attribute)
+        if self.conflict is not None:
+            yield Static(
+                Text(
+                    f"⚠ conflict: {self.conflict.reason}\n  now: {show_value(self.conflict.current)}"
+                ),
+                classes="conflict",
+            )
+
+
+class StagingPanel(TabPane):
+    """The panel; `show(changes)` re-renders when the staged set changed."""
+
+    DEFAULT_CSS = """
+    StagingPanel { padding: 0 1; }
+    StagingPanel > #staging-bar { height: 1; margin: 0 0 1 0; }
+    StagingPanel > #staging-bar > #staging-summary { width: 1fr; }
+    StagingPanel > #staging-bar Button { margin: 0 0 0 1; min-width: 10; }
+    StagingPanel > #commit-progress { display: none; height: 1; }
+    StagingPanel.-committing > #commit-progress { display: block; }
+    StagingPanel .table-head { text-style: bold; margin: 0 0 0 0; }
+    StagingPanel #staging-empty { color: $text-muted; }
+    """
+
+    def __init__(self, watch: Any) -> None:
+        super().__init__("Staged", id="staging")
+        self.watch = watch
+        self.changes: list[StagedChange] = []
+        self.conflicts: dict[str, Any] = {}
+        self._shown: tuple[Any, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="staging-bar"):
+            yield Static(Text("Reading staged changes…"), id="staging-summary")
+            yield Button(
+                Content("Commit all"),
+                id="commit-all",
+                variant="success",
+                compact=True,
+                disabled=True,
+            )
+            yield Button(
+                Content("Reject all"), id="reject-all", variant="error", compact=True, disabled=True
+            )
+            yield Button(Content("Refresh"), id="refresh", compact=True)
+        yield ProgressBar(id="commit-progress", show_eta=False)
+        yield VerticalScroll(id="changes")
+
+    def on_mount(self) -> None:
+        self.show(getattr(self.app, "staged_changes", []), force=True)
+
+    def show(self, changes: list[StagedChange], *, force: bool = False) -> None:
+        """Render `changes` grouped by table and item (skipped when nothing changed)."""
+        signature = tuple(
+            (c.id, json.dumps(c.values, sort_keys=True, default=str)) for c in changes
+        )
+        signature += tuple(sorted(self.conflicts))
+        if signature == self._shown and not force:
+            return
+        self._shown = signature
+        self.changes = changes
+        self.conflicts = {
+            k: v for k, v in self.conflicts.items() if any(c.id == k for c in changes)
+        }
+        count = len(changes)
+        tables = len({c.table for c in changes})
+        summary = (
+            f"{count} staged change{'s' * (count != 1)} in {tables} table{'s' * (tables != 1)}"
+            if count
+            else "Nothing staged."
+        )
+        if self.conflicts:
+            summary += f" · {len(self.conflicts)} in conflict"
+        self.query_one("#staging-summary", Static).update(Text(summary))
+        commit_all = self.query_one("#commit-all", Button)
+        commit_all.label = Content(f"Commit {count}")
+        commit_all.disabled = not count
+        self.query_one("#reject-all", Button).disabled = not count
+        self.call_later(self._rebuild)
+
+    async def _rebuild(self) -> None:
+        area = self.watch.area
+        body = self.query_one("#changes", VerticalScroll)
+        widgets: list[Any] = []
+        shown = self.changes[:MAX_SHOWN]
+        for table, group in groupby(sorted(shown, key=lambda c: c.table), key=lambda c: c.table):
+            items = list(group)
+            widgets.append(Static(Text(f"{table}  ({len(items)})"), classes="table-head"))
+            widgets.extend(ChangeCard(c, area.diff(c), self.conflicts.get(c.id)) for c in items)
+        if len(self.changes) > MAX_SHOWN:
+            widgets.append(
+                Static(
+                    Text(f"… and {len(self.changes) - MAX_SHOWN} more (Commit all includes them)")
+                )
+            )
+        if not self.changes:
+            widgets.append(
+                Static(
+                    Text("Edits the assistant stages appear here for you to review and commit."),
+                    id="staging-empty",
+                )
+            )
+        async with body.batch():
+            await body.remove_children()
+            await body.mount_all(widgets)
+
+    # ----- actions -----------------------------------------------------------------------------
+
+    @on(Button.Pressed, "#refresh")
+    def _refresh(self) -> None:
+        self.watch.refresh_now()
+
+    @on(Button.Pressed, "#commit-all")
+    def _commit_all(self) -> None:
+        self.commit(None)
+
+    @on(Button.Pressed, "#reject-all")
+    def _reject_all(self) -> None:
+        self.watch.run(
+            lambda area: area.discard(all=True), done=self._said_rejected, name="reject-all"
+        )
+
+    @on(Button.Pressed, "SmallButton")
+    def _small(self, event: Button.Pressed) -> None:
+        button = event.button
+        assert isinstance(button, SmallButton)
+        if button.action_name == "commit":
+            self.commit([button.change_id])
+        elif button.action_name == "reject":
+            self.watch.run(
+                lambda area: area.discard(ids=[button.change_id]), done=self._said_rejected
+            )
+        elif button.action_name == "reject_attribute":
+            attribute = button.attribute or ""
+            self.watch.run(lambda area: area.reject_attribute(button.change_id, attribute))
+
+    def _said_rejected(self, count: int) -> None:
+        self.app.notify(f"Rejected {count} staged change{'s' * (count != 1)}.", markup=False)
+
+    def commit(self, ids: list[str] | None) -> None:
+        """Commit all (None) or some changes on a worker, with a progress bar."""
+        total = len(self.changes) if ids is None else len(ids)
+        self.add_class("-committing")
+        self.query_one(ProgressBar).update(total=max(total, 1), progress=0)
+
+        def job(area: Any) -> Any:
+            return area.commit(
+                ids, progress=lambda done, of: self.post_message(CommitProgress(done, of))
+            )
+
+        self.watch.run(job, done=self._committed, name="commit")
+
+    def on_commit_progress(self, message: CommitProgress) -> None:
+        self.query_one(ProgressBar).update(total=max(message.total, 1), progress=message.done)
+
+    def _committed(self, report: Any) -> None:
+        self.remove_class("-committing")
+        if report.conflicts:
+            for conflict in report.conflicts:
+                self.conflicts[conflict.change_id] = conflict
+            self.app.notify(
+                f"Nothing was committed: {len(report.conflicts)} change(s) conflict with the table "
+                "as it is now. They stay staged; review them below.",
+                title="Commit conflict",
+                severity="error",
+                markup=False,
+            )
+            self._shown = None
+        else:
+            self.app.notify(f"Committed {len(report.committed)} change(s).", markup=False)
+
+    def committing_failed(self) -> None:
+        self.remove_class("-committing")

@@ -1,0 +1,119 @@
+"""A tab showing one table, query or joined view: a filter line, the virtual table, a status line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widgets import Input, Static, TabPane
+
+from agent.errors import TabletalkError
+from tui.data.row_source import RowSource
+from tui.widgets.table_view import TableView
+
+SourceFactory = Callable[[str | None], RowSource]
+"""Builds the tab's row source for a filter (None: unfiltered)."""
+
+
+class TableTab(TabPane):
+    """One tab of the tab area. `table` is set when the tab shows a whole (filterable) table."""
+
+    DEFAULT_CSS = """
+    TableTab { padding: 0; }
+    TableTab > #filter { height: 1; border: none; padding: 0 1; background: $boost; }
+    TableTab > #filter:focus { background: $primary 20%; }
+    TableTab > .tab-info { height: 1; color: $text-muted; padding: 0 1; }
+    """
+
+    def __init__(
+        self,
+        title: str,
+        source: RowSource,
+        *,
+        id: str,
+        kind: str,
+        table: str | None = None,
+        make_source: SourceFactory | None = None,
+        note: str = "",
+    ) -> None:
+        super().__init__(Content(title), id=id)
+        self.kind = kind
+        self.table = table
+        self.tab_title = title
+        self.make_source = make_source
+        self.note = note
+        self._source = source
+        self._staged: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        if self.make_source is not None:
+            yield Input(
+                placeholder="filter: a SQL condition such as  total > 100  (Enter applies, empty clears)",
+                id="filter",
+                compact=True,
+            )
+        yield TableView(self._source, id="table-view")
+        yield Static("", classes="tab-info", markup=False)
+
+    def on_mount(self) -> None:
+        self._update_info()
+
+    @property
+    def view(self) -> TableView:
+        return self.query_one(TableView)
+
+    def focus_table(self) -> None:
+        """Put the keyboard on the rows."""
+        self.view.focus()
+
+    @on(Input.Submitted, "#filter")
+    async def apply_filter(self, event: Input.Submitted) -> None:
+        """Rebuild the view with the typed condition; a bad condition reports and keeps the old rows."""
+        event.stop()
+        if self.make_source is None:
+            return
+        condition = event.value.strip() or None
+        try:
+            source = self.make_source(condition)
+            source.page(0)
+        except TabletalkError as exc:
+            self.app.notify(exc.render(), title=exc.title, severity="error", markup=False)
+            return
+        old = self.view
+        self._source.close()
+        self._source = source
+        new = TableView(source, id="table-view")
+        await old.remove()
+        await self.mount(new, after=self.query_one("#filter"))
+        new.set_staged(self._staged)
+        new.focus()
+        self._update_info()
+
+    def set_staged(self, changes: list[Any]) -> None:
+        """Tint the rows that have staged changes (only changes of this tab's table)."""
+        self._staged = [c for c in changes if self.table and c.table == self.table]
+        self.view.set_staged(self._staged)
+        self._update_info()
+
+    def on_table_view_count_loaded(self, message: TableView.CountLoaded) -> None:
+        self.call_after_refresh(self._update_info)
+
+    def _update_info(self) -> None:
+        view = self.view
+        total = "counting…" if view.total_rows is None else f"{view.total_rows:,} rows"
+        parts = [total]
+        if self._staged:
+            parts.append(f"{len(self._staged)} staged here")
+        if getattr(self._source, "truncated", False):
+            parts.append("first rows only")
+        if self.note:
+            parts.append(self.note)
+        parts.append("enter: row detail")
+        self.query_one(".tab-info", Static).update(Text(" · ".join(parts)))
+
+    def on_unmount(self) -> None:
+        self._source.close()
