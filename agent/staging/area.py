@@ -1,0 +1,461 @@
+"""The staging area of one store: stage, list, diff, reject, discard and commit changes.
+
+Every change is written to the staging database before `stage`/`stage_many` return, so a
+crash loses nothing; every operation sees only the changes of `store.identity`.
+
+One change per item: staging again on an item that already has a staged change folds into
+that change (same id, same pre-image, the original staging time): update + update merges the
+values (newer wins); create + update merges into the create; update + delete becomes a delete.
+Staging anything on an item staged for deletion, a create on a staged item, or a delete of an
+item that only exists as a staged create is refused with the way out. An update whose values
+equal the current ones is staged all the same (the diff shows old = new; committing is a no-op).
+
+Commits and crashes: see `agent.staging.commit`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import secrets
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent import paths
+from agent.errors import BadKeyError, StagingError, TabletalkError, UnknownColumnError
+from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
+from agent.staging.merge import check_new, fold
+from agent.staging.model import AttributeDiff, CommitReport, StagedChange
+from agent.stores.base import ChangeToApply, Item, Key, Op, Store, TableInfo
+
+MAX_ITEMS_PER_CALL = 10_000
+LIST_HINT = "See the staged changes and their ids with `tabletalk staged list`."
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def dumps(value: Any) -> str:
+    """Compact, deterministic JSON (keys keep their order: key columns are already ordered)."""
+    return _ENCODER.encode(value)
+
+
+def row_to_change(row: tuple[Any, ...], memo: dict[str, Item] | None = None) -> StagedChange:
+    """A staged_changes row (in COLUMNS order) as a StagedChange.
+
+    `memo` caches decoded `values` across rows (a bulk edit repeats the same values).
+    """
+    id_, store, table, key_json, op, values_json, pre_json, origin, created_at = row
+    if memo is None:
+        values = json.loads(values_json)
+    else:
+        if values_json not in memo:
+            memo[values_json] = json.loads(values_json)
+        values = dict(memo[values_json])
+    return StagedChange(
+        id=id_,
+        store=store,
+        table=table,
+        key=json.loads(key_json),
+        op=op,
+        values=values,
+        pre_image=None if pre_json is None else json.loads(pre_json),
+        origin=origin,
+        created_at=created_at,
+    )
+
+
+class StagingArea:
+    """Pending changes of one store, persisted in the shared staging database."""
+
+    def __init__(self, store: Store, path: Path | None = None) -> None:
+        self.store = store
+        self.path = Path(path) if path is not None else paths.staging_db_path()
+        self._conn = open_staging_db(self.path)
+        self._lock = threading.RLock()
+
+    # -- staging ------------------------------------------------------------------------------
+
+    def stage(
+        self,
+        table: str,
+        op: Op,
+        key: Key,
+        values: Item | None = None,
+        origin: str = "cli",
+    ) -> StagedChange:
+        """Stage one create/update/delete after checking it against the store; return it."""
+        info = self.store.describe_table(table)
+        clean = validate_values(info, op, values)
+        normalized = self.store.normalize_key(info.name, key)
+        if op == "create":
+            clash = {k: v for k, v in (values or {}).items() if k in normalized}
+            clash = {k: v for k, v in clash.items() if v != normalized[k]}
+            if clash:
+                raise BadKeyError(
+                    f"values give key columns {sorted(clash)} other values than the key",
+                    fix="Put key columns only in the key (or give the same value in both).",
+                )
+        item = self.store.get_item(info.name, normalized)
+        return self._write(info.name, op, [(dumps(normalized), normalized, item)], clean, origin)[0]
+
+    def stage_many(
+        self,
+        table: str,
+        *,
+        keys: list[Key] | None = None,
+        query: str | None = None,
+        set: Item | None = None,  # noqa: A002 - the bulkEdit contract's name
+        delete: bool = False,
+        origin: str = "cli",
+    ) -> list[StagedChange]:
+        """Stage one update (`set`) or a delete on many items, all or nothing (≤ 10,000)."""
+        if (keys is None) == (query is None):
+            raise StagingError(
+                "give exactly one of keys or query",
+                fix="Pass keys: [{...}, ...] or query: 'SELECT <key columns> FROM ... WHERE ...'.",
+            )
+        if bool(set) == bool(delete):
+            raise StagingError(
+                "give exactly one of set (attributes to change) or delete: true",
+                fix="Pass set: {column: value} to update the items, or delete: true.",
+            )
+        op: Op = "delete" if delete else "update"
+        info = self.store.describe_table(table)
+        clean = validate_values(info, op, set)
+        raw_keys = keys if keys is not None else self._keys_from_query(info, query or "")
+        if len(raw_keys) > MAX_ITEMS_PER_CALL:
+            raise too_many(len(raw_keys))
+        normalize_keys = getattr(self.store, "normalize_keys", None)
+        if callable(normalize_keys):
+            all_keys = normalize_keys(info.name, raw_keys)
+        else:
+            all_keys = [self.store.normalize_key(info.name, k) for k in raw_keys]
+        unique = {dumps(k): k for k in all_keys}
+        if not unique:
+            return []
+        normalized = list(unique.values())
+        get_items = getattr(self.store, "get_items", None)
+        if callable(get_items):
+            items = get_items(info.name, normalized)
+        else:
+            items = [self.store.get_item(info.name, k) for k in normalized]
+        entries = list(zip(unique, normalized, items, strict=True))
+        return self._write(info.name, op, entries, clean, origin)
+
+    def _keys_from_query(self, info: TableInfo, query: str) -> list[Key]:
+        result = self.store.query(query, limit=MAX_ITEMS_PER_CALL + 1)
+        if result.truncated or len(result.rows) > MAX_ITEMS_PER_CALL:
+            raise too_many(None)
+        by_lower = {c.lower(): c for c in result.columns}
+        missing = [k for k in info.key_columns if k.lower() not in by_lower]
+        if missing:
+            key_list = ", ".join(info.key_columns)
+            raise StagingError(
+                f"the query must return the key columns of {info.name} ({key_list}); "
+                f"it returned: {', '.join(result.columns) or 'no columns'}",
+                fix=f"Select the key columns, e.g. SELECT {key_list} FROM {info.name} WHERE ...",
+            )
+        return [{k: row[by_lower[k.lower()]] for k in info.key_columns} for row in result.rows]
+
+    def _write(
+        self,
+        table: str,
+        op: Op,
+        entries: list[tuple[str, Key, Item | None]],
+        values: Item,
+        origin: str,
+    ) -> list[StagedChange]:
+        """Fold the new changes into the staged ones and persist them in one transaction."""
+        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        with self._lock, transaction(self._conn) as conn:
+            rows = conn.execute(
+                f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND tbl = ?",
+                (self.store.identity, table),
+            ).fetchall()
+            staged = {row[3]: row_to_change(row) for row in rows}
+            held = commits_in_progress(conn, self.store.identity) if staged else set()
+            in_commit = {row[3] for row in rows if row[0] in held}
+            taken = {r[0] for r in conn.execute("SELECT id FROM staged_changes")}
+            inserts: list[tuple[Any, ...]] = []
+            updates: list[tuple[Any, ...]] = []
+            results: list[StagedChange] = []
+            values_json = dumps(values)
+            errors: list[TabletalkError] = []
+            identity = self.store.identity
+            for key_json, key, item in entries:
+                existing = staged.get(key_json)
+                try:
+                    if existing is None:
+                        check_new(table, op, key, item)
+                    elif key_json in in_commit:
+                        raise in_commit_error(existing.id)
+                    else:
+                        change = fold(existing, table, op, key, values)
+                except TabletalkError as exc:
+                    errors.append(exc)
+                    continue
+                if errors:
+                    continue
+                if existing is None:
+                    change_id = new_id(taken)
+                    pre_image = None if op == "create" else item
+                    change = StagedChange(
+                        change_id, identity, table, key, op, dict(values), pre_image, origin, now
+                    )
+                    inserts.append(
+                        (change_id, identity, table, key_json, op, values_json,
+                         _maybe(pre_image), origin, now)
+                    )  # fmt: skip
+                else:
+                    updates.append(
+                        (change.op, dumps(change.values), _maybe(change.pre_image), change.id)
+                    )
+                results.append(change)
+            if errors:
+                raise errors[0] if len(entries) == 1 else _summarize(errors, len(entries))
+            conn.executemany(
+                "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
+                "pre_image_json, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                inserts,
+            )
+            conn.executemany(
+                "UPDATE staged_changes SET op = ?, values_json = ?, pre_image_json = ? "
+                "WHERE id = ?",
+                updates,
+            )
+        return results
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def list(self, table: str | None = None) -> builtins.list[StagedChange]:
+        """This store's staged changes (optionally of one table), in staging order."""
+        sql = f"SELECT {COLUMNS} FROM staged_changes WHERE store = ?"
+        params: tuple[Any, ...] = (self.store.identity,)
+        if table is not None:
+            sql += " AND tbl = ?"
+            params += (table,)
+        with self._lock:
+            rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
+        memo: dict[str, Item] = {}
+        return [row_to_change(r, memo) for r in rows]
+
+    def get(self, change_id: str) -> StagedChange:
+        """One staged change of this store by id."""
+        return self._get_many([change_id])[0]
+
+    def _get_many(self, ids: builtins.list[str]) -> builtins.list[StagedChange]:
+        wanted = list(dict.fromkeys(ids))
+        found: dict[str, StagedChange] = {}
+        with self._lock:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                for row in self._conn.execute(
+                    f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND id IN ({marks}) "
+                    "ORDER BY seq",
+                    (self.store.identity, *chunk),
+                ):
+                    found[row[0]] = row_to_change(row)
+        unknown = [i for i in wanted if i not in found]
+        if unknown:
+            raise StagingError(
+                f"no staged change {', '.join(map(repr, unknown[:5]))} for {self.store.label}"
+                + (f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""),
+                fix=LIST_HINT,
+            )
+        return [found[i] for i in wanted]
+
+    def count(self) -> int:
+        """How many changes this store has staged."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT count(*) FROM staged_changes WHERE store = ?", (self.store.identity,)
+            ).fetchone()
+        return int(row[0])
+
+    def diff(self, change: StagedChange) -> builtins.list[AttributeDiff]:
+        """Per attribute old → new: all attributes for create/delete, the changed ones for update."""
+        before = change.pre_image or {}
+        if change.op == "create":
+            after = {**change.values, **change.key}
+            return [AttributeDiff(a, None, v) for a, v in after.items()]
+        if change.op == "delete":
+            return [AttributeDiff(a, v, None) for a, v in before.items()]
+        return [AttributeDiff(a, before.get(a), v) for a, v in change.values.items()]
+
+    # -- rejecting, discarding, committing ----------------------------------------------------
+
+    def reject_attribute(self, change_id: str, attribute: str) -> StagedChange | None:
+        """Drop one attribute from an update (or create); returns the change, or None when an
+        update lost its last attribute and was discarded."""
+        change = self.get(change_id)
+        if change.op == "delete" or attribute not in change.values:
+            what = "a delete has no attributes" if change.op == "delete" else (
+                f"change {change_id} does not set {attribute!r}"
+            )  # fmt: skip
+            raise StagingError(
+                what,
+                fix=f"Attributes it sets: {', '.join(change.values) or 'none'}; to drop the "
+                f"whole change, discard it (`tabletalk staged discard {change_id}`).",
+            )
+        values = {k: v for k, v in change.values.items() if k != attribute}
+        with self._lock, transaction(self._conn) as conn:
+            if change.op == "update" and not values:
+                conn.execute("DELETE FROM staged_changes WHERE id = ?", (change_id,))
+                return None
+            conn.execute(
+                "UPDATE staged_changes SET values_json = ? WHERE id = ?", (dumps(values), change_id)
+            )
+        return StagedChange(**{**change.__dict__, "values": values})
+
+    def discard(
+        self,
+        ids: builtins.list[str] | None = None,
+        table: str | None = None,
+        all: bool = False,  # noqa: A002 - reads naturally at call sites: discard(all=True)
+    ) -> int:
+        """Drop staged changes: the given ids, every change of a table, or all; return how many."""
+        if sum((ids is not None, table is not None, bool(all))) != 1:
+            raise StagingError(
+                "say which changes to discard: ids, a table, or all",
+                fix="Pass ids=[...], table='name' or all=True (CLI: ID... or --all).",
+            )
+        with self._lock:
+            if ids is not None:
+                self._get_many(ids)
+                with transaction(self._conn) as conn:
+                    conn.executemany(
+                        "DELETE FROM staged_changes WHERE store = ? AND id = ?",
+                        [(self.store.identity, i) for i in dict.fromkeys(ids)],
+                    )
+                return len(set(ids))
+            sql, params = "DELETE FROM staged_changes WHERE store = ?", [self.store.identity]
+            if table is not None:
+                sql += " AND tbl = ?"
+                params.append(table)
+            with transaction(self._conn) as conn:
+                return conn.execute(sql, params).rowcount
+
+    def commit(
+        self,
+        ids: builtins.list[str] | None = None,
+        progress: Callable[[int, int], Any] | None = None,
+    ) -> CommitReport:
+        """Commit this store's changes (or `ids`) in one store transaction; see `staging.commit`."""
+        from agent.staging.commit import commit_changes
+
+        with self._lock:
+            if ids is None:
+                changes = self._for_commit()
+            else:
+                changes = [c.to_apply() for c in self._get_many(ids)]
+            return commit_changes(self.store, self._conn, changes, progress)
+
+    def _for_commit(self) -> builtins.list[ChangeToApply]:
+        """All of this store's changes, decoded straight into the form `Store.apply` takes."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id, tbl, key_json, op, values_json, pre_image_json FROM staged_changes "
+                "WHERE store = ? ORDER BY seq",
+                (self.store.identity,),
+            ).fetchall()
+        memo: dict[str, Item] = {}
+        loads = json.loads
+        changes = []
+        for id_, table, key_json, op, values_json, pre_json in rows:
+            if values_json not in memo:
+                memo[values_json] = loads(values_json)
+            values = memo[values_json]
+            pre_image = None if pre_json is None else loads(pre_json)
+            changes.append(ChangeToApply(id_, table, loads(key_json), op, values, pre_image))
+        return changes
+
+    def close(self) -> None:
+        """Close the staging database connection."""
+        with self._lock:
+            self._conn.close()
+
+
+def validate_values(info: TableInfo, op: Op, values: Item | None) -> Item:
+    """Check op and attribute names against the table; return values with canonical names."""
+    if op not in ("create", "update", "delete"):
+        raise StagingError(f"unknown op {op!r}", fix="Use op create, update or delete.")
+    values = values or {}
+    if not isinstance(values, dict):
+        raise StagingError(
+            "values must be an object of column: value", fix='Pass values like {"status": "x"}.'
+        )
+    if op == "delete" and values:
+        raise StagingError("a delete takes no values", fix="Leave values out for op delete.")
+    if op == "update" and not values:
+        raise StagingError(
+            "an update needs at least one attribute to change",
+            fix='Pass values like {"status": "shipped"}, or use op delete.',
+        )
+    names = {c.name.lower(): c.name for c in info.columns}
+    clean: Item = {}
+    for given, value in values.items():
+        name = names.get(str(given).lower())
+        if name is None:
+            raise UnknownColumnError(
+                f"table {info.name!r} has no column {given!r}",
+                fix=f"Valid columns of {info.name}: {', '.join(c.name for c in info.columns)}.",
+            )
+        if isinstance(value, dict | list | bytes):
+            raise StagingError(
+                f"{name} must be a text, number, boolean or null value, not {type(value).__name__}",
+                fix=f"Give {name} a scalar value (serialize structured data to text first).",
+            )
+        if name in info.key_columns and op == "update":
+            raise BadKeyError(
+                f"{name} is a key column of {info.name}; an update cannot change the key",
+                fix="Stage a delete of the old item and a create of the new one instead.",
+            )
+        if name not in info.key_columns:
+            clean[name] = value
+    return clean
+
+
+def too_many(count: int | None) -> StagingError:
+    """The error for a bulk edit above the per-call limit."""
+    found = "more than" if count is None else f"{count} items,"
+    return StagingError(
+        f"bulk edit matches {found} {MAX_ITEMS_PER_CALL:,} items (the limit per call); "
+        "nothing was staged",
+        fix="Narrow the query (add a WHERE condition, or a key range) and stage in several calls.",
+    )
+
+
+def in_commit_error(change_id: str) -> StagingError:
+    """The error for staging onto an item whose change a running or interrupted commit holds."""
+    return StagingError(
+        f"change {change_id} on this item is part of a commit that is running or was interrupted",
+        fix=f"Commit it again (`tabletalk staged commit {change_id}`) or discard it, then stage.",
+    )
+
+
+def new_id(taken: set[str]) -> str:
+    """A short random id (8 hex digits) not yet used in the staging database."""
+    while True:
+        candidate = secrets.token_hex(4)
+        if candidate not in taken:
+            taken.add(candidate)
+            return candidate
+
+
+def _maybe(value: Item | None) -> str | None:
+    return None if value is None else dumps(value)
+
+
+def _summarize(errors: builtins.list[TabletalkError], total: int) -> TabletalkError:
+    first = "; ".join(e.message for e in errors[:3])
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    kind = type(errors[0]) if all(type(e) is type(errors[0]) for e in errors) else StagingError
+    return kind(
+        f"{len(errors)} of {total} items cannot be staged, so nothing was staged: {first}{more}",
+        fix=errors[0].fix,
+    )

@@ -1,0 +1,107 @@
+"""Committing staged changes, and what happens when a commit is interrupted.
+
+A commit first records its change ids in `commits_in_progress` (one small transaction), then
+calls `store.apply` (SQLite: one transaction, all or nothing), then, in one transaction,
+deletes the applied changes from staging and its own record. A crash between the store's
+commit and that delete leaves changes that are applied but still staged, and a record naming
+them. The next commit treats such an in-doubt change as already applied when the item now
+looks exactly like the change's result (update: the pre-image with the new values; create: an
+item with those values; delete: no item); those are removed from staging and reported in
+`recovered` (and `committed`); the rest are committed normally (a change that did not land
+still looks like its pre-image, so it is applied as usual). Staging onto an item whose change
+an unsettled commit holds is refused until a commit (or discard) settles it, so no merged edit
+is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from agent.staging.db import transaction
+from agent.staging.model import CommitReport
+from agent.stores.base import ChangeToApply, Item, Store
+
+
+def commit_changes(
+    store: Store,
+    conn: sqlite3.Connection,
+    changes: list[ChangeToApply],
+    progress: Callable[[int, int], Any] | None = None,
+) -> CommitReport:
+    """Apply `changes` through `store.apply`; drop what landed from staging, keep the rest."""
+    if not changes:
+        return CommitReport()
+    ids = [c.id for c in changes]
+    token = secrets.token_hex(8)
+    with transaction(conn):
+        earlier = conn.execute(
+            "SELECT token, ids_json FROM commits_in_progress WHERE store = ?", (store.identity,)
+        ).fetchall()
+        conn.execute(
+            "INSERT INTO commits_in_progress (token, store, ids_json, started_at) "
+            "VALUES (?, ?, ?, ?)",
+            (token, store.identity, json.dumps(ids), datetime.now(UTC).isoformat()),
+        )
+    in_doubt = {i for _, ids_json in earlier for i in json.loads(ids_json)}
+    recovered = _already_applied(store, [c for c in changes if c.id in in_doubt])
+    pending = [c for c in changes if c.id not in recovered]
+    result = store.apply(pending, progress)
+    landed = set(result.applied)
+    done = [c.id for c in changes if c.id in landed or c.id in recovered]
+    settled = set(ids)
+    with transaction(conn):
+        conn.executemany("DELETE FROM staged_changes WHERE id = ?", [(i,) for i in done])
+        conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (token,))
+        for old_token, ids_json in earlier:
+            left = [i for i in json.loads(ids_json) if i not in settled]
+            if left:
+                conn.execute(
+                    "UPDATE commits_in_progress SET ids_json = ? WHERE token = ?",
+                    (json.dumps(left), old_token),
+                )
+            else:
+                conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (old_token,))
+    recovered_ids = [c.id for c in changes if c.id in recovered]
+    committed = done if not result.conflicts else [i for i in done if i in landed]
+    return CommitReport(committed=committed, conflicts=result.conflicts, recovered=recovered_ids)
+
+
+def _already_applied(store: Store, changes: list[ChangeToApply]) -> set[str]:
+    """Ids of in-doubt changes whose result is already what the store holds."""
+    applied: set[str] = set()
+    by_table: dict[str, list[ChangeToApply]] = {}
+    for change in changes:
+        by_table.setdefault(change.table, []).append(change)
+    for table, group in by_table.items():
+        get_items = getattr(store, "get_items", None)
+        if callable(get_items):
+            items = get_items(table, [c.key for c in group])
+        else:
+            items = [store.get_item(table, c.key) for c in group]
+        for change, item in zip(group, items, strict=True):
+            if _looks_applied(change, item):
+                applied.add(change.id)
+    return applied
+
+
+def _looks_applied(change: ChangeToApply, item: Item | None) -> bool:
+    if change.op == "delete":
+        return item is None
+    if item is None:
+        return False
+    if change.op == "create":
+        return all(_same(item.get(k), v) for k, v in change.values.items())
+    expected = {**(change.pre_image or {}), **change.values}
+    return set(item) == set(expected) and all(_same(item[k], v) for k, v in expected.items())
+
+
+def _same(stored: Any, staged: Any) -> bool:
+    """Equal, allowing for the store's type affinity ("5" stored as 5)."""
+    if stored == staged:
+        return True
+    return stored is not None and staged is not None and str(stored) == str(staged)

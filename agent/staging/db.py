@@ -1,0 +1,96 @@
+"""The staging database: one SQLite file in WAL mode with synchronous=FULL.
+
+WAL lets the TUI, the headless CLI and an MCP server read and write it at the same time.
+synchronous=FULL fsyncs the WAL on every commit, so a staged change survives not only a
+killed process (which WAL with NORMAL already guarantees) but also a power cut; staging
+transactions are few and person-paced (a bulk edit is one transaction), so the cost is small.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from agent.errors import StagingError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS staged_changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    store TEXT NOT NULL,
+    tbl TEXT NOT NULL,
+    key_json TEXT NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('create', 'update', 'delete')),
+    values_json TEXT NOT NULL,
+    pre_image_json TEXT,
+    origin TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS staged_changes_item ON staged_changes (store, tbl, key_json);
+CREATE TABLE IF NOT EXISTS commits_in_progress (
+    token TEXT PRIMARY KEY,
+    store TEXT NOT NULL,
+    ids_json TEXT NOT NULL,
+    started_at TEXT NOT NULL
+);
+"""
+
+COLUMNS = "id, store, tbl, key_json, op, values_json, pre_image_json, origin, created_at"
+
+
+def commits_in_progress(conn: sqlite3.Connection, store: str) -> set[str]:
+    """Ids of `store`'s changes that a running or interrupted commit holds."""
+    held: set[str] = set()
+    for (ids_json,) in conn.execute(
+        "SELECT ids_json FROM commits_in_progress WHERE store = ?", (store,)
+    ):
+        held.update(json.loads(ids_json))
+    return held
+
+
+def open_staging_db(path: Path) -> sqlite3.Connection:
+    """Open (creating dirs, file and schema as needed) the staging database at `path`."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StagingError(
+                f"the staging database {path} was written by a newer tabletalk "
+                f"(schema {version}, this one knows {SCHEMA_VERSION})",
+                fix="Upgrade tabletalk, or commit/discard the changes with the newer version.",
+            )
+        with transaction(conn):
+            for statement in _statements():
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        return conn
+    except sqlite3.Error as exc:
+        raise StagingError(
+            f"cannot open the staging database {path}: {exc}",
+            fix="Check that the directory is writable and the file is not corrupted; "
+            "moving the file away starts an empty staging area.",
+        ) from exc
+
+
+def _statements() -> list[str]:
+    return [s.strip() for s in _SCHEMA.split(";") if s.strip()]
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -1,0 +1,68 @@
+"""The plain data of the staging area: a staged change, one attribute's diff, a commit's outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.stores.base import ChangeToApply, Conflict, Item, Key, Op
+
+
+@dataclass(frozen=True)
+class StagedChange:
+    """One pending create/update/delete, with the item as it was when staged (`pre_image`)."""
+
+    id: str
+    store: str
+    table: str
+    key: Key
+    op: Op
+    values: Item
+    pre_image: Item | None
+    origin: str
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form for tools, the CLI and MCP clients."""
+        return {
+            "id": self.id,
+            "table": self.table,
+            "key": dict(self.key),
+            "op": self.op,
+            "values": dict(self.values),
+            "pre_image": None if self.pre_image is None else dict(self.pre_image),
+            "origin": self.origin,
+            "time": self.created_at,
+        }
+
+    def to_apply(self) -> ChangeToApply:
+        """The form `Store.apply` takes."""
+        return ChangeToApply(self.id, self.table, self.key, self.op, self.values, self.pre_image)
+
+
+@dataclass(frozen=True)
+class AttributeDiff:
+    """One attribute's old → new value (old is None for a create, new is None for a delete)."""
+
+    attribute: str
+    old: Any
+    new: Any
+
+
+@dataclass
+class CommitReport:
+    """What a commit did: the ids now in the store, and the conflicts that stopped it.
+
+    When `conflicts` is non-empty nothing was applied and every change is still staged.
+    `recovered` lists changes an interrupted earlier commit had already applied (also in
+    `committed` when the commit succeeds).
+    """
+
+    committed: list[str] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the commit landed without conflicts."""
+        return not self.conflicts

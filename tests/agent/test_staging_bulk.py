@@ -1,0 +1,102 @@
+"""Bulk staging: keys or a read-only query, one change on many items, all or nothing, ≤ 10,000."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.errors import BadKeyError, ReadOnlyQueryError, StagingError
+from agent.staging import MAX_ITEMS_PER_CALL, StagingArea
+from agent.stores.demo import build_demo_db
+from agent.stores.sqlite import SQLiteStore
+
+
+@pytest.fixture
+def area(demo_store: SQLiteStore, tmp_path: Path) -> StagingArea:
+    staging = StagingArea(demo_store, tmp_path / "staging.sqlite")
+    yield staging
+    staging.close()
+
+
+def test_stage_many_by_query(area: StagingArea) -> None:
+    pending = area.store.count("orders", "status = 'pending'")
+    changes = area.stage_many(
+        "orders", query="SELECT id FROM orders WHERE status = 'pending'", set={"status": "shipped"}
+    )
+    assert len(changes) == pending == area.count()
+    assert all(c.op == "update" and c.pre_image["status"] == "pending" for c in changes)
+    report = area.commit()
+    assert report.ok and area.store.count("orders", "status = 'pending'") == 0
+
+
+def test_stage_many_by_keys_with_delete(area: StagingArea) -> None:
+    changes = area.stage_many("orders", keys=[{"id": 1}, {"id": "2"}, {"id": 2}], delete=True)
+    assert [c.key for c in changes] == [{"id": 1}, {"id": 2}]
+    assert area.commit().ok
+    assert area.store.count("orders", "id IN (1, 2)") == 0
+
+
+def test_composite_keys_from_a_query(area: StagingArea) -> None:
+    changes = area.stage_many(
+        "stock_levels",
+        query="SELECT product_id, warehouse FROM stock_levels WHERE warehouse = 'north'",
+        set={"quantity": 0},
+    )
+    assert changes and all(list(c.key) == ["warehouse", "product_id"] for c in changes)
+    assert area.commit().ok
+    assert area.store.count("stock_levels", "warehouse = 'north' AND quantity != 0") == 0
+
+
+def test_arguments_must_be_exactly_one_of_each(area: StagingArea) -> None:
+    with pytest.raises(StagingError, match="exactly one of keys or query"):
+        area.stage_many("orders", set={"status": "x"})
+    with pytest.raises(StagingError, match="exactly one of keys or query"):
+        area.stage_many("orders", keys=[{"id": 1}], query="SELECT id FROM orders", delete=True)
+    with pytest.raises(StagingError, match="exactly one of set"):
+        area.stage_many("orders", keys=[{"id": 1}])
+    with pytest.raises(StagingError, match="exactly one of set"):
+        area.stage_many("orders", keys=[{"id": 1}], set={"status": "x"}, delete=True)
+
+
+def test_query_must_return_key_columns(area: StagingArea) -> None:
+    with pytest.raises(StagingError) as caught:
+        area.stage_many("orders", query="SELECT status FROM orders", set={"status": "x"})
+    assert "key columns" in caught.value.message and "SELECT id FROM orders" in caught.value.fix
+
+
+def test_query_is_read_only(area: StagingArea) -> None:
+    with pytest.raises(ReadOnlyQueryError):
+        area.stage_many("orders", query="DELETE FROM orders RETURNING id", set={"status": "x"})
+    assert area.store.count("orders") >= 2000
+
+
+def test_a_missing_key_stages_nothing(area: StagingArea) -> None:
+    with pytest.raises(BadKeyError) as caught:
+        area.stage_many("orders", keys=[{"id": 1}, {"id": 999999}], set={"status": "x"})
+    assert "1 of 2 items cannot be staged" in caught.value.message
+    assert area.count() == 0
+
+
+def test_more_than_the_limit_stages_nothing(tmp_path: Path) -> None:
+    db = build_demo_db(tmp_path / "big.sqlite", orders=MAX_ITEMS_PER_CALL + 1)
+    staging = StagingArea(SQLiteStore.open(db), tmp_path / "staging.sqlite")
+    with pytest.raises(StagingError) as caught:
+        staging.stage_many("orders", query="SELECT id FROM orders", set={"status": "x"})
+    assert "10,000" in caught.value.message and "narrow" in caught.value.fix.lower()
+    keys = [{"id": i} for i in range(1, MAX_ITEMS_PER_CALL + 2)]
+    with pytest.raises(StagingError, match="10,000"):
+        staging.stage_many("orders", keys=keys, delete=True)
+    assert staging.count() == 0
+    started = time.perf_counter()
+    changes = staging.stage_many(
+        "orders", query="SELECT id FROM orders WHERE id <= 10000", set={"status": "x"}
+    )
+    staged_in = time.perf_counter() - started
+    assert len(changes) == MAX_ITEMS_PER_CALL == staging.count()
+    assert staged_in < 5.0
+    started = time.perf_counter()
+    assert staging.commit().ok
+    assert time.perf_counter() - started < 5.0
+    assert staging.store.count("orders", "status = 'x'") == MAX_ITEMS_PER_CALL
