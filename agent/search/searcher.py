@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import catalog
 from agent.active_set import ActiveSet
 from agent.search.decider import Decider
 from agent.search.ranker import KeywordRanker, SearchDoc
 from agent.toolset import LOOP_TOOLS, Toolset
+from catalog import Visibility
 
 SEARCH_BUDGET = 3
 BUDGET_EXHAUSTED: dict[str, Any] = {
@@ -28,6 +30,19 @@ BUDGET_EXHAUSTED: dict[str, Any] = {
 
 def _pinned(name: str, always_loaded: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in always_loaded)
+
+
+def promoted_names(toolset: Toolset) -> tuple[str, ...]:
+    """Tools the user's overrides made inline although their own row says discoverable."""
+    source = {row.name: row for row in catalog.ROWS}
+    source.update({name: tool.row for name, tool in toolset.external.items()})
+    return tuple(
+        row.name
+        for row in toolset.rows
+        if row.visibility is Visibility.INLINE
+        and row.name in source
+        and source[row.name].visibility is not Visibility.INLINE
+    )
 
 
 def search_docs(toolset: Toolset, always_loaded: Sequence[str] = ()) -> list[SearchDoc]:
@@ -106,7 +121,7 @@ class ToolSearcher:
         self.toolset = toolset
         self.active = active
         if always_loaded is None:
-            always_loaded = getattr(toolset, "always_loaded", ())
+            always_loaded = getattr(toolset, "always_loaded", None) or promoted_names(toolset)
         self.docs = search_docs(toolset, always_loaded)
         self.ranker = ranker or KeywordRanker(self.docs)
         self.decider = decider
