@@ -1,15 +1,18 @@
 """One model step: build the Converse request, place cache points, run it, translate failures.
 
-Bedrock's refusals that a changed request fixes are retried once before any event is yielded:
-a rejected cache point (then remembered per model) and, for models that cannot stream tool
-use, the switch to non-streaming Converse. Throttling retries belong to botocore.
+Before any event is yielded, some failures are retried once: a rejected cache point (then
+remembered per model), a model that cannot stream tool use (switch to Converse), and a
+transient error inside the stream. HTTP-level throttling retries belong to botocore.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
+
+import botocore.exceptions
 
 from agent.bedrock.caching import CachePointMemory, has_cache_points, place_cache_points
 from agent.bedrock.client import model_family
@@ -17,6 +20,20 @@ from agent.bedrock.errors import error_code, error_message, is_cache_point_rejec
 from agent.bedrock.stream import ModelEvent, StepCancelled, converse_events
 
 DEFAULT_MAX_TOKENS = 4096
+_RETRYABLE_IN_STREAM = {
+    "ThrottlingException",
+    "ModelStreamErrorException",
+    "InternalServerException",
+    "ServiceUnavailableException",
+}
+
+
+def is_retryable_stream_error(exc: BaseException) -> bool:
+    """True for a transient error Bedrock sent inside a stream (botocore retries only HTTP errors)."""
+    return (
+        isinstance(exc, botocore.exceptions.EventStreamError)
+        and error_code(exc) in _RETRYABLE_IN_STREAM
+    )
 
 
 def is_streaming_tool_rejection(exc: BaseException) -> bool:
@@ -32,6 +49,8 @@ def tool_entries(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 class ModelCaller:
     """Calls one model for one step at a time; keeps the streaming choice and cache-point memory."""
+
+    stream_retry_delay = 1.0  # seconds before retrying a transient in-stream error (once)
 
     def __init__(
         self,
@@ -90,7 +109,8 @@ class ModelCaller:
         """
         request = self.build_request(system, messages, tools)
         use_cache = self.cache_points and not self.memory.is_rejected(self.model_id)
-        for _attempt in range(3):
+        stream_retried = False
+        for _attempt in range(4):
             sent = place_cache_points(
                 request, self.family, inline_count=inline_count, disabled=not use_cache
             )
@@ -114,6 +134,13 @@ class ModelCaller:
                         f"Bedrock refused a prompt-cache point for {self.model_id}; "
                         "continuing without prompt caching for this model."
                     )
+                    continue
+                if not stream_retried and is_retryable_stream_error(exc):
+                    stream_retried = True  # botocore does not retry errors inside a stream
+                    if cancel is not None and cancel.wait(self.stream_retry_delay):
+                        raise StepCancelled() from None
+                    if cancel is None:
+                        time.sleep(self.stream_retry_delay)
                     continue
                 if self.streaming and is_streaming_tool_rejection(exc):
                     self.streaming = False

@@ -287,3 +287,20 @@ def test_cache_point_rejection_is_recognised() -> None:
         _client_error("ValidationException", "messages must alternate")
     )
     assert not is_cache_point_rejection(_client_error("ThrottlingException", "cachePoint"))
+
+
+def test_throttling_at_the_start_of_a_stream_is_retried_once(scripted_bedrock) -> None:
+    early = Error(
+        code="ThrottlingException", message="Rate exceeded", in_stream=True, text_before=""
+    )
+    scripted_bedrock.add(early, Reply(text="42 orders."), early, early)
+    caller = ModelCaller(make_client(None, None, max_attempts=1), NOVA)
+    caller.stream_retry_delay = 0.0
+
+    events = list(caller.step([], MESSAGES, []))
+    with pytest.raises(BedrockCallError) as raised:
+        list(caller.step([], MESSAGES, []))
+
+    assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "42 orders."
+    assert raised.value.kind == "throttled"
+    assert len(scripted_bedrock.requests) == 4
