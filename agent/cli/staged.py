@@ -1,0 +1,172 @@
+"""`tabletalk staged list|diff|commit|discard`: review and commit staged changes from a shell.
+
+Exit codes: 0 success, 1 a commit hit conflicts (nothing applied), 2 usage or store errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from agent.errors import TabletalkError
+from agent.staging import StagedChange, StagingArea
+from agent.stores.open import open_store
+
+DB_HELP = "SQLite database file (default: the demo database)"
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `staged` and its sub-commands on the root parser's subparsers."""
+    staged = subparsers.add_parser(
+        "staged",
+        help="review, commit or discard staged changes",
+        description="Review, commit or discard the changes staged for a database.",
+    )
+    _add_db(staged)
+    commands = staged.add_subparsers(dest="staged_command", metavar="COMMAND")
+    commands.required = True
+
+    listing = commands.add_parser("list", help="list staged changes")
+    listing.add_argument("--table", help="only changes of this table")
+    listing.add_argument("--json", action="store_true", help="print a JSON list")
+    _add_db(listing)
+
+    diff = commands.add_parser("diff", help="show old → new per attribute")
+    diff.add_argument("id", nargs="?", help="one change id (default: all changes)")
+    _add_db(diff)
+
+    for name, verb in (("commit", "commit"), ("discard", "discard")):
+        sub = commands.add_parser(name, help=f"{verb} staged changes")
+        which = sub.add_mutually_exclusive_group(required=True)
+        which.add_argument("--all", action="store_true", help=f"{verb} every staged change")
+        which.add_argument("ids", nargs="*", default=[], metavar="ID", help="change ids")
+        _add_db(sub)
+    staged.set_defaults(func=run)
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH", help=DB_HELP)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run one `staged` sub-command; returns the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    command = getattr(args, "staged_command", None)
+    if command not in ("list", "diff", "commit", "discard"):
+        print("usage: tabletalk staged {list,diff,commit,discard} ...", file=err)
+        return 2
+    if command in ("commit", "discard") and not getattr(args, "all", False):
+        if not getattr(args, "ids", None):
+            print(f"tabletalk staged {command}: give change ids or --all", file=err)
+            return 2
+    try:
+        store = open_store(getattr(args, "db", None))
+        try:
+            area = StagingArea(store)
+            try:
+                return _COMMANDS[command](area, args, out, err)
+            finally:
+                area.close()
+        finally:
+            store.close()
+    except TabletalkError as exc:
+        print(exc.render(), file=err)
+        return 2
+
+
+def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
+    changes = area.list(getattr(args, "table", None))
+    if getattr(args, "json", False):
+        print(json.dumps([c.to_dict() for c in changes], indent=2, ensure_ascii=False), file=out)
+        return 0
+    if not changes:
+        print(f"No staged changes for {area.store.label}.", file=out)
+        return 0
+    print(f"{len(changes)} staged change(s) for {area.store.label}:", file=out)
+    table = None
+    for change in changes:
+        if change.table != table:
+            table = change.table
+            print(f"\n{table}", file=out)
+        summary = ", ".join(
+            f"{d.attribute}: {_show(d.old)} → {_show(d.new)}" for d in area.diff(change)
+        )
+        if change.op == "delete":
+            summary = "(delete)"
+        print(
+            f"  {change.id}  {change.op:<6}  {_key(change)}  {summary}  "
+            f"[{change.origin}, {change.created_at}]",
+            file=out,
+        )
+    return 0
+
+
+def _diff(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
+    changes = [area.get(args.id)] if getattr(args, "id", None) else area.list()
+    if not changes:
+        print(f"No staged changes for {area.store.label}.", file=out)
+    for change in changes:
+        print(f"{change.id}  {change.op} {change.table} {_key(change)}", file=out)
+        for d in area.diff(change):
+            print(f"    {d.attribute}: {_show(d.old)} → {_show(d.new)}", file=out)
+    return 0
+
+
+def _commit(area: StagingArea, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    ids = None if args.all else list(args.ids)
+    total = area.count() if ids is None else len(ids)
+    if total == 0:
+        print(f"Nothing to commit for {area.store.label}.", file=out)
+        return 0
+    report = area.commit(ids, progress=_progress(err))
+    if report.conflicts:
+        print(
+            f"Nothing was committed: {len(report.conflicts)} conflict(s); all {total} change(s) "
+            "are still staged.",
+            file=out,
+        )
+        for conflict in report.conflicts:
+            current = json.dumps(conflict.current, ensure_ascii=False, default=str)
+            print(f"  conflict {conflict.change_id}: {conflict.reason}", file=out)
+            print(f"    current value: {current}", file=out)
+        print(
+            "Discard the conflicting changes (tabletalk staged discard ID) or re-stage them, "
+            "then commit again.",
+            file=out,
+        )
+        return 1
+    note = f" ({len(report.recovered)} already applied earlier)" if report.recovered else ""
+    print(f"Committed {len(report.committed)} change(s) to {area.store.label}{note}.", file=out)
+    return 0
+
+
+def _discard(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
+    count = area.discard(all=True) if args.all else area.discard(ids=list(args.ids))
+    print(f"Discarded {count} staged change(s) for {area.store.label}.", file=out)
+    return 0
+
+
+_COMMANDS = {"list": _list, "diff": _diff, "commit": _commit, "discard": _discard}
+
+
+def _progress(err: TextIO) -> Any:
+    """A progress callback writing "committing n/total" to stderr, only when it is a TTY."""
+    if not (hasattr(err, "isatty") and err.isatty()):
+        return None
+
+    def report(done: int, total: int) -> None:
+        end = "\n" if done >= total else ""
+        print(f"\rcommitting {done}/{total}", end=end, file=err, flush=True)
+
+    return report
+
+
+def _key(change: StagedChange) -> str:
+    return ", ".join(f"{k}={_show(v)}" for k, v in change.key.items())
+
+
+def _show(value: Any) -> str:
+    return "∅" if value is None else json.dumps(value, ensure_ascii=False)

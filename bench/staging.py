@@ -1,0 +1,144 @@
+"""Benchmark: stage one update on 10,000 orders (selected by a query) and commit it, against the
+floor of a single executemany UPDATE of the same rows in one transaction.
+
+Run: `.venv/bin/python bench/staging.py [--orders 100000] [--items 10000] [--repeat 3] [--json]`.
+Targets: stage + commit ≤ 5× the floor; peak memory < 200 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent.staging import StagingArea  # noqa: E402
+from agent.stores.demo import build_demo_db  # noqa: E402
+from agent.stores.sqlite import SQLiteStore  # noqa: E402
+
+NEW_STATUS = "shipped"
+
+
+def selection_query(orders: int, items: int) -> str:
+    """A read-only query returning exactly `items` order ids spread over the table."""
+    step = max(1, orders // items)
+    return f"SELECT id FROM orders WHERE id % {step} = 0 ORDER BY id LIMIT {items}"
+
+
+def floor_seconds(db: Path, query: str) -> float:
+    """One executemany UPDATE of the selected rows in one transaction: the least work possible."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    ids = [r[0] for r in conn.execute(query)]
+    start = time.perf_counter()
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany("UPDATE orders SET status = ? WHERE id = ?", [(NEW_STATUS, i) for i in ids])
+    conn.execute("COMMIT")
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return elapsed
+
+
+def staged_seconds(db: Path, staging: Path, query: str, items: int) -> tuple[float, float]:
+    """(stage time, commit time) of the same update through StagingArea; checks it landed."""
+    store = SQLiteStore.open(db)
+    area = StagingArea(store, staging)
+    start = time.perf_counter()
+    staged = area.stage_many("orders", query=query, set={"status": NEW_STATUS}, origin="bench")
+    staged_at = time.perf_counter()
+    report = area.commit()
+    done = time.perf_counter()
+    if len(staged) != items or len(report.committed) != items or report.conflicts:
+        raise SystemExit(f"bench failed: staged {len(staged)}, report {report}")
+    if area.count() != 0:
+        raise SystemExit("bench failed: changes left in staging after commit")
+    area.close()
+    store.close()
+    return staged_at - start, done - staged_at
+
+
+def peak_python_mb(db: Path, staging: Path, query: str, items: int) -> float:
+    """tracemalloc's peak of Python allocations during one stage + commit, in MB."""
+    tracemalloc.start()
+    staged_seconds(db, staging, query, items)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 1e6
+
+
+def run(orders: int, items: int, repeat: int) -> dict[str, float | int]:
+    """Build the scaled demo DB once, then time `repeat` rounds, each on fresh copies."""
+    query = selection_query(orders, items)
+    with tempfile.TemporaryDirectory(prefix="tabletalk-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        source = build_demo_db(tmp / "demo.sqlite", orders=orders)
+        floors, stages, commits = [], [], []
+        for round_no in range(repeat):
+            floor_db = shutil.copy(source, tmp / f"floor{round_no}.sqlite")
+            floors.append(floor_seconds(Path(floor_db), query))
+            db = shutil.copy(source, tmp / f"staged{round_no}.sqlite")
+            stage, commit = staged_seconds(
+                Path(db), tmp / f"staging{round_no}.sqlite", query, items
+            )
+            stages.append(stage)
+            commits.append(commit)
+        mem_db = shutil.copy(source, tmp / "memory.sqlite")
+        peak_mb = peak_python_mb(Path(mem_db), tmp / "staging-memory.sqlite", query, items)
+    floor = statistics.median(floors)
+    stage = statistics.median(stages)
+    commit = statistics.median(commits)
+    return {
+        "orders": orders,
+        "items": items,
+        "repeat": repeat,
+        "stage_s": round(stage, 4),
+        "commit_s": round(commit, 4),
+        "stage_plus_commit_s": round(stage + commit, 4),
+        "floor_s": round(floor, 4),
+        "ratio": round((stage + commit) / floor, 2),
+        "ratio_target": 5.0,
+        "maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "tracemalloc_peak_mb": round(peak_mb, 1),
+        "memory_target_mb": 200,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse options, run, print a table (or JSON)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--orders", type=int, default=100_000)
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are reported")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    figures = run(args.orders, args.items, max(1, args.repeat))
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    rows = [
+        ("orders in table", f"{figures['orders']:,}"),
+        ("items updated", f"{figures['items']:,}"),
+        ("stage (median)", f"{figures['stage_s'] * 1000:.0f} ms"),
+        ("commit (median)", f"{figures['commit_s'] * 1000:.0f} ms"),
+        ("stage + commit", f"{figures['stage_plus_commit_s'] * 1000:.0f} ms"),
+        ("floor: one executemany", f"{figures['floor_s'] * 1000:.0f} ms"),
+        ("ratio (target ≤ 5×)", f"{figures['ratio']:.2f}×"),
+        ("peak RSS (target < 200 MB)", f"{figures['maxrss_mb']:.1f} MB"),
+        ("tracemalloc peak", f"{figures['tracemalloc_peak_mb']:.1f} MB"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value:>10}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

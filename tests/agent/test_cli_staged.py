@@ -1,0 +1,145 @@
+"""`tabletalk staged ...`: output, JSON shape, exit codes, and --db before or after the command."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent.cli import staged
+from agent.staging import StagingArea
+from agent.stores.sqlite import SQLiteStore
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="tabletalk")
+    root.add_argument("--db", default=None)
+    commands = root.add_subparsers(dest="command")
+    staged.add_parser(commands)
+    return root
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    """Parse like the real root parser, run, and capture (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        args = parser().parse_args(list(argv))
+    except SystemExit as stop:
+        return int(stop.code or 0), "", ""
+    return staged.run(args, out, err), out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def area(demo_path: Path) -> StagingArea:
+    """The staging area the CLI uses for demo_path (default staging path, in the XDG state dir)."""
+    staging = StagingArea(SQLiteStore.open(demo_path))
+    yield staging
+    staging.close()
+
+
+def test_list_empty_and_with_changes(area: StagingArea, demo_path: Path) -> None:
+    code, out, _ = cli("staged", "list", "--db", str(demo_path))
+    assert code == 0 and "No staged changes" in out
+    change = area.stage("orders", "update", {"id": 1}, {"status": "cancelled"})
+    before = area.store.get_item("orders", {"id": 1})["status"]
+    code, out, _ = cli("--db", str(demo_path), "staged", "list")
+    assert code == 0
+    assert change.id in out and "orders" in out
+    assert f'status: "{before}" → "cancelled"' in out
+
+
+def test_list_json_shape_and_table_filter(area: StagingArea, demo_path: Path) -> None:
+    a = area.stage("orders", "update", {"id": 1}, {"quantity": 3}, origin="chat")
+    area.stage("customers", "delete", {"id": 2})
+    code, out, _ = cli("staged", "list", "--json", "--table", "orders", "--db", str(demo_path))
+    assert code == 0
+    listed = json.loads(out)
+    assert len(listed) == 1
+    entry = listed[0]
+    assert set(entry) == {"id", "table", "key", "op", "values", "pre_image", "origin", "time"}
+    assert entry["id"] == a.id and entry["key"] == {"id": 1} and entry["origin"] == "chat"
+    code, out, _ = cli("staged", "--db", str(demo_path), "list", "--json")
+    assert len(json.loads(out)) == 2
+
+
+def test_diff_one_and_all(area: StagingArea, demo_path: Path) -> None:
+    a = area.stage("orders", "update", {"id": 1}, {"quantity": 3})
+    area.stage("orders", "delete", {"id": 2})
+    code, out, _ = cli("staged", "diff", a.id, "--db", str(demo_path))
+    assert code == 0 and "quantity:" in out and "→ 3" in out
+    code, out, _ = cli("staged", "diff", "--db", str(demo_path))
+    assert code == 0 and "delete orders id=2" in out and "→ ∅" in out
+
+
+def test_commit_all_then_nothing_left(area: StagingArea, demo_path: Path) -> None:
+    area.stage("orders", "update", {"id": 1}, {"quantity": 33})
+    code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
+    assert code == 0 and "Committed 1 change" in out
+    assert area.count() == 0
+    assert area.store.get_item("orders", {"id": 1})["quantity"] == 33
+    code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
+    assert code == 0 and "Nothing to commit" in out
+
+
+def test_commit_conflict_exits_1_and_keeps_changes(area: StagingArea, demo_path: Path) -> None:
+    good = area.stage("orders", "update", {"id": 1}, {"quantity": 33})
+    bad = area.stage("orders", "update", {"id": 2}, {"quantity": 44})
+    conn = sqlite3.connect(demo_path)
+    conn.execute("UPDATE orders SET status = 'lost' WHERE id = 2")
+    conn.commit()
+    conn.close()
+    code, out, _ = cli("staged", "commit", good.id, bad.id, "--db", str(demo_path))
+    assert code == 1
+    assert f"conflict {bad.id}" in out and '"status": "lost"' in out
+    assert "Nothing was committed" in out
+    assert area.count() == 2
+    assert area.store.get_item("orders", {"id": 1})["quantity"] != 33
+
+
+def test_discard_ids_and_all(area: StagingArea, demo_path: Path) -> None:
+    a = area.stage("orders", "update", {"id": 1}, {"quantity": 3})
+    area.stage("orders", "update", {"id": 2}, {"quantity": 4})
+    code, out, _ = cli("staged", "discard", a.id, "--db", str(demo_path))
+    assert code == 0 and "Discarded 1" in out
+    code, out, _ = cli("staged", "discard", "--all", "--db", str(demo_path))
+    assert code == 0 and "Discarded 1" in out and area.count() == 0
+
+
+def test_usage_errors_exit_2(demo_path: Path) -> None:
+    assert cli("staged", "commit", "--db", str(demo_path))[0] == 2
+    assert cli("staged", "discard", "--all", "abc", "--db", str(demo_path))[0] == 2
+    assert cli("staged")[0] == 2
+    assert staged.run(argparse.Namespace(staged_command="commit", all=False, ids=[])) == 2
+
+
+def test_errors_print_message_and_fix_without_traceback(
+    area: StagingArea, demo_path: Path, tmp_path: Path
+) -> None:
+    code, out, err = cli("staged", "commit", "deadbeef", "--db", str(demo_path))
+    assert code == 2 and out == ""
+    assert "deadbeef" in err and "tabletalk staged list" in err and "Traceback" not in err
+    code, _, err = cli("staged", "list", "--db", str(tmp_path / "missing.sqlite"))
+    assert code == 2 and "missing.sqlite" in err and "--db" in err
+
+
+def test_without_db_uses_the_demo_database(isolated_dirs: Path) -> None:
+    code, out, _ = cli("staged", "list", "--json")
+    assert code == 0 and json.loads(out) == []
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_goes_to_stderr_only_on_a_terminal(area: StagingArea, demo_path: Path) -> None:
+    area.stage_many("orders", keys=[{"id": i} for i in range(1, 6)], set={"quantity": 1})
+    args = parser().parse_args(["staged", "commit", "--all", "--db", str(demo_path)])
+    out, err = io.StringIO(), Terminal()
+    assert staged.run(args, out, err) == 0
+    assert "committing 5/5" in err.getvalue()
+    assert "committing" not in out.getvalue()
