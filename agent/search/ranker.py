@@ -12,7 +12,16 @@ from dataclasses import dataclass
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from agent.search.text import STOP_WORDS, content_terms, name_tokens, split_identifier, stem, words
+from agent.search.text import (
+    RELATED,
+    STOP_WORDS,
+    SYNONYMS,
+    content_terms,
+    name_tokens,
+    split_identifier,
+    stem,
+    words,
+)
 
 # Field weights and length normalisation (BM25F); k1 is the shared saturation constant.
 NAME_WEIGHT = 3.0
@@ -25,40 +34,43 @@ K1 = 1.2
 
 FUZZY_DISCOUNT = 0.7  # a typo-corrected term counts this much of an exact one
 PREFIX_DISCOUNT = 0.6  # an unknown word that starts a catalog word ('stat' → 'statistics')
-SYNONYM_DISCOUNT = 0.6  # a general abbreviation or synonym ('db' → 'database')
+SYNONYM_DISCOUNT = 0.6  # an abbreviation or synonym ('db' → 'database', 'film' → 'movie')
+RELATED_DISCOUNT = 0.4  # a related word ('rain' → 'weather', 'sued' → 'lawsuit')
 PHRASE_BONUS = 0.25  # two query terms adjacent in a field, per unit of their mean IDF
 NAME_COVERAGE_BONUS = 0.5  # all of a tool name's words asked for, per unit of mean IDF
 EXPANSION_CACHE_SIZE = 4096  # query words remembered per ranker
 
-# General-purpose abbreviations and near-synonyms of tool vocabulary; deliberately small and
-# not tied to any one catalog. Each maps a query word to words a tool may use instead.
-SYNONYMS: dict[str, tuple[str, ...]] = {
+# Short forms people type for words tools spell out; general, not tied to any one catalog.
+ABBREVIATIONS: dict[str, tuple[str, ...]] = {
     "del": ("delete",), "rm": ("remove", "delete"), "db": ("database",),
     "tbl": ("table",), "col": ("column",), "cols": ("columns",), "qty": ("quantity",),
     "num": ("number",), "info": ("information", "details"), "stats": ("statistics",),
     "config": ("configuration", "settings"), "repo": ("repository",), "msg": ("message",),
-    "img": ("image",), "pic": ("picture", "image"), "doc": ("document",), "docs": ("documents", "documentation"),
+    "img": ("image",), "pic": ("picture", "image"), "docs": ("documents", "documentation"),
     "auth": ("authentication", "login"), "dir": ("directory", "folder"), "env": ("environment",),
     "app": ("application",), "max": ("maximum",), "min": ("minimum",), "avg": ("average", "mean"),
     "addr": ("address",), "desc": ("description", "describe"), "pwd": ("password",),
-    "calc": ("calculate",), "dl": ("download",), "src": ("source",), "dest": ("destination",),
+    "dl": ("download",), "src": ("source",), "dest": ("destination",),
     "org": ("organization",), "prefs": ("preferences", "settings"), "id": ("identifier", "key"),
-    "delete": ("remove",), "remove": ("delete",), "erase": ("delete", "remove"),
-    "create": ("add", "new"), "add": ("create", "insert"), "insert": ("add", "create"),
-    "edit": ("update", "modify", "change"), "modify": ("update", "edit", "change"),
-    "change": ("update", "modify", "edit"), "update": ("modify", "edit", "change"),
-    "search": ("find", "lookup", "query"), "lookup": ("search", "fetch"),
-    "fetch": ("retrieve", "read"), "retrieve": ("fetch", "read"),
-    "display": ("view", "open"), "view": ("display", "open"),
-    "enumerate": ("list",), "count": ("number", "total"), "total": ("sum", "count"),
-    "picture": ("image", "photo"), "photo": ("image", "picture"), "image": ("picture", "photo"),
-    "movie": ("film",), "film": ("movie",), "car": ("vehicle",), "vehicle": ("car",),
-    "buy": ("purchase", "order"), "purchase": ("buy",), "cost": ("price",), "price": ("cost",),
-    "begin": ("start",), "start": ("begin",), "stop": ("end", "cancel"), "cancel": ("stop",),
-    "schedule": ("calendar", "book"), "book": ("reserve", "booking"), "reserve": ("book",),
-    "forecast": ("weather",), "translate": ("translation", "language"),
-    "send": ("post",), "email": ("mail",), "mail": ("email",),
+    "usa": ("united", "states"), "uk": ("united", "kingdom"), "nyc": ("new", "york"),
+    "er": ("emergency", "hospital"), "ai": ("artificial", "intelligence"),
+    "ml": ("machine", "learning"), "qr": ("qr", "code"),
 }  # fmt: skip
+
+
+def _by_stem(table: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """The same table keyed by Porter stem, so 'shares' finds the entry for 'share' and back."""
+    keyed: dict[str, list[str]] = {}
+    for word, others in table.items():
+        keyed.setdefault(stem(word), []).extend(others)
+    return {key: tuple(dict.fromkeys(others)) for key, others in keyed.items()}
+
+
+_EXPANSIONS = (
+    (SYNONYM_DISCOUNT, _by_stem(ABBREVIATIONS)),
+    (SYNONYM_DISCOUNT, _by_stem(SYNONYMS)),
+    (RELATED_DISCOUNT, _by_stem(RELATED)),
+)
 
 
 @dataclass(frozen=True)
@@ -195,22 +207,25 @@ class KeywordRanker:
                 for other in self._prefixed(word):
                     for candidate in self._surface_to_terms[other]:
                         alternatives.setdefault(candidate, PREFIX_DISCOUNT)
-        for synonym in SYNONYMS.get(word, ()):
-            candidate = stem(synonym)
-            if candidate in self._postings and candidate not in alternatives:
-                alternatives[candidate] = SYNONYM_DISCOUNT
+        for weight, table in _EXPANSIONS:
+            for other in table.get(term, ()):
+                candidate = stem(other)
+                if candidate in self._postings and weight > alternatives.get(candidate, 0.0):
+                    alternatives[candidate] = weight
         return tuple(_Alternative(t, w) for t, w in alternatives.items())
 
     def _near_spellings(self, word: str) -> list[str]:
-        """Catalog words within one edit (two for words of 7+ letters), transpositions counting one."""
+        """Catalog words with the same first letter within one edit (two from 8 letters up),
+        a swap of neighbours counting as one edit; only the closest are kept."""
         if len(word) < 3 or word.isdigit():
             return []
-        limit = 1 if len(word) < 7 else 2
+        limit = 1 if len(word) < 8 else 2
         matches = process.extract(
-            word, self._surfaces, scorer=OSA.distance, score_cutoff=limit, limit=8
+            word, self._surfaces, scorer=OSA.distance, score_cutoff=limit, limit=16
         )
+        matches = [match for match in matches if match[0][0] == word[0]]
         best = min((distance for _, distance, _ in matches), default=None)
-        return [other for other, distance, _ in matches if distance == best]
+        return [other for other, distance, _ in matches if distance == best][:8]
 
     def _prefixed(self, word: str) -> list[str]:
         """Catalog words that start with `word` (at least 4 letters), at most 8."""

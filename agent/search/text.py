@@ -27,6 +27,185 @@ STOP_WORDS = frozenset(
 say nothing about which tool fits: 'show', 'find', 'get' and 'help' open nearly every request
 (and half of all tool names), so matching on them only adds noise."""
 
+# --- general lexicon ----------------------------------------------------------------------
+# Everyday words people type and the words tool descriptions use instead. Written per common
+# tool domain (money, weather, time, travel, media, music, law, health, maths, data, messaging,
+# files, commerce, food, sports, places), not for any one catalog. Each line "a b c" of
+# SYNONYM_LINES makes its words synonyms of each other; each line "a b: x y" of RELATED_LINES
+# lets a query word on the left also match the words on the right (one direction, weaker).
+
+SYNONYM_LINES = """
+delete remove erase
+create add insert
+edit modify update change alter
+search lookup
+fetch retrieve obtain
+display view
+list enumerate
+begin start launch
+cancel abort
+buy purchase
+price cost
+picture image photo
+movie film
+car vehicle automobile
+doctor physician
+lawyer attorney
+email mail
+big large huge
+small little tiny
+trip journey travel
+shares stock equity
+salary wage income
+worth value
+average mean
+forecast prediction projection
+weight mass
+calculate compute calc
+nearby near close closest nearest
+city town
+country nation
+ranking standings
+player athlete
+team club
+rich wealthy
+hospital clinic
+kid child children
+customer client
+employee staff worker
+company business firm organization
+document doc
+folder directory
+link url
+record row entry
+column field attribute
+statistics stats metrics
+chart graph plot diagram
+news headlines
+schedule timetable agenda
+meeting appointment
+concert gig
+song track
+color colour
+kilometers km
+miles mi
+discard undo revert
+bookmark favorite
+"""
+
+RELATED_LINES = """
+rain snow storm sunny cloudy windy hot cold warm chilly muggy humid: weather forecast temperature humidity
+temperature: weather
+smog pollution: air quality
+aqi: air quality index
+co2 carbon: emissions carbon footprint
+commute driving drive: car vehicle route traffic
+yen euro euros dollar dollars usd eur gbp pound pounds peso pesos rupee rupees: currency exchange
+exchange: currency
+ticker nasdaq nyse: stock
+invest investing: investment portfolio return
+loan mortgage: interest payment
+earn earned profit gain: return profit
+sue sued suing: lawsuit
+court trial judge: case law
+crime felony: criminal crime
+cinema theater theatre: movie
+actor actress starring: movie actor
+tune melody: music melody
+singer band artist: music concert
+gig live: concert
+lyrics words: lyrics song
+election politics: news
+plane airline airport fly: flight
+room stay lodging motel: hotel book
+vacation holiday itinerary: travel trip
+eat dinner lunch breakfast cuisine: restaurant food
+plant vegetarian vegan: vegan vegetarian diet
+cook cooking bake baking: recipe cooking
+ingredient ingredients dish: recipe
+groceries supermarket: grocery store
+nutrition protein carbs: nutritional calories
+patient nurse: hospital medical
+sick ill illness disease symptom symptoms: health medical
+overweight obese: bmi body mass index weight
+workout exercise: fitness
+gaussian bell: normal distribution
+median: average
+trend: regression
+differentiate slope: derivative
+integral: integrate area curve
+factorise factorize factor: prime factors
+divisor: gcd divisor
+percent percentage: rate
+chance odds likelihood: probability
+coin flip flips toss tosses: probability binomial
+dice die roll: dice probability
+poker cards: card deck
+hour clock: time
+month week weekday: date calendar
+dataset datasets: data table
+today now: current
+people inhabitants: population
+gdp economy economic: gdp
+king queen monarch ruler ruled led: leader monarch president
+invented inventor discovered: discovery discoverer invention
+gallery: museum
+artwork painting: art painting
+statue: sculpture
+tower skyscraper tall: building height
+peak peaks: mountains
+playground: park
+navigate directions way: route directions
+far: distance
+address street: location
+fixture fixtures: match schedule
+soccer: football
+football: soccer
+elo: rating
+rich: net worth
+text sms chat: message
+upload attach attached: file attachment
+save dump: export download
+spreadsheet excel: csv
+pdf: document
+sort arrange: order sort
+review opinion positive negative: sentiment
+translate: translation language
+summarize summarise: summary
+rgb: color
+password login signin: authentication account
+repo github git: repository
+bug: issue
+deploy ship: deployment release
+alarm notify: alert notification
+remind: reminder
+todo: task
+bill billing pay: invoice payment
+refund: payment
+shop: order purchase
+shipping: delivery
+"""
+
+
+def _parse_lexicon() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    synonyms: dict[str, list[str]] = {}
+    for line in SYNONYM_LINES.strip().splitlines():
+        group = line.split()
+        for word in group:
+            synonyms.setdefault(word, []).extend(other for other in group if other != word)
+    related: dict[str, list[str]] = {}
+    for line in RELATED_LINES.strip().splitlines():
+        left, right = line.split(":")
+        for word in left.split():
+            related.setdefault(word, []).extend(right.split())
+    return (
+        {word: tuple(dict.fromkeys(others)) for word, others in synonyms.items()},
+        {word: tuple(dict.fromkeys(others)) for word, others in related.items()},
+    )
+
+
+SYNONYMS, RELATED = _parse_lexicon()
+
 _IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
@@ -57,10 +236,10 @@ def name_tokens(name: str) -> list[str]:
 
 
 def content_terms(tokens: list[str], *, keep_stop_words: bool = False) -> list[str]:
-    """Stemmed terms of `tokens` without stop words and bare numbers."""
+    """Stemmed terms of `tokens` without stop words, single letters and bare numbers."""
     terms: list[str] = []
     for token in tokens:
-        if token.isdigit():
+        if token.isdigit() or len(token) < 2:
             continue
         if not keep_stop_words and token in STOP_WORDS:
             continue
