@@ -241,6 +241,8 @@ def _call_cancellable(call: Callable[[], Any], cancel: threading.Event | None) -
     def run() -> None:
         try:
             outcome["value"] = call()
+            if cancel.is_set():  # nobody will read it: release the connection
+                _close_abandoned(outcome["value"])
         except BaseException as exc:  # re-raised in the caller's thread
             outcome["error"] = exc
         finally:
