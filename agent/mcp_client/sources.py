@@ -260,7 +260,11 @@ class McpSources:
             }
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error result
             if getattr(exc, "code", None) == types.CONNECTION_CLOSED:
-                server.dead_reason = "the connection closed (the server process exited)"
+                server.dead_reason = (
+                    f"the connection to {server.settings.url} closed"
+                    if server.settings.url
+                    else "the connection closed (the server process exited)"
+                )
                 return _dead_result(server)
             return "error", {
                 "error": f"{tool} (MCP server {server.name}) failed: {describe_exception(exc)}",

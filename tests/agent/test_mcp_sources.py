@@ -3,12 +3,15 @@ whose tools join the catalog, are found by search, run proxied and gated like ou
 
 from __future__ import annotations
 
+import socket
 import sys
+import threading
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
 import pytest
+import uvicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `tests.support` without pythonpath
 
@@ -24,6 +27,7 @@ from agent.stores.demo import build_demo_db  # noqa: E402
 from agent.stores.open import open_store  # noqa: E402
 from agent.toolset import Toolset  # noqa: E402
 from tests.support import scripted_bedrock as support  # noqa: E402
+from tests.support.mcp_echo_server import build_server  # noqa: E402
 from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse  # noqa: E402
 
 scripted_bedrock = support.scripted_bedrock
@@ -178,6 +182,27 @@ def test_a_server_that_never_answers_times_out_with_a_warning() -> None:
         (warning,) = started.warnings
         assert "mute" in warning and "did not start within 1 s" in warning
         assert started.external_tools() == []
+
+
+def test_a_streamable_http_server_is_a_tool_source_too() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))  # bound first: no race with the client
+    port = listener.getsockname()[1]
+    app = build_server("web").streamable_http_app()
+    web = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on"))
+    thread = threading.Thread(target=web.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        url = McpServerSettings(url=f"http://127.0.0.1:{port}/mcp")
+        with McpSources.start({"web": url}) as started:
+            assert started.warnings == []
+            toolset = Toolset.build(external=started.external_tools())
+            assert toolset.run(None, "web__shout_loud", {"text": "over http"}) == (
+                "success",
+                {"result": "OVER HTTP"},
+            )
+    finally:
+        web.should_exit = True
+        thread.join(10)
 
 
 def test_names_are_valid_for_bedrock_and_unique() -> None:
