@@ -97,14 +97,12 @@ class _Alternative:
     weight: float
 
 
-def _doc_fields(doc: SearchDoc) -> tuple[list[str], list[str], list[str]]:
-    """Stemmed terms of a doc's name, keywords and description, in order."""
-    name = content_terms(name_tokens(doc.name))
+def _doc_tokens(doc: SearchDoc) -> tuple[list[str], list[str], list[str]]:
+    """Lower-case words of a doc's name (with joined chunks), keywords and description."""
     keywords: list[str] = []
     for phrase in doc.keywords:
-        keywords.extend(content_terms(words(phrase)))
-    description = content_terms(words(doc.description))
-    return name, keywords, description
+        keywords.extend(words(phrase))
+    return name_tokens(doc.name), keywords, words(doc.description)
 
 
 class KeywordRanker:
@@ -119,7 +117,8 @@ class KeywordRanker:
 
     def __init__(self, docs: Sequence[SearchDoc]) -> None:
         self.docs: tuple[SearchDoc, ...] = tuple(docs)
-        fields = [_doc_fields(doc) for doc in self.docs]
+        tokens = [_doc_tokens(doc) for doc in self.docs]
+        fields = [tuple(content_terms(part) for part in doc_tokens) for doc_tokens in tokens]
         self._postings: dict[str, list[tuple[int, float]]] = {}
         self._idf: dict[str, float] = {}
         self._bigrams: dict[tuple[str, str], list[tuple[int, float]]] = {}
@@ -127,13 +126,13 @@ class KeywordRanker:
             frozenset(content_terms(split_identifier(doc.name))) for doc in self.docs
         ]
         self._build(fields)
-        self._surface_to_terms = self._surface_forms()
+        self._surface_to_terms = self._surface_forms(tokens)
         self._surfaces: list[str] = sorted(self._surface_to_terms)
         self._expansions: dict[str, tuple[_Alternative, ...]] = {}
 
     # --- index -------------------------------------------------------------------------
 
-    def _build(self, fields: list[tuple[list[str], list[str], list[str]]]) -> None:
+    def _build(self, fields: list[tuple[list[str], ...]]) -> None:
         count = len(fields) or 1
         average = [
             max(1.0, sum(len(doc_fields[i]) for doc_fields in fields) / count) for i in range(3)
@@ -164,19 +163,23 @@ class KeywordRanker:
         for pair, per_doc in bigram_weight.items():
             self._bigrams[pair] = sorted(per_doc.items())
 
-    def _surface_forms(self) -> dict[str, set[str]]:
+    def _surface_forms(
+        self, tokens: list[tuple[list[str], list[str], list[str]]]
+    ) -> dict[str, set[str]]:
         """Every lower-case catalog word (unstemmed) → the index terms it stems to."""
         forms: dict[str, set[str]] = {}
-        for doc in self.docs:
-            raw = name_tokens(doc.name) + words(doc.description)
-            for phrase in doc.keywords:
-                raw += words(phrase)
-            for word in raw:
-                if word in STOP_WORDS or word.isdigit():
-                    continue
-                term = stem(word)
-                if term in self._postings:
-                    forms.setdefault(word, set()).add(term)
+        seen: set[str] = set()
+        for doc_tokens in tokens:
+            for part in doc_tokens:
+                for word in part:
+                    if word in seen:
+                        continue
+                    seen.add(word)
+                    if word in STOP_WORDS or word.isdigit():
+                        continue
+                    term = stem(word)
+                    if term in self._postings:
+                        forms.setdefault(word, set()).add(term)
         return forms
 
     # --- query -------------------------------------------------------------------------
