@@ -125,3 +125,35 @@ def test_phrase_order_breaks_a_near_tie():
         SearchDoc("a", "Count the rows of one table and report the total."),
     ]
     assert names(KeywordRanker(docs), "count rows") == ["a", "b"]
+
+
+def test_everyday_words_reach_tools_that_use_other_words():
+    docs = [
+        SearchDoc("get_weather_forecast", "Temperature and precipitation forecast for a city."),
+        SearchDoc("convert_currency", "Convert an amount between currencies at the exchange rate."),
+        SearchDoc("find_movies", "Search movies by actor or title."),
+        SearchDoc("lawsuit_search", "Find lawsuits filed against a company."),
+    ]
+    ranker = KeywordRanker(docs)
+    assert names(ranker, "will it rain in Oslo tomorrow")[0] == "get_weather_forecast"
+    assert names(ranker, "turn 300 pounds into yen")[0] == "convert_currency"
+    assert names(ranker, "films with Tom Hanks")[0] == "find_movies"
+    assert names(ranker, "has anyone sued Acme")[0] == "lawsuit_search"
+
+
+def test_exact_word_beats_a_synonym():
+    docs = [SearchDoc("removeRow", "Remove a row."), SearchDoc("deleteRow", "Delete a row.")]
+    hits = KeywordRanker(docs).rank("delete row")
+    assert [hit.name for hit in hits] == ["deleteRow", "removeRow"]
+    assert hits[0].score > hits[1].score
+
+
+def test_typo_matching_keeps_the_first_letter():
+    docs = [SearchDoc("semantic", "Search by meaning rather than exact words.")]
+    assert KeywordRanker(docs).rank("weather") == []
+    assert names(KeywordRanker(docs), "meanign") == ["semantic"]
+
+
+def test_unknown_word_matches_catalog_words_it_starts():
+    docs = [SearchDoc("stats", "Statistics of an index."), SearchDoc("other", "Something else.")]
+    assert names(KeywordRanker(docs), "statis") == ["stats"]
