@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 from mcp import Client, StdioServerParameters, types
@@ -28,6 +30,8 @@ from agent.config import McpServerSettings
 from agent.mcp_client.names import bedrock_tool_name, clean_input_schema, external_row
 from agent.mcp_client.results import convert_result
 from agent.toolset import ExternalTool, RunResult
+
+logging.getLogger("mcp").addHandler(logging.NullHandler())  # never print SDK tracebacks
 
 START_TIMEOUT = 10.0
 CALL_TIMEOUT = 120.0
@@ -46,6 +50,8 @@ def describe_exception(exc: BaseException) -> str:
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, TimeoutError | asyncio.TimeoutError):
         return "it did not answer in time"
+    if getattr(exc, "code", None) == types.CONNECTION_CLOSED:
+        return "it closed the connection before answering (it exited, or it is not an MCP server)"
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -113,12 +119,17 @@ class McpSources:
 
     async def _start_all(self, timeout: float) -> dict[str, str]:
         ready: dict[str, asyncio.Future[str | None]] = {}
+        failures: dict[str, str] = {}
         for server in self._servers.values():
+            if not server.settings.command and not server.settings.url:
+                failures[server.name] = "its settings have neither `command` nor `url`"
+                server.dead_reason = failures[server.name]
+                continue
             server.stop = asyncio.Event()
             ready[server.name] = asyncio.get_running_loop().create_future()
             server.task = asyncio.create_task(self._serve(server, ready[server.name]))
-        await asyncio.wait(ready.values(), timeout=timeout)
-        failures: dict[str, str] = {}
+        if ready:
+            await asyncio.wait(ready.values(), timeout=timeout)
         for name, future in ready.items():
             server = self._servers[name]
             if not future.done():
@@ -156,10 +167,8 @@ class McpSources:
         settings = server.settings
         if settings.url:
             return streamable_http_client(settings.url)
-        if not settings.command:
-            raise ValueError("neither `command` nor `url` is set")
-        log_path = paths.ensure_dir(paths.log_dir()) / f"mcp-{_file_safe(server.name)}.log"
-        server.errlog = log_path.open("a", encoding="utf-8")
+        assert settings.command, "checked in _start_all"
+        server.errlog = server_log_path(server.name).open("a", encoding="utf-8")
         params = StdioServerParameters(
             command=settings.command, args=list(settings.args), env=dict(settings.env) or None
         )
@@ -291,13 +300,17 @@ def _dead_result(server: _Server) -> RunResult:
     return "error", {"error": f"server {server.name} is not running: {reason}", "fix": DEAD_FIX}
 
 
+def server_log_path(name: str) -> Path:
+    """Where a stdio server's stderr goes (never onto the terminal)."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name) or "server"
+    return paths.ensure_dir(paths.log_dir()) / f"mcp-{safe}.log"
+
+
 def _start_warning(name: str, settings: McpServerSettings, reason: str) -> str:
     what = settings.url or " ".join([settings.command or "", *settings.args]).strip()
+    output = f" Its error output is in {server_log_path(name)}." if settings.command else ""
     return (
-        f"MCP server {name} ({what}) could not start: {reason}. Its tools are unavailable; "
-        f"check [mcp_servers.{name}] in your config file (command/args/env or url)."
+        f"MCP server {name} ({what or 'no command'}) could not start: {reason}. Its tools are "
+        f"unavailable; check [mcp_servers.{name}] in your config file (command/args/env or "
+        f"url).{output}"
     )
-
-
-def _file_safe(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name) or "server"

@@ -47,7 +47,7 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpSources]:
-    """Two copies of the echo server (one trusted) and a command that does not exist."""
+    """Two copies of the echo server (one trusted), a missing command and a non-MCP program."""
     home = tmp_path_factory.mktemp("home")
     with pytest.MonkeyPatch.context() as patch:
         for var in ENV_VARS:
@@ -57,6 +57,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpSources]:
             {
                 "echo": echo_server(),
                 "ghost": McpServerSettings(command="/nonexistent/tabletalk-mcp-ghost"),
+                "chatty": McpServerSettings(command=sys.executable, args=["-c", "print('hi')"]),
                 "trusted.box": echo_server("trusted", trusted=True),
             },
             warnings.append,
@@ -103,13 +104,14 @@ def test_gated_unless_read_only_or_trusted(sources: McpSources) -> None:
     assert not toolset.is_gated("trusted_box__write_note")  # trusted server
 
 
-def test_a_missing_command_warns_and_the_other_servers_keep_working(
+def test_servers_that_cannot_start_warn_and_the_others_keep_working(
     sources: McpSources,
 ) -> None:
-    (warning,) = sources.warnings
-    assert "ghost" in warning and "/nonexistent/tabletalk-mcp-ghost" in warning
-    assert "[mcp_servers.ghost]" in warning
-    assert not any(name.startswith("ghost__") for name in rows(sources))
+    ghost, chatty = sources.warnings
+    assert "ghost" in ghost and "command not found: /nonexistent/tabletalk-mcp-ghost" in ghost
+    assert "[mcp_servers.ghost]" in ghost
+    assert "chatty" in chatty and "not an MCP server" in chatty and "mcp-chatty.log" in chatty
+    assert not any(name.startswith(("ghost__", "chatty__")) for name in rows(sources))
     assert sources.call("echo", "echo", {"text": "still here"}) == (
         "success",
         {"result": "still here"},
