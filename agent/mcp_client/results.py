@@ -60,5 +60,5 @@ def convert_result(
     else:
         data = {"text": text}
     if others:
-        data["content"] = others
+        data["mcpContent" if "content" in data else "content"] = others
     return "success", data

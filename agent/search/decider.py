@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.bedrock.errors import translate
+from agent.config import Settings
 from agent.errors import TabletalkError
 from agent.search.ranker import SearchDoc
 
@@ -158,7 +159,7 @@ class Decider:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: Any) -> Decider | None:
+    def from_settings(cls, settings: Settings) -> Decider | None:
         """The decider a Settings object configures (`[search] decider`), or None."""
         search = settings.search
         if not search.decider:

@@ -14,6 +14,7 @@ from typing import Any
 
 import catalog
 from agent.active_set import ActiveSet
+from agent.config import Settings
 from agent.search.decider import Decider
 from agent.search.ranker import KeywordRanker, SearchDoc
 from agent.toolset import LOOP_TOOLS, Toolset
@@ -87,7 +88,7 @@ def rank_tools(
 
 
 def search_catalog(
-    docs: Sequence[SearchDoc], query: str, limit: int, settings: Any
+    docs: Sequence[SearchDoc], query: str, limit: int, settings: Settings
 ) -> dict[str, Any]:
     """One search outside a conversation (`tabletalk tools search`): mode, tools, fallback."""
     ranking = rank_tools(query, limit, docs, KeywordRanker(docs), Decider.from_settings(settings))
