@@ -61,14 +61,21 @@ class TurnRecord:
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     def start_step(self, number: int, active: tuple[str, ...]) -> None:
-        self.steps.append({"step": number, "activeTools": list(active), "text": "", "toolCalls": []})
+        self.steps.append(
+            {"step": number, "activeTools": list(active), "text": "", "toolCalls": []}
+        )
 
     def text(self, text: str) -> None:
         self.steps[-1]["text"] += text
 
     def tool_call(self, name: str, tool_input: Any, outcome: ToolOutcome) -> None:
         self.steps[-1]["toolCalls"].append(
-            {"name": name, "input": tool_input, "status": outcome.status, "result": outcome.as_dict()}
+            {
+                "name": name,
+                "input": tool_input,
+                "status": outcome.status,
+                "result": outcome.as_dict(),
+            }
         )
 
 
@@ -198,7 +205,9 @@ class TurnRunner:
             if outcome.status == "success" and outcome.result:
                 chip = outcome.result.get("chip")
                 if isinstance(chip, dict):
-                    self.emit(ChipProposed(Chip(str(chip.get("label", "")), dict(chip.get("action", {})))))
+                    self.emit(
+                        ChipProposed(Chip(str(chip.get("label", "")), dict(chip.get("action", {}))))
+                    )
                 if use.name == "ask":
                     asked = AskUser(
                         str(outcome.result.get("question", "")),

@@ -208,8 +208,12 @@ class ChatSession:
                     items.append({"role": "user", "text": block["text"]})
                 elif "toolUse" in block:
                     use = block["toolUse"]
-                    item = {"tool": use["name"], "input": use.get("input", {}), "status": None,
-                            "result": None}
+                    item = {
+                        "tool": use["name"],
+                        "input": use.get("input", {}),
+                        "status": None,
+                        "result": None,
+                    }
                     pending[use["toolUseId"]] = item
                     items.append(item)
                 elif "toolResult" in block:

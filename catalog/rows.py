@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 
 
-class Visibility(str, Enum):
+class Visibility(StrEnum):
     """Whether a tool is sent from the first step or only after `searchTools` finds it."""
 
     INLINE = "inline"
     DISCOVERABLE = "discoverable"
 
 
-class Tier(str, Enum):
+class Tier(StrEnum):
     """Whether a call runs at once (`silent`) or passes the permission check (`gated`)."""
 
     SILENT = "silent"
@@ -21,7 +21,7 @@ class Tier(str, Enum):
     NONE = "none"  # agent-loop tools (searchTools, ask) have no tier
 
 
-class Access(str, Enum):
+class Access(StrEnum):
     """What a tool does to the world."""
 
     READ = "read"
@@ -32,7 +32,7 @@ class Access(str, Enum):
     AGENT = "agent"
 
 
-class McpLevel(str, Enum):
+class McpLevel(StrEnum):
     """Lowest MCP access level allowed to call a tool; `none` keeps it off the MCP server."""
 
     READ = "read"
@@ -63,182 +63,279 @@ class ToolRow:
         return data
 
 
-I, D = Visibility.INLINE, Visibility.DISCOVERABLE
+INL, DSC = Visibility.INLINE, Visibility.DISCOVERABLE
 S, G, N = Tier.SILENT, Tier.GATED, Tier.NONE
 
 ROWS: tuple[ToolRow, ...] = (
     ToolRow(
         "searchTools",
         "Find more tools by describing one capability you need; matching tools become callable on your next step.",
-        I, N, Access.AGENT, McpLevel.NONE,
+        INL,
+        N,
+        Access.AGENT,
+        McpLevel.NONE,
         ("find tool", "capability", "discover", "more tools"),
     ),
     ToolRow(
         "ask",
         "Ask the user a clarifying question, optionally with choices, and end this turn until they answer.",
-        I, N, Access.AGENT, McpLevel.NONE,
+        INL,
+        N,
+        Access.AGENT,
+        McpLevel.NONE,
         ("clarify", "question", "confirm", "which one"),
     ),
     ToolRow(
         "getCurrentTime",
         "Current date, time and time zone, for requests about today, yesterday, last week or recent items.",
-        I, S, Access.READ, McpLevel.READ,
+        INL,
+        S,
+        Access.READ,
+        McpLevel.READ,
         ("today", "now", "date", "clock", "yesterday", "last week", "recent", "timezone"),
     ),
     ToolRow(
         "listTables",
         "List the tables in the active store.",
-        I, S, Access.READ, McpLevel.READ,
+        INL,
+        S,
+        Access.READ,
+        McpLevel.READ,
         ("tables", "schema", "what data", "collections"),
     ),
     ToolRow(
         "describeTable",
         "Describe a table: key columns, indexes, columns with their types, and row count.",
-        I, S, Access.READ, McpLevel.READ,
+        INL,
+        S,
+        Access.READ,
+        McpLevel.READ,
         ("schema", "columns", "attributes", "fields", "structure", "primary key", "row count"),
     ),
     ToolRow(
         "listOpenTabs",
         "List the tabs currently open in the app.",
-        I, S, Access.READ, McpLevel.NONE,
+        INL,
+        S,
+        Access.READ,
+        McpLevel.NONE,
         ("tabs", "open views", "screen"),
     ),
     ToolRow(
         "listAttachments",
         "List the files attached to this conversation.",
-        I, S, Access.READ, McpLevel.NONE,
+        INL,
+        S,
+        Access.READ,
+        McpLevel.NONE,
         ("files", "attached", "uploads", "documents"),
     ),
     ToolRow(
         "readAttachment",
         "Read an attached file: text, or CSV/JSON as rows, with offset and limit.",
-        I, S, Access.READ, McpLevel.NONE,
+        INL,
+        S,
+        Access.READ,
+        McpLevel.NONE,
         ("file", "csv", "json", "pdf", "document", "upload", "spreadsheet", "read file"),
     ),
     ToolRow(
         "runQuery",
         "Run a read-only query (SQLite SQL or DynamoDB PartiQL; SELECT only) and return rows.",
-        I, G, Access.READ, McpLevel.READ,
-        ("sql", "select", "partiql", "filter", "search rows", "find", "report", "aggregate", "group by"),
+        INL,
+        G,
+        Access.READ,
+        McpLevel.READ,
+        (
+            "sql",
+            "select",
+            "partiql",
+            "filter",
+            "search rows",
+            "find",
+            "report",
+            "aggregate",
+            "group by",
+        ),
     ),
     ToolRow(
         "getItem",
         "Fetch one item by its key.",
-        I, G, Access.READ, McpLevel.READ,
+        INL,
+        G,
+        Access.READ,
+        McpLevel.READ,
         ("lookup", "by id", "record", "row", "fetch"),
     ),
     ToolRow(
         "countItems",
         "Count the items of a table, optionally only those matching a condition.",
-        I, G, Access.READ, McpLevel.READ,
+        INL,
+        G,
+        Access.READ,
+        McpLevel.READ,
         ("how many", "count", "number of", "total rows"),
     ),
     ToolRow(
         "openTable",
         "Open a table, optionally filtered, in a tab of the app right away.",
-        I, G, Access.OPEN, McpLevel.NONE,
+        INL,
+        G,
+        Access.OPEN,
+        McpLevel.NONE,
         ("show", "display", "view", "browse", "open tab"),
     ),
     ToolRow(
         "proposeOpenTable",
         "Offer the user a chip that opens a table (optionally filtered) in a tab; nothing opens until they click it.",
-        I, S, Access.PROPOSE, McpLevel.NONE,
+        INL,
+        S,
+        Access.PROPOSE,
+        McpLevel.NONE,
         ("suggest", "show", "view", "chip", "button"),
     ),
     ToolRow(
         "proposeJoinedView",
         "Offer the user a chip that opens a joined view of two tables on matching columns.",
-        I, S, Access.PROPOSE, McpLevel.NONE,
+        INL,
+        S,
+        Access.PROPOSE,
+        McpLevel.NONE,
         ("join", "combine", "related", "merge tables", "lookup across"),
     ),
     ToolRow(
         "stageItem",
         "Stage one create, update or delete of an item for the user to review and commit.",
-        I, S, Access.WRITE, McpLevel.STAGE,
+        INL,
+        S,
+        Access.WRITE,
+        McpLevel.STAGE,
         ("edit", "change", "update", "insert", "add", "delete", "remove", "modify", "set", "write"),
     ),
     ToolRow(
         "bulkEdit",
         "Stage one change (set columns, or delete) on many items selected by keys or a read-only query.",
-        I, S, Access.WRITE, McpLevel.STAGE,
+        INL,
+        S,
+        Access.WRITE,
+        McpLevel.STAGE,
         ("bulk", "mass update", "all rows", "many", "batch", "every", "mark all"),
     ),
     ToolRow(
         "sampleValues",
         "Distinct sample values of a column, with counts.",
-        D, S, Access.READ, McpLevel.READ,
+        DSC,
+        S,
+        Access.READ,
+        McpLevel.READ,
         ("distinct", "unique values", "examples", "enum", "categories", "possible values"),
     ),
     ToolRow(
         "getIndexStats",
         "Index statistics of a table: indexes, their columns, sizes and key usage.",
-        D, S, Access.READ, McpLevel.READ,
+        DSC,
+        S,
+        Access.READ,
+        McpLevel.READ,
         ("index", "indexes", "performance", "statistics", "stats", "keys"),
     ),
     ToolRow(
         "listSavedSpecs",
         "List saved queries and views.",
-        D, S, Access.READ, McpLevel.READ,
+        DSC,
+        S,
+        Access.READ,
+        McpLevel.READ,
         ("saved", "bookmarks", "favorites", "saved queries", "views", "specs"),
     ),
     ToolRow(
         "openSavedSpec",
         "Open a saved query or view in a tab.",
-        D, G, Access.OPEN, McpLevel.NONE,
+        DSC,
+        G,
+        Access.OPEN,
+        McpLevel.NONE,
         ("saved", "bookmark", "open saved", "saved query", "view"),
     ),
     ToolRow(
         "saveSpec",
         "Save a query or table view under a name for later.",
-        D, S, Access.WRITE, McpLevel.STAGE,
+        DSC,
+        S,
+        Access.WRITE,
+        McpLevel.STAGE,
         ("save", "bookmark", "remember", "keep query", "favorite"),
     ),
     ToolRow(
         "listRelationships",
         "List the declared relationships (joins) between tables.",
-        D, S, Access.READ, McpLevel.READ,
+        DSC,
+        S,
+        Access.READ,
+        McpLevel.READ,
         ("relationships", "foreign key", "joins", "references", "links"),
     ),
     ToolRow(
         "declareRelationship",
         "Declare a relationship between two tables on matching columns, for joined views.",
-        D, S, Access.WRITE, McpLevel.STAGE,
+        DSC,
+        S,
+        Access.WRITE,
+        McpLevel.STAGE,
         ("relationship", "foreign key", "link", "join", "references"),
     ),
     ToolRow(
         "listStagedChanges",
         "List the pending writes in the staging area, waiting for review and commit.",
-        D, S, Access.READ, McpLevel.READ,
+        DSC,
+        S,
+        Access.READ,
+        McpLevel.READ,
         ("pending", "staged", "uncommitted", "drafts", "changes", "review"),
     ),
     ToolRow(
         "discardStagedChanges",
         "Discard staged changes: all, those of one table, or by id.",
-        D, S, Access.WRITE, McpLevel.STAGE,
+        DSC,
+        S,
+        Access.WRITE,
+        McpLevel.STAGE,
         ("discard", "undo", "cancel", "drop", "revert", "clear pending"),
     ),
     ToolRow(
         "openStagingPanel",
         "Open the staging review panel where the user reviews and commits pending writes.",
-        D, G, Access.OPEN, McpLevel.NONE,
+        DSC,
+        G,
+        Access.OPEN,
+        McpLevel.NONE,
         ("review", "commit", "pending", "staging", "panel"),
     ),
     ToolRow(
         "exportCsv",
         "Write the results of a read-only query to a CSV file.",
-        D, G, Access.EXPORT, McpLevel.FULL,
+        DSC,
+        G,
+        Access.EXPORT,
+        McpLevel.FULL,
         ("csv", "export", "download", "spreadsheet", "excel", "save file"),
     ),
     ToolRow(
         "exportJson",
         "Write the results of a read-only query to a JSON file.",
-        D, G, Access.EXPORT, McpLevel.FULL,
+        DSC,
+        G,
+        Access.EXPORT,
+        McpLevel.FULL,
         ("json", "export", "download", "dump", "save file"),
     ),
     ToolRow(
         "vectorSearch",
         "Semantic search over a table's text columns by meaning rather than exact words.",
-        D, G, Access.READ, McpLevel.READ,
+        DSC,
+        G,
+        Access.READ,
+        McpLevel.READ,
         ("semantic", "similar", "meaning", "embedding", "fuzzy", "like this"),
     ),
 )

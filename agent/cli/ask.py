@@ -42,8 +42,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("prompt", help="what to ask")
     add_store_flag(parser, suppress=True)
     add_model_flags(parser, suppress=True)
-    parser.add_argument("--attach", action="append", default=[], metavar="FILE",
-                        help="attach a file (repeatable)")
+    parser.add_argument(
+        "--attach", action="append", default=[], metavar="FILE", help="attach a file (repeatable)"
+    )
     parser.add_argument("--conversation", metavar="ID", help="continue a saved conversation")
     parser.add_argument("--no-stream", action="store_true", help="use Converse, not ConverseStream")
     parser.add_argument("--step-limit", type=int, metavar="N", help="model requests per turn")
@@ -153,11 +154,17 @@ def _summary(session: ChatSession, ended: TurnEnded, printer: _Printer, staged: 
     if printer.asked and printer.asked.choices:
         print("Choices: " + " | ".join(printer.asked.choices), file=sys.stdout)
     for chip in printer.chips:
-        print(f"[chip] {chip['label']}  (open it in the app: tabletalk "
-              f"--conversation {session.conversation_id})", file=sys.stdout)
+        print(
+            f"[chip] {chip['label']}  (open it in the app: tabletalk "
+            f"--conversation {session.conversation_id})",
+            file=sys.stdout,
+        )
     if staged:
-        print(f"Staged {len(staged)} change(s) for review: `tabletalk staged list`, then "
-              "`tabletalk staged commit --all`.", file=sys.stdout)
+        print(
+            f"Staged {len(staged)} change(s) for review: `tabletalk staged list`, then "
+            "`tabletalk staged commit --all`.",
+            file=sys.stdout,
+        )
     reason = REASONS.get(ended.reason, ended.reason).format(id=session.conversation_id)
     if ended.reason == "error":
         print(f"error: {ended.error}", file=out)

@@ -24,7 +24,8 @@ def run(args: argparse.Namespace) -> int:
         print("No saved conversations yet. Start one with `tabletalk` or `tabletalk ask`.")
         return 0
     for summary in summaries:
-        print(f"{summary.id}  {summary.updated_at}  {summary.message_count:>3} msgs  "
-              f"{summary.title}")
+        print(
+            f"{summary.id}  {summary.updated_at}  {summary.message_count:>3} msgs  {summary.title}"
+        )
     print("\nContinue one with `tabletalk --conversation ID` or `tabletalk ask --conversation ID`.")
     return 0

@@ -64,8 +64,6 @@ def test_importing_catalog_loads_no_third_party_or_project_module() -> None:
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
     ).stdout.split()
     stdlib = set(sys.stdlib_module_names)
-    offenders = [
-        m for m in out if m.split(".")[0] not in stdlib and m.split(".")[0] != "catalog"
-    ]
+    offenders = [m for m in out if m.split(".")[0] not in stdlib and m.split(".")[0] != "catalog"]
     assert offenders == []
     assert not any(m.split(".")[0] in {"agent", "tui"} for m in out)

@@ -1,0 +1,454 @@
+"""The turn loop end to end: real boto3 against the scripted endpoint, a real demo database."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from agent.config import Settings
+from agent.events import AskUser, ChipProposed, StepStarted, TextDelta, ToolCallFinished
+from agent.session import ChatSession
+from agent.stores.demo import build_demo_db
+from agent.stores.open import open_store
+from tests.support.scripted_bedrock import Error, Reply, ScriptedBedrock, ToolUse
+
+BUDGET_JSON = {
+    "error": "search-budget-exhausted",
+    "message": "search budget exhausted, call ask() to clarify with the user or use a "
+    "previously-discovered tool",
+    "budgetCap": 3,
+}
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    path = tmp_path / "shop.sqlite"
+    build_demo_db(path, today=date(2026, 11, 1))
+    return path
+
+
+@pytest.fixture(params=[True, False], ids=["stream", "converse"])
+def streaming(request: pytest.FixtureRequest) -> bool:
+    return request.param
+
+
+def session_for(db_path: Path, *, streaming: bool = True, **settings: object) -> ChatSession:
+    config = Settings(streaming=streaming, **settings)  # type: ignore[arg-type]
+    return ChatSession.open(config, open_store(db_path))
+
+
+def tool_names(request_body: dict) -> list[str]:
+    return [t["toolSpec"]["name"] for t in request_body["toolConfig"]["tools"] if "toolSpec" in t]
+
+
+def tool_results(request_body: dict) -> list[dict]:
+    """The toolResult blocks of the last user message of a request."""
+    last = request_body["messages"][-1]
+    assert last["role"] == "user"
+    return [block["toolResult"] for block in last["content"] if "toolResult" in block]
+
+
+def test_plain_answer_streams_and_ends_the_turn(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, streaming: bool
+) -> None:
+    scripted_bedrock.add(Reply(text="There are four statuses in orders."))
+    session = session_for(db_path, streaming=streaming)
+    events: list = []
+    ended = session.run_turn("what statuses exist?", on_event=events.append)
+    assert ended.reason == "end_turn"
+    assert ended.text == "There are four statuses in orders."
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert "".join(deltas) == ended.text
+    if streaming:
+        assert len(deltas) > 1, "streamed text should arrive in pieces"
+    request = scripted_bedrock.requests[0]
+    assert request.stream is streaming
+    assert tool_names(request.body) == list(session.active.inline)
+    assert ended.usage.input > 0
+
+
+def test_discovered_tool_joins_the_next_request(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, streaming: bool
+) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("searchTools", {"query": "export query results to csv"})]),
+        Reply(text="Found it."),
+    )
+    session = session_for(db_path, streaming=streaming)
+    session.run_turn("export pending orders to a csv file")
+    first, second = (r.body for r in scripted_bedrock.requests)
+    assert "exportCsv" not in tool_names(first)
+    assert "exportCsv" in tool_names(second)
+    # inline first, then discovered, in discovery order
+    assert tool_names(second)[: len(session.active.inline)] == list(session.active.inline)
+    result = tool_results(second)[0]["content"][0]["json"]
+    assert result["mode"] == "keyword"
+    assert "exportCsv" in result["joined"]
+    assert session.conversation.discovered[0] == "exportCsv"
+
+
+def test_discovered_tools_stay_for_the_conversation(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("searchTools", {"query": "index statistics"})]),
+        Reply(text="ok"),
+        Reply(text="next turn"),
+    )
+    session = session_for(db_path)
+    session.run_turn("index stats?")
+    resumed = ChatSession.open(
+        Settings(), open_store(db_path), conversation_id=session.conversation_id
+    )
+    resumed.run_turn("and again")
+    assert "getIndexStats" in tool_names(scripted_bedrock.requests[-1].body)
+
+
+def test_unavailable_tool_gets_the_exact_text_and_the_turn_goes_on(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, streaming: bool
+) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("exportCsv", {"query": "SELECT 1", "path": "x.csv"})]),
+        Reply(text="Sorry."),
+    )
+    session = session_for(db_path, streaming=streaming)
+    ended = session.run_turn("export")
+    assert ended.reason == "end_turn"
+    result = tool_results(scripted_bedrock.requests[1].body)[0]
+    assert result["status"] == "error"
+    expected = (
+        "Model tried to call unavailable tool 'exportCsv'. Available tools: "
+        + ", ".join(session.active.names())
+        + "."
+    )
+    assert result["content"] == [{"text": expected}]
+
+
+def test_fourth_search_returns_the_exact_budget_json_without_running(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    searches = [ToolUse("searchTools", {"query": q}) for q in ("csv", "json", "index", "vector")]
+    scripted_bedrock.add(Reply(tool_uses=searches), Reply(text="done"))
+    session = session_for(db_path)
+    session.run_turn("find tools")
+    results = tool_results(scripted_bedrock.requests[1].body)
+    assert [r["status"] for r in results] == ["success", "success", "success", "error"]
+    assert results[3]["content"] == [{"json": BUDGET_JSON}]
+    assert "vectorSearch" not in session.active
+
+
+def test_budget_resets_each_turn(scripted_bedrock: ScriptedBedrock, db_path: Path) -> None:
+    three = [ToolUse("searchTools", {"query": q}) for q in ("csv", "json", "index")]
+    scripted_bedrock.add(
+        Reply(tool_uses=three),
+        Reply(text="a"),
+        Reply(tool_uses=[ToolUse("searchTools", {"query": "vector"})]),
+        Reply(text="b"),
+    )
+    session = session_for(db_path)
+    session.run_turn("one")
+    session.run_turn("two")
+    result = tool_results(scripted_bedrock.requests[3].body)[0]
+    assert result["status"] == "success"
+
+
+def test_invalid_input_names_the_field_and_a_valid_call(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[ToolUse("stageItem", {"table": "orders", "op": "upsert", "key": {"id": 1}})]
+        ),
+        Reply(text="fixed"),
+    )
+    session = session_for(db_path)
+    session.run_turn("change order 1")
+    result = tool_results(scripted_bedrock.requests[1].body)[0]
+    assert result["status"] == "error"
+    body = result["content"][0]["json"]
+    assert "op" in body["error"]
+    assert "stageItem" in body["fix"] and "{" in body["fix"]
+
+
+def test_malformed_tool_json_is_an_error_result_not_a_crash(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, streaming: bool
+) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("listTables", raw_tool_input='{"oops": ')]),
+        Reply(text="retrying"),
+    )
+    ended = session_for(db_path, streaming=streaming).run_turn("tables?")
+    assert ended.reason == "end_turn"
+    result = tool_results(scripted_bedrock.requests[1].body)[0]
+    assert result["status"] == "error"
+    assert "not valid JSON" in result["content"][0]["json"]["error"]
+
+
+def test_step_limit_ends_the_turn_and_says_so(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    for _ in range(3):
+        scripted_bedrock.add(Reply(tool_uses=[ToolUse("listTables", {})]))
+    session = session_for(db_path, step_limit=3)
+    ended = session.run_turn("loop forever")
+    assert ended.reason == "step_limit"
+    assert "3" in (ended.detail or "")
+    assert len(scripted_bedrock.requests) == 3
+    # the saved history is valid: the last toolUse was answered
+    last = session.conversation.messages[-1]
+    assert last["role"] == "user" and "toolResult" in last["content"][0]
+
+
+def test_manual_mode_without_terminal_denies_gated_calls_and_audits(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, tmp_path: Path
+) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("runQuery", {"query": "SELECT count(*) AS n FROM orders"})]),
+        Reply(text="I could not run it."),
+    )
+    session = session_for(db_path, mode="manual")
+    session.run_turn("count orders")
+    result = tool_results(scripted_bedrock.requests[1].body)[0]
+    assert result["status"] == "error"
+    body = result["content"][0]["json"]
+    assert "Permission denied" in body["error"]
+    assert "--mode auto" in body["fix"]
+    from agent import paths
+
+    entries = [json.loads(line) for line in paths.audit_log_path().read_text().splitlines()]
+    assert entries[-1]["tool"] == "runQuery"
+    assert entries[-1]["decision"] == "deny"
+    assert entries[-1]["decided_by"] == "no-terminal"
+    assert entries[-1]["conversation"] == session.conversation_id
+    assert entries[-1]["input_digest"].startswith("sha256:")
+
+
+def test_prompter_decisions_allow_once_and_for_the_conversation(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    answers = iter(["allow_once", "allow_conversation"])
+    asked: list[str] = []
+
+    def prompter(request):  # noqa: ANN001, ANN202
+        asked.append(request.tool)
+        return next(answers)
+
+    query = {"query": "SELECT count(*) AS n FROM orders"}
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("runQuery", query)]),
+        Reply(tool_uses=[ToolUse("runQuery", query)]),
+        Reply(tool_uses=[ToolUse("runQuery", query)]),
+        Reply(text="done"),
+    )
+    session = ChatSession.open(Settings(mode="manual"), open_store(db_path), prompter=prompter)
+    session.run_turn("count thrice")
+    assert asked == ["runQuery", "runQuery"]  # the third call uses the conversation grant
+    statuses = [tool_results(r.body)[0]["status"] for r in scripted_bedrock.requests[1:]]
+    assert statuses == ["success", "success", "success"]
+
+
+def test_auto_mode_runs_reads_but_asks_for_exports(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, tmp_path: Path
+) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("searchTools", {"query": "export csv"})]),
+        Reply(
+            tool_uses=[
+                ToolUse("countItems", {"table": "orders"}),
+                ToolUse(
+                    "exportCsv", {"query": "SELECT id FROM orders", "path": str(tmp_path / "o.csv")}
+                ),
+            ]
+        ),
+        Reply(text="ok"),
+    )
+    session = session_for(db_path, mode="auto")
+    session.run_turn("count and export")
+    count, export = tool_results(scripted_bedrock.requests[2].body)
+    assert count["status"] == "success"
+    assert export["status"] == "error"
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_bulk_edit_stages_35_rows_in_one_call_and_writes_nothing(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    query = "SELECT id FROM orders WHERE status = 'pending' ORDER BY id LIMIT 35"
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse(
+                    "bulkEdit", {"table": "orders", "query": query, "set": {"status": "shipped"}}
+                )
+            ]
+        ),
+        Reply(text="Staged 35 orders."),
+    )
+    with sqlite3.connect(db_path) as conn:
+        ids = [r[0] for r in conn.execute(query)]
+    assert len(ids) == 35
+    session = session_for(db_path)
+    session.run_turn("ship the 35 oldest pending orders")
+    result = tool_results(scripted_bedrock.requests[1].body)[0]
+    assert result["status"] == "success"
+    staged = session.staging.list("orders")
+    assert len(staged) == 35
+    assert sorted(c.key["id"] for c in staged) == sorted(ids)
+    assert all(
+        c.values == {"status": "shipped"} and c.pre_image["status"] == "pending" for c in staged
+    )
+    with sqlite3.connect(db_path) as conn:
+        still = conn.execute(
+            f"SELECT count(*) FROM orders WHERE status = 'pending' AND id IN ({','.join(map(str, ids))})"
+        ).fetchone()[0]
+    assert still == 35, "nothing is written before a person commits"
+
+
+def test_propose_tool_emits_a_chip_and_opens_nothing(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse("proposeOpenTable", {"table": "orders", "query": "status = 'pending'"})
+            ]
+        ),
+        Reply(text="Click the chip."),
+    )
+    session = session_for(db_path)
+    events: list = []
+    session.run_turn("show pending orders", on_event=events.append)
+    chips = [e.chip for e in events if isinstance(e, ChipProposed)]
+    assert len(chips) == 1
+    assert chips[0].action["kind"] == "openTable" and chips[0].action["table"] == "orders"
+    assert session.ui.opened == []  # type: ignore[attr-defined]
+    assert any(item.get("chip") for item in session.display_items())
+
+
+def test_ask_ends_the_turn_with_the_question(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse("ask", {"question": "Which table?", "choices": ["orders", "customers"]})
+            ]
+        ),
+    )
+    events: list = []
+    ended = session_for(db_path).run_turn("show me the data", on_event=events.append)
+    assert ended.reason == "ask"
+    asks = [e for e in events if isinstance(e, AskUser)]
+    assert asks and asks[0].choices == ("orders", "customers")
+    assert len(scripted_bedrock.requests) == 1
+
+
+def test_attachment_is_listed_to_the_model_and_readable(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, tmp_path: Path
+) -> None:
+    csv_file = tmp_path / "prices.csv"
+    csv_file.write_text("sku,price\nA-1,9.5\nB-2,12\n")
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("readAttachment", {"attachment": "prices.csv"})]),
+        Reply(text="Two prices."),
+    )
+    session = session_for(db_path)
+    session.run_turn("what is in the file?", attachments=[csv_file])
+    first = scripted_bedrock.requests[0].body
+    user_text = " ".join(b.get("text", "") for b in first["messages"][-1]["content"])
+    assert "prices.csv" in user_text
+    result = tool_results(scripted_bedrock.requests[1].body)[0]
+    assert result["status"] == "success"
+    assert "A-1" in json.dumps(result["content"][0]["json"])
+
+
+def test_usage_sums_per_turn_and_per_conversation(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    from agent.events import Usage
+
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("listTables", {})], usage=Usage(100, 10, 50, 5)),
+        Reply(text="a", usage=Usage(120, 20, 60, 0)),
+        Reply(text="b", usage=Usage(130, 5, 0, 0)),
+    )
+    session = session_for(db_path)
+    first = session.run_turn("one")
+    assert first.usage == Usage(220, 30, 110, 5)
+    session.run_turn("two")
+    assert session.usage == Usage(350, 35, 110, 5)
+    reopened = ChatSession.open(
+        Settings(), open_store(db_path), conversation_id=session.conversation_id
+    )
+    assert reopened.usage == Usage(350, 35, 110, 5)
+
+
+@pytest.mark.parametrize(
+    ("model", "system_cache", "tools_cache", "message_cache"),
+    [
+        ("us.anthropic.claude-haiku-4-5-20251001-v1:0", True, True, False),
+        ("us.amazon.nova-2-lite-v1:0", True, False, True),
+    ],
+)
+def test_cache_points_per_model_family(
+    scripted_bedrock: ScriptedBedrock,
+    db_path: Path,
+    model: str,
+    system_cache: bool,
+    tools_cache: bool,
+    message_cache: bool,
+) -> None:
+    scripted_bedrock.add(Reply(text="hi"))
+    session_for(db_path, model=model).run_turn("hello")
+    body = scripted_bedrock.requests[0].body
+    assert any("cachePoint" in b for b in body["system"]) is system_cache
+    assert any("cachePoint" in t for t in body["toolConfig"]["tools"]) is tools_cache
+    assert any("cachePoint" in b for b in body["messages"][-1]["content"]) is message_cache
+    if tools_cache:
+        tools = body["toolConfig"]["tools"]
+        position = next(i for i, t in enumerate(tools) if "cachePoint" in t)
+        assert position == len([t for t in tools if "toolSpec" in t])  # after the inline tools
+
+
+def test_bedrock_error_ends_the_turn_saves_the_conversation_and_keeps_staged(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse(
+                    "stageItem",
+                    {
+                        "table": "orders",
+                        "op": "update",
+                        "key": {"id": 1},
+                        "values": {"status": "cancelled"},
+                    },
+                )
+            ]
+        ),
+        *[Error(429, "ThrottlingException", "Too many requests") for _ in range(10)],
+    )
+    session = session_for(db_path)
+    ended = session.run_turn("cancel order 1")
+    assert ended.reason == "error"
+    assert "throttl" in (ended.error or "").lower()
+    assert len(session.staging.list()) == 1
+    saved = ChatSession.open(
+        Settings(), open_store(db_path), conversation_id=session.conversation_id
+    )
+    assert [m["role"] for m in saved.conversation.messages] == ["user", "assistant", "user"]
+
+
+def test_steps_report_active_tools(scripted_bedrock: ScriptedBedrock, db_path: Path) -> None:
+    scripted_bedrock.add(Reply(text="hi"))
+    events: list = []
+    session = session_for(db_path)
+    session.run_turn("hello", on_event=events.append)
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    assert steps[0].active_tools == session.active.names()
+    assert any(isinstance(e, ToolCallFinished) for e in events) is False
