@@ -40,6 +40,7 @@ RELATED_DISCOUNT = 0.4  # a related word ('rain' → 'weather', 'sued' → 'laws
 PHRASE_BONUS = 0.25  # two query terms adjacent in a field, per unit of their mean IDF
 NAME_COVERAGE_BONUS = 0.5  # all of a tool name's words asked for, per unit of mean IDF
 EXPANSION_CACHE_SIZE = 4096  # query words remembered per ranker
+MAX_QUERY_WORDS = 64  # distinct content words of a query that are scored; the rest are ignored
 
 # Short forms people type for words tools spell out; general, not tied to any one catalog.
 ABBREVIATIONS: dict[str, tuple[str, ...]] = {
@@ -249,12 +250,15 @@ class KeywordRanker:
         return found
 
     def _query_groups(self, query: str) -> list[tuple[_Alternative, ...]]:
-        """One group of alternatives per distinct content word of the query, in query order."""
+        """One group of alternatives per distinct content word of the query, in query order
+        (the first MAX_QUERY_WORDS only, so a pasted document cannot stall the search)."""
         groups: list[tuple[_Alternative, ...]] = []
         seen: set[str] = set()
         for word in words(query):
-            if word in STOP_WORDS or word.isdigit() or word in seen:
+            if word in STOP_WORDS or word.isdigit() or len(word) < 2 or word in seen:
                 continue
+            if len(seen) >= MAX_QUERY_WORDS:
+                break
             seen.add(word)
             group = self._expand(word)
             if group:

@@ -157,3 +157,14 @@ def test_typo_matching_keeps_the_first_letter():
 def test_unknown_word_matches_catalog_words_it_starts():
     docs = [SearchDoc("stats", "Statistics of an index."), SearchDoc("other", "Something else.")]
     assert names(KeywordRanker(docs), "statis") == ["stats"]
+
+
+def test_a_pasted_wall_of_text_is_cut_to_its_first_words():
+    docs = [SearchDoc("exportCsv", "Write rows to a CSV file."), SearchDoc("other", "Zebra.")]
+    ranker = KeywordRanker(docs)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    filler = " ".join(
+        "q" + letters[i % 26] + letters[i // 26 % 26] + letters[i // 676 % 26] for i in range(5000)
+    )
+    assert names(ranker, "export csv " + filler)[0] == "exportCsv"
+    assert ranker.rank(filler + " zebra") == []
