@@ -14,6 +14,7 @@ from agent.events import (
     Notice,
     TextDelta,
     ToolCallFinished,
+    ToolCallStarted,
     TurnEnded,
     TurnEvent,
 )
@@ -70,6 +71,12 @@ def terminal_prompter(request: PermissionRequest) -> str:
             return "deny"
 
 
+def _short(value: Any, width: int = 80) -> str:
+    """A one-line JSON preview of a tool input."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 class _Printer:
     """Streams a turn to the terminal: answer on stdout, tool lines and notices on stderr."""
 
@@ -77,6 +84,7 @@ class _Printer:
         self.chips: list[dict[str, Any]] = []
         self.asked: AskUser | None = None
         self.wrote_text = False
+        self.inputs: dict[str, Any] = {}
 
     def __call__(self, event: TurnEvent) -> None:
         if isinstance(event, TextDelta):
@@ -89,7 +97,10 @@ class _Printer:
             if event.status == "error":
                 detail = ": " + str(event.result.get("error") or event.result.get("text", ""))[:200]
             self._newline()
-            print(f"  · {event.name} [{mark}]{detail}", file=sys.stderr)
+            shown = _short(self.inputs.pop(event.tool_use_id, {}))
+            print(f"  · {event.name} {shown} [{mark}]{detail}", file=sys.stderr)
+        elif isinstance(event, ToolCallStarted):
+            self.inputs[event.tool_use_id] = event.input
         elif isinstance(event, ChipProposed):
             self.chips.append({"label": event.chip.label, "action": event.chip.action})
         elif isinstance(event, AskUser):
