@@ -19,7 +19,7 @@ import builtins
 import json
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -100,7 +100,9 @@ class StagingArea:
                     fix="Put key columns only in the key (or give the same value in both).",
                 )
         item = self.store.get_item(info.name, normalized)
-        return self._write(info.name, op, [(dumps(normalized), normalized, item)], clean, origin)[0]
+        return self._write(
+            info.name, op, [(key_json(normalized), normalized, item)], clean, origin
+        )[0]
 
     def stage_many(
         self,
@@ -134,7 +136,7 @@ class StagingArea:
             all_keys = normalize_keys(info.name, raw_keys)
         else:
             all_keys = [self.store.normalize_key(info.name, k) for k in raw_keys]
-        unique = {dumps(k): k for k in all_keys}
+        unique = {key_json(k): k for k in all_keys}
         if not unique:
             return []
         normalized = list(unique.values())
@@ -184,14 +186,15 @@ class StagingArea:
             updates: list[tuple[Any, ...]] = []
             results: list[StagedChange] = []
             values_json = dumps(values)
+            fresh_ids = new_ids(len(entries), taken)
             errors: list[TabletalkError] = []
             identity = self.store.identity
-            for key_json, key, item in entries:
-                existing = staged.get(key_json)
+            for item_key, key, item in entries:
+                existing = staged.get(item_key)
                 try:
                     if existing is None:
                         check_new(table, op, key, item)
-                    elif key_json in in_commit:
+                    elif item_key in in_commit:
                         raise in_commit_error(existing.id)
                     else:
                         change = fold(existing, table, op, key, values)
@@ -201,13 +204,13 @@ class StagingArea:
                 if errors:
                     continue
                 if existing is None:
-                    change_id = new_id(taken)
+                    change_id = next(fresh_ids)
                     pre_image = None if op == "create" else item
                     change = StagedChange(
                         change_id, identity, table, key, op, dict(values), pre_image, origin, now
                     )
                     inserts.append(
-                        (change_id, identity, table, key_json, op, values_json,
+                        (change_id, identity, table, item_key, op, values_json,
                          _maybe(pre_image), origin, now)
                     )  # fmt: skip
                 else:
@@ -364,14 +367,21 @@ class StagingArea:
                 (self.store.identity,),
             ).fetchall()
         memo: dict[str, Item] = {}
+        key_names: dict[str, tuple[str, ...]] = {}
         loads = json.loads
         changes = []
-        for id_, table, key_json, op, values_json, pre_json in rows:
+        for id_, table, item_key, op, values_json, pre_json in rows:
             if values_json not in memo:
                 memo[values_json] = loads(values_json)
             values = memo[values_json]
             pre_image = None if pre_json is None else loads(pre_json)
-            changes.append(ChangeToApply(id_, table, loads(key_json), op, values, pre_image))
+            names = key_names.get(table)
+            if pre_image is not None and names is not None and all(n in pre_image for n in names):
+                key = {n: pre_image[n] for n in names}  # an item holds its key: skip a decode
+            else:
+                key = loads(item_key)
+                key_names.setdefault(table, tuple(key))
+            changes.append(ChangeToApply(id_, table, key, op, values, pre_image))
         return changes
 
     def close(self) -> None:
@@ -438,13 +448,26 @@ def in_commit_error(change_id: str) -> StagingError:
     )
 
 
-def new_id(taken: set[str]) -> str:
-    """A short random id (8 hex digits) not yet used in the staging database."""
-    while True:
-        candidate = secrets.token_hex(4)
-        if candidate not in taken:
-            taken.add(candidate)
-            return candidate
+def new_ids(count: int, taken: set[str]) -> Iterator[str]:
+    """`count` short random ids (8 hex digits) not yet used in the staging database."""
+    made = 0
+    while made < count:
+        pool = secrets.token_hex(4 * (count - made))
+        for start in range(0, len(pool), 8):
+            candidate = pool[start : start + 8]
+            if candidate not in taken:
+                taken.add(candidate)
+                made += 1
+                yield candidate
+
+
+def key_json(key: Key) -> str:
+    """The canonical JSON text of a normalized key (the staging DB's item identity)."""
+    if len(key) == 1:
+        ((name, value),) = key.items()
+        if type(value) is int and name.isidentifier():
+            return f'{{"{name}":{value}}}'
+    return dumps(key)
 
 
 def _maybe(value: Item | None) -> str | None:

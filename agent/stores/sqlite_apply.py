@@ -1,6 +1,7 @@
 """Commit staged changes to SQLite: one IMMEDIATE transaction, optimistic locking, batched writes.
 
-Every update/delete must find the row equal to its pre-image and every create a free key; the
+The fast path (`sqlite_guarded`) runs self-checking statements and commits when all of them hit
+their row; when one misses, it rolls back and this module's checked path runs: every update/delete must find the row equal to its pre-image and every create a free key; the
 checks run against the rows read inside the write transaction (so nobody can slip in between),
 then the writes go out as `executemany` runs of identical statements. Any conflict or
 constraint failure rolls everything back.
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.errors import StoreError, TabletalkError
 from agent.stores.base import ApplyResult, ChangeToApply, Conflict, Item
+from agent.stores.sqlite_guarded import guarded_plan, run_guarded
 from agent.stores.sqlite_readonly import quote_ident
 from agent.stores.sqlite_schema import normalize_with
 
@@ -36,6 +38,24 @@ def apply_changes(
     """Check and apply `changes` in one transaction; on any conflict apply none and report all."""
     if not changes:
         return ApplyResult()
+    plan = guarded_plan(store, changes)
+    if plan is not None:
+        _begin(store, conn)
+        try:
+            if run_guarded(conn, plan, progress):
+                conn.execute("COMMIT")
+                return ApplyResult(applied=[c.id for c in changes])
+            conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            raise _failed(store, conn, exc) from exc
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    return _apply_checked(store, conn, changes, progress)
+
+
+def _begin(store: SQLiteStore, conn: sqlite3.Connection) -> None:
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:
@@ -44,6 +64,34 @@ def apply_changes(
             fix="Another program may be writing to the database; retry in a moment. "
             "The changes stay staged.",
         ) from exc
+
+
+def _failed(store: SQLiteStore, conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreError:
+    """Roll back and describe a database failure during a commit."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+    text = str(exc)
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return StoreError(
+            f"{store.path} cannot be written ({text}), so nothing was committed",
+            fix="Make the file and its directory writable, or copy it somewhere writable; "
+            "the changes stay staged.",
+        )
+    return StoreError(
+        f"the commit failed and was rolled back: {text}",
+        fix="Nothing was changed and the changes stay staged; retry, or discard the "
+        "change that causes it.",
+    )
+
+
+def _apply_checked(
+    store: SQLiteStore,
+    conn: sqlite3.Connection,
+    changes: list[ChangeToApply],
+    progress: Callable[[int, int], Any] | None,
+) -> ApplyResult:
+    """The slow path: read every row, check each change, name every conflict; then write."""
+    _begin(store, conn)
     try:
         plan, before, conflicts = _check(store, conn, changes)
         if conflicts:
@@ -55,20 +103,7 @@ def apply_changes(
             return ApplyResult(applied=[], conflicts=[failure])
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        text = str(exc)
-        if "readonly" in text or "read-only" in text or "unable to open" in text:
-            raise StoreError(
-                f"{store.path} cannot be written ({text}), so nothing was committed",
-                fix="Make the file and its directory writable, or copy it somewhere writable; "
-                "the changes stay staged.",
-            ) from exc
-        raise StoreError(
-            f"the commit failed and was rolled back: {text}",
-            fix="Nothing was changed and the changes stay staged; retry, or discard the "
-            "change that causes it.",
-        ) from exc
+        raise _failed(store, conn, exc) from exc
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from operator import itemgetter
 from typing import Any
 
 from agent.errors import BadKeyError
 from agent.stores.base import Column, Key
+
+_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,22 @@ class TableSchema:
     def column_names(self) -> list[str]:
         """Every column an item has, the implicit rowid first when it is the key."""
         return [c.name for c in self.columns]
+
+    @cached_property
+    def guarded_columns(self) -> tuple[str, ...]:
+        """The non-key columns, whose pre-image values a guarded statement checks."""
+        return tuple(n for n in self.column_names if n not in self.key_columns)
+
+    @cached_property
+    def pick_guarded(self) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+        """item → the tuple of its guarded column values (a C-speed itemgetter)."""
+        names = self.guarded_columns
+        if not names:
+            return lambda _item: ()
+        getter = itemgetter(*names)
+        if len(names) == 1:
+            return lambda item: (getter(item),)
+        return getter
 
     @cached_property
     def key_types(self) -> tuple[type | None, ...]:
@@ -89,7 +109,12 @@ def coerce_key_value(table: str, column: Column, value: Any) -> Any:
 
 def normalize_with(schema: TableSchema, key: Key) -> Key:
     """Check `key` names exactly the schema's key columns; coerce values to the column types."""
-    if type(key) is dict and tuple(key) == schema.key_columns:
+    if type(key) is dict and len(key) == 1 == len(schema.key_columns):
+        name = schema.key_columns[0]
+        value = key.get(name, _MISSING)
+        if type(value) is schema.key_types[0]:
+            return {name: value}
+    elif type(key) is dict and tuple(key) == schema.key_columns:
         fast = schema.key_types
         if all(type(v) is t for v, t in zip(key.values(), fast, strict=True)):
             return dict(key)

@@ -275,3 +275,42 @@ def test_interrupted_commit_is_recognised_as_applied(area: StagingArea) -> None:
     assert area.store.get_item("orders", {"id": 2})["quantity"] == 78
     assert area.count() == 0
     area.stage("orders", "update", {"id": 1}, {"status": "shipped"})  # settled: allowed again
+
+
+def test_rowid_tables_and_blobs_commit(tmp_path: Path) -> None:
+    """Implicit-rowid keys work end to end; a blob's marker pre-image still commits cleanly."""
+    path = tmp_path / "notes.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE notes (body TEXT, data BLOB);"
+        "INSERT INTO notes VALUES ('one', x'0102'), ('two', NULL), ('three', x'ff');"
+    )
+    conn.commit()
+    conn.close()
+    store = SQLiteStore.open(path)
+    staging = StagingArea(store, tmp_path / "staging.sqlite")
+    staging.stage("notes", "update", {"rowid": 1}, {"body": "uno"})
+    staging.stage("notes", "delete", {"rowid": "2"})
+    staging.stage("notes", "create", {"rowid": 10}, {"body": "ten"})
+    assert staging.commit().ok
+    assert store.get_item("notes", {"rowid": 1})["body"] == "uno"
+    assert store.get_item("notes", {"rowid": 1})["data"].startswith("<blob 2 bytes")
+    assert store.get_item("notes", {"rowid": 2}) is None
+    assert store.get_item("notes", {"rowid": 10}) == {"rowid": 10, "body": "ten", "data": None}
+    staging.stage("notes", "update", {"rowid": 3}, {"body": "tres"})
+    change_behind_its_back(store, "UPDATE notes SET data = x'fe' WHERE rowid = 3")
+    report = staging.commit()
+    assert not report.ok and "data" in report.conflicts[0].reason
+
+
+def test_duplicate_changes_in_one_apply_are_checked_in_order(demo_store: SQLiteStore) -> None:
+    """Two changes on one item in one commit: the second sees the first's result."""
+    from agent.stores.base import ChangeToApply
+
+    row = demo_store.get_item("orders", {"id": 1})
+    first = ChangeToApply("a", "orders", {"id": 1}, "update", {"quantity": 100}, row)
+    second = ChangeToApply("b", "orders", {"id": 1}, "update", {"quantity": 200}, row)
+    result = demo_store.apply([first, second])
+    assert result.applied == [] and [c.change_id for c in result.conflicts] == ["b"]
+    assert result.conflicts[0].current["quantity"] == 100
+    assert demo_store.get_item("orders", {"id": 1}) == row
