@@ -212,6 +212,22 @@ class McpSources:
         """Every listed tool of every server that started, as catalog rows with proxies."""
         return list(self._tools)
 
+    def status(self) -> list[dict[str, Any]]:
+        """One entry per configured server: name, transport, state, tool count, reason."""
+        entries = []
+        for server in self._servers.values():
+            running = server.client is not None and server.dead_reason is None
+            entries.append(
+                {
+                    "name": server.name,
+                    "transport": "http" if server.settings.url else "stdio",
+                    "state": "running" if running else "stopped",
+                    "tools": len(server.tools) if running else 0,
+                    "reason": server.dead_reason,
+                }
+            )
+        return entries
+
     def _build_tools(self) -> list[ExternalTool]:
         taken = set(catalog.names(catalog.ROWS))
         tools: list[ExternalTool] = []

@@ -112,6 +112,8 @@ def test_servers_that_cannot_start_warn_and_the_others_keep_working(
     assert "[mcp_servers.ghost]" in ghost
     assert "chatty" in chatty and "not an MCP server" in chatty and "mcp-chatty.log" in chatty
     assert not any(name.startswith(("ghost__", "chatty__")) for name in rows(sources))
+    states = {entry["name"]: (entry["state"], entry["tools"]) for entry in sources.status()}
+    assert states["ghost"] == ("stopped", 0) and states["echo"] == ("running", 5)
     assert sources.call("echo", "echo", {"text": "still here"}) == (
         "success",
         {"result": "still here"},
@@ -176,6 +178,8 @@ def test_a_server_that_dies_mid_session_gives_a_clear_error_result() -> None:
         assert status == "error"
         assert result["error"].startswith("server echo is not running: ")
         assert result["fix"]
+        (entry,) = solo.status()
+        assert entry["state"] == "stopped" and "exited" in entry["reason"]
 
 
 def test_a_server_that_never_answers_times_out_with_a_warning() -> None:
