@@ -17,55 +17,31 @@ from __future__ import annotations
 
 import builtins
 import json
-import secrets
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from agent import paths
-from agent.errors import BadKeyError, StagingError, TabletalkError, UnknownColumnError
+from agent.errors import BadKeyError, StagingError, TabletalkError
+from agent.staging.checks import (
+    MAX_ITEMS_PER_CALL,
+    in_commit_error,
+    summarize,
+    too_many,
+    validate_values,
+)
+from agent.staging.commit import commit_changes
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
+from agent.staging.encoding import dumps, key_json, maybe_json, new_ids, row_to_change
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
 from agent.stores.base import ChangeToApply, Item, Key, Op, Store, TableInfo
 
-MAX_ITEMS_PER_CALL = 10_000
+__all__ = ["MAX_ITEMS_PER_CALL", "StagingArea"]
+
 LIST_HINT = "See the staged changes and their ids with `tabletalk staged list`."
-
-
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
-def dumps(value: Any) -> str:
-    """Compact, deterministic JSON (keys keep their order: key columns are already ordered)."""
-    return _ENCODER.encode(value)
-
-
-def row_to_change(row: tuple[Any, ...], memo: dict[str, Item] | None = None) -> StagedChange:
-    """A staged_changes row (in COLUMNS order) as a StagedChange.
-
-    `memo` caches decoded `values` across rows (a bulk edit repeats the same values).
-    """
-    id_, store, table, key_json, op, values_json, pre_json, origin, created_at = row
-    if memo is None:
-        values = json.loads(values_json)
-    else:
-        if values_json not in memo:
-            memo[values_json] = json.loads(values_json)
-        values = dict(memo[values_json])
-    return StagedChange(
-        id=id_,
-        store=store,
-        table=table,
-        key=json.loads(key_json),
-        op=op,
-        values=values,
-        pre_image=None if pre_json is None else json.loads(pre_json),
-        origin=origin,
-        created_at=created_at,
-    )
 
 
 class StagingArea:
@@ -211,15 +187,15 @@ class StagingArea:
                     )
                     inserts.append(
                         (change_id, identity, table, item_key, op, values_json,
-                         _maybe(pre_image), origin, now)
+                         maybe_json(pre_image), origin, now)
                     )  # fmt: skip
                 else:
                     updates.append(
-                        (change.op, dumps(change.values), _maybe(change.pre_image), change.id)
+                        (change.op, dumps(change.values), maybe_json(change.pre_image), change.id)
                     )
                 results.append(change)
             if errors:
-                raise errors[0] if len(entries) == 1 else _summarize(errors, len(entries))
+                raise errors[0] if len(entries) == 1 else summarize(errors, len(entries))
             conn.executemany(
                 "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
                 "pre_image_json, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -349,8 +325,6 @@ class StagingArea:
         progress: Callable[[int, int], Any] | None = None,
     ) -> CommitReport:
         """Commit this store's changes (or `ids`) in one store transaction; see `staging.commit`."""
-        from agent.staging.commit import commit_changes
-
         with self._lock:
             if ids is None:
                 changes = self._for_commit()
@@ -388,97 +362,3 @@ class StagingArea:
         """Close the staging database connection."""
         with self._lock:
             self._conn.close()
-
-
-def validate_values(info: TableInfo, op: Op, values: Item | None) -> Item:
-    """Check op and attribute names against the table; return values with canonical names."""
-    if op not in ("create", "update", "delete"):
-        raise StagingError(f"unknown op {op!r}", fix="Use op create, update or delete.")
-    values = values or {}
-    if not isinstance(values, dict):
-        raise StagingError(
-            "values must be an object of column: value", fix='Pass values like {"status": "x"}.'
-        )
-    if op == "delete" and values:
-        raise StagingError("a delete takes no values", fix="Leave values out for op delete.")
-    if op == "update" and not values:
-        raise StagingError(
-            "an update needs at least one attribute to change",
-            fix='Pass values like {"status": "shipped"}, or use op delete.',
-        )
-    names = {c.name.lower(): c.name for c in info.columns}
-    clean: Item = {}
-    for given, value in values.items():
-        name = names.get(str(given).lower())
-        if name is None:
-            raise UnknownColumnError(
-                f"table {info.name!r} has no column {given!r}",
-                fix=f"Valid columns of {info.name}: {', '.join(c.name for c in info.columns)}.",
-            )
-        if isinstance(value, dict | list | bytes):
-            raise StagingError(
-                f"{name} must be a text, number, boolean or null value, not {type(value).__name__}",
-                fix=f"Give {name} a scalar value (serialize structured data to text first).",
-            )
-        if name in info.key_columns and op == "update":
-            raise BadKeyError(
-                f"{name} is a key column of {info.name}; an update cannot change the key",
-                fix="Stage a delete of the old item and a create of the new one instead.",
-            )
-        if name not in info.key_columns:
-            clean[name] = value
-    return clean
-
-
-def too_many(count: int | None) -> StagingError:
-    """The error for a bulk edit above the per-call limit."""
-    found = "more than" if count is None else f"{count} items,"
-    return StagingError(
-        f"bulk edit matches {found} {MAX_ITEMS_PER_CALL:,} items (the limit per call); "
-        "nothing was staged",
-        fix="Narrow the query (add a WHERE condition, or a key range) and stage in several calls.",
-    )
-
-
-def in_commit_error(change_id: str) -> StagingError:
-    """The error for staging onto an item whose change a running or interrupted commit holds."""
-    return StagingError(
-        f"change {change_id} on this item is part of a commit that is running or was interrupted",
-        fix=f"Commit it again (`tabletalk staged commit {change_id}`) or discard it, then stage.",
-    )
-
-
-def new_ids(count: int, taken: set[str]) -> Iterator[str]:
-    """`count` short random ids (8 hex digits) not yet used in the staging database."""
-    made = 0
-    while made < count:
-        pool = secrets.token_hex(4 * (count - made))
-        for start in range(0, len(pool), 8):
-            candidate = pool[start : start + 8]
-            if candidate not in taken:
-                taken.add(candidate)
-                made += 1
-                yield candidate
-
-
-def key_json(key: Key) -> str:
-    """The canonical JSON text of a normalized key (the staging DB's item identity)."""
-    if len(key) == 1:
-        ((name, value),) = key.items()
-        if type(value) is int and name.isidentifier():
-            return f'{{"{name}":{value}}}'
-    return dumps(key)
-
-
-def _maybe(value: Item | None) -> str | None:
-    return None if value is None else dumps(value)
-
-
-def _summarize(errors: builtins.list[TabletalkError], total: int) -> TabletalkError:
-    first = "; ".join(e.message for e in errors[:3])
-    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
-    kind = type(errors[0]) if all(type(e) is type(errors[0]) for e in errors) else StagingError
-    return kind(
-        f"{len(errors)} of {total} items cannot be staged, so nothing was staged: {first}{more}",
-        fix=errors[0].fix,
-    )

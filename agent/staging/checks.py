@@ -1,0 +1,77 @@
+"""Checks on what is being staged, and the errors they raise (each names the way out)."""
+
+from __future__ import annotations
+
+from agent.errors import BadKeyError, StagingError, TabletalkError, UnknownColumnError
+from agent.stores.base import Item, Op, TableInfo
+
+MAX_ITEMS_PER_CALL = 10_000
+
+
+def validate_values(info: TableInfo, op: Op, values: Item | None) -> Item:
+    """Check op and attribute names against the table; return values with canonical names."""
+    if op not in ("create", "update", "delete"):
+        raise StagingError(f"unknown op {op!r}", fix="Use op create, update or delete.")
+    values = values or {}
+    if not isinstance(values, dict):
+        raise StagingError(
+            "values must be an object of column: value", fix='Pass values like {"status": "x"}.'
+        )
+    if op == "delete" and values:
+        raise StagingError("a delete takes no values", fix="Leave values out for op delete.")
+    if op == "update" and not values:
+        raise StagingError(
+            "an update needs at least one attribute to change",
+            fix='Pass values like {"status": "shipped"}, or use op delete.',
+        )
+    names = {c.name.lower(): c.name for c in info.columns}
+    clean: Item = {}
+    for given, value in values.items():
+        name = names.get(str(given).lower())
+        if name is None:
+            raise UnknownColumnError(
+                f"table {info.name!r} has no column {given!r}",
+                fix=f"Valid columns of {info.name}: {', '.join(c.name for c in info.columns)}.",
+            )
+        if isinstance(value, dict | list | bytes):
+            raise StagingError(
+                f"{name} must be a text, number, boolean or null value, not {type(value).__name__}",
+                fix=f"Give {name} a scalar value (serialize structured data to text first).",
+            )
+        if name in info.key_columns and op == "update":
+            raise BadKeyError(
+                f"{name} is a key column of {info.name}; an update cannot change the key",
+                fix="Stage a delete of the old item and a create of the new one instead.",
+            )
+        if name not in info.key_columns:
+            clean[name] = value
+    return clean
+
+
+def too_many(count: int | None) -> StagingError:
+    """The error for a bulk edit above the per-call limit."""
+    found = "more than" if count is None else f"{count} items,"
+    return StagingError(
+        f"bulk edit matches {found} {MAX_ITEMS_PER_CALL:,} items (the limit per call); "
+        "nothing was staged",
+        fix="Narrow the query (add a WHERE condition, or a key range) and stage in several calls.",
+    )
+
+
+def in_commit_error(change_id: str) -> StagingError:
+    """The error for staging onto an item whose change a running or interrupted commit holds."""
+    return StagingError(
+        f"change {change_id} on this item is part of a commit that is running or was interrupted",
+        fix=f"Commit it again (`tabletalk staged commit {change_id}`) or discard it, then stage.",
+    )
+
+
+def summarize(errors: list[TabletalkError], total: int) -> TabletalkError:
+    """One error standing for several items that cannot be staged."""
+    first = "; ".join(e.message for e in errors[:3])
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    kind = type(errors[0]) if all(type(e) is type(errors[0]) for e in errors) else StagingError
+    return kind(
+        f"{len(errors)} of {total} items cannot be staged, so nothing was staged: {first}{more}",
+        fix=errors[0].fix,
+    )

@@ -1,0 +1,70 @@
+"""How staged changes are stored: compact JSON, canonical item keys, short ids, row decoding."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+from agent.staging.model import StagedChange
+from agent.stores.base import Item, Key
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def dumps(value: Any) -> str:
+    """Compact, deterministic JSON (keys keep their order: key columns are already ordered)."""
+    return _ENCODER.encode(value)
+
+
+def row_to_change(row: tuple[Any, ...], memo: dict[str, Item] | None = None) -> StagedChange:
+    """A staged_changes row (in COLUMNS order) as a StagedChange.
+
+    `memo` caches decoded `values` across rows (a bulk edit repeats the same values).
+    """
+    id_, store, table, key_json, op, values_json, pre_json, origin, created_at = row
+    if memo is None:
+        values = json.loads(values_json)
+    else:
+        if values_json not in memo:
+            memo[values_json] = json.loads(values_json)
+        values = dict(memo[values_json])
+    return StagedChange(
+        id=id_,
+        store=store,
+        table=table,
+        key=json.loads(key_json),
+        op=op,
+        values=values,
+        pre_image=None if pre_json is None else json.loads(pre_json),
+        origin=origin,
+        created_at=created_at,
+    )
+
+
+def new_ids(count: int, taken: set[str]) -> Iterator[str]:
+    """`count` short random ids (8 hex digits) not yet used in the staging database."""
+    made = 0
+    while made < count:
+        pool = secrets.token_hex(4 * (count - made))
+        for start in range(0, len(pool), 8):
+            candidate = pool[start : start + 8]
+            if candidate not in taken:
+                taken.add(candidate)
+                made += 1
+                yield candidate
+
+
+def key_json(key: Key) -> str:
+    """The canonical JSON text of a normalized key (the staging DB's item identity)."""
+    if len(key) == 1:
+        ((name, value),) = key.items()
+        if type(value) is int and name.isidentifier():
+            return f'{{"{name}":{value}}}'
+    return dumps(key)
+
+
+def maybe_json(value: Item | None) -> str | None:
+    """JSON text, or None for None."""
+    return None if value is None else dumps(value)
