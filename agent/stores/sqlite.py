@@ -21,7 +21,7 @@ from agent.stores.base import (
 )
 from agent.stores.sqlite_apply import apply_changes
 from agent.stores.sqlite_readonly import ReadOnlyConnection, json_row, quote_ident
-from agent.stores.sqlite_schema import TableSchema, normalize_with
+from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -305,33 +305,3 @@ class SQLiteStore:
         with self._lock:
             self._reader.close()
             self._conn.close()
-
-
-def fetch_rows(
-    conn: sqlite3.Connection, select_sql: str, schema: TableSchema, keys: list[Key]
-) -> dict[tuple[Any, ...], Item]:
-    """Current rows for `keys`, keyed by key tuple, fetched in batches of IN (...) lookups."""
-    key_cols = schema.key_columns
-    names = schema.column_names
-    positions = [names.index(k) for k in key_cols]
-    found: dict[tuple[Any, ...], Item] = {}
-    batch = 900
-    width = len(key_cols)
-    unique_keys = list(dict.fromkeys(tuple(k.values()) for k in keys))
-    for start in range(0, len(unique_keys), batch):
-        chunk = unique_keys[start : start + batch]
-        if width == 1:
-            where = f"{quote_ident(key_cols[0])} IN ({', '.join('?' * len(chunk))})"
-            params: list[Any] = [k[0] for k in chunk]
-        else:
-            tuple_cols = ", ".join(quote_ident(k) for k in key_cols)
-            one = "(" + ", ".join("?" * width) + ")"
-            where = f"({tuple_cols}) IN (VALUES {', '.join([one] * len(chunk))})"
-            params = [v for k in chunk for v in k]
-        rows = conn.execute(f"{select_sql} WHERE {where}", params).fetchall()
-        if width == 1:
-            at = positions[0]
-            found.update(((row[at],), json_row(names, row)) for row in rows)
-        else:
-            found.update((tuple(row[p] for p in positions), json_row(names, row)) for row in rows)
-    return found

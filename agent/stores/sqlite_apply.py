@@ -1,10 +1,11 @@
 """Commit staged changes to SQLite: one IMMEDIATE transaction, optimistic locking, batched writes.
 
-The fast path (`sqlite_guarded`) runs self-checking statements and commits when all of them hit
-their row; when one misses, it rolls back and this module's checked path runs: every update/delete must find the row equal to its pre-image and every create a free key; the
-checks run against the rows read inside the write transaction (so nobody can slip in between),
-then the writes go out as `executemany` runs of identical statements. Any conflict or
-constraint failure rolls everything back.
+The fast path (`sqlite_guarded`) runs self-checking statements and commits when every one hits
+its row. When one misses, it rolls back and the checked path here runs: it reads the rows
+inside the write transaction (so nobody can slip in between), requires every update/delete to
+find its pre-image and every create a free key, names each conflict with the current value,
+and otherwise writes `executemany` runs of identical statements. Any conflict or constraint
+failure rolls everything back.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from agent.errors import StoreError, TabletalkError
 from agent.stores.base import ApplyResult, ChangeToApply, Conflict, Item
 from agent.stores.sqlite_guarded import guarded_plan, run_guarded
 from agent.stores.sqlite_readonly import quote_ident
-from agent.stores.sqlite_schema import normalize_with
+from agent.stores.sqlite_schema import fetch_rows, normalize_with
 
 if TYPE_CHECKING:
     from agent.stores.sqlite import SQLiteStore
@@ -117,8 +118,6 @@ def _check(
     store: SQLiteStore, conn: sqlite3.Connection, changes: list[ChangeToApply]
 ) -> tuple[list[Planned], dict[str, Item | None], list[Conflict]]:
     """Compare every change with the current rows (and with earlier changes of this commit)."""
-    from agent.stores.sqlite import fetch_rows
-
     by_table: dict[str, list[ChangeToApply]] = {}
     for change in changes:
         by_table.setdefault(change.table, []).append(change)

@@ -1,7 +1,8 @@
-"""Table schemas of the SQLite store and key normalisation (types follow SQLite's affinity rules)."""
+"""Table schemas of the SQLite store, key normalisation (SQLite's affinity rules), batched row reads."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -9,7 +10,8 @@ from operator import itemgetter
 from typing import Any
 
 from agent.errors import BadKeyError
-from agent.stores.base import Column, Key
+from agent.stores.base import Column, Item, Key
+from agent.stores.sqlite_readonly import json_row, quote_ident
 
 _MISSING = object()
 
@@ -141,3 +143,33 @@ def normalize_with(schema: TableSchema, key: Key) -> Key:
             fix=f"Pass every key column: {wanted}.",
         )
     return {k: normalized[k] for k in schema.key_columns}
+
+
+def fetch_rows(
+    conn: sqlite3.Connection, select_sql: str, schema: TableSchema, keys: list[Key]
+) -> dict[tuple[Any, ...], Item]:
+    """Current rows for `keys`, keyed by key tuple, fetched in batches of IN (...) lookups."""
+    key_cols = schema.key_columns
+    names = schema.column_names
+    positions = [names.index(k) for k in key_cols]
+    found: dict[tuple[Any, ...], Item] = {}
+    batch = 900
+    width = len(key_cols)
+    unique_keys = list(dict.fromkeys(tuple(k.values()) for k in keys))
+    for start in range(0, len(unique_keys), batch):
+        chunk = unique_keys[start : start + batch]
+        if width == 1:
+            where = f"{quote_ident(key_cols[0])} IN ({', '.join('?' * len(chunk))})"
+            params: list[Any] = [k[0] for k in chunk]
+        else:
+            tuple_cols = ", ".join(quote_ident(k) for k in key_cols)
+            one = "(" + ", ".join("?" * width) + ")"
+            where = f"({tuple_cols}) IN (VALUES {', '.join([one] * len(chunk))})"
+            params = [v for k in chunk for v in k]
+        rows = conn.execute(f"{select_sql} WHERE {where}", params).fetchall()
+        if width == 1:
+            at = positions[0]
+            found.update(((row[at],), json_row(names, row)) for row in rows)
+        else:
+            found.update((tuple(row[p] for p in positions), json_row(names, row)) for row in rows)
+    return found
