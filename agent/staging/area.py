@@ -16,6 +16,7 @@ Commits and crashes: see `agent.staging.commit`.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import json
 import threading
 from collections.abc import Callable
@@ -137,7 +138,11 @@ class StagingArea:
                 f"it returned: {', '.join(result.columns) or 'no columns'}",
                 fix=f"Select the key columns, e.g. SELECT {key_list} FROM {info.name} WHERE ...",
             )
-        return [{k: row[by_lower[k.lower()]] for k in info.key_columns} for row in result.rows]
+        pairs = [(k, by_lower[k.lower()]) for k in info.key_columns]
+        if len(pairs) == 1:
+            ((name, column),) = pairs
+            return [{name: row[column]} for row in result.rows]
+        return [{k: row[c] for k, c in pairs} for row in result.rows]
 
     def _write(
         self,
@@ -283,13 +288,15 @@ class StagingArea:
             )
         values = {k: v for k, v in change.values.items() if k != attribute}
         with self._lock, transaction(self._conn) as conn:
+            if change_id in commits_in_progress(conn, self.store.identity):
+                raise in_commit_error(change_id)
             if change.op == "update" and not values:
                 conn.execute("DELETE FROM staged_changes WHERE id = ?", (change_id,))
                 return None
             conn.execute(
                 "UPDATE staged_changes SET values_json = ? WHERE id = ?", (dumps(values), change_id)
             )
-        return StagedChange(**{**change.__dict__, "values": values})
+        return dataclasses.replace(change, values=values)
 
     def discard(
         self,

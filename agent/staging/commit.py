@@ -57,8 +57,12 @@ def commit_changes(
     with transaction(conn):
         conn.executemany("DELETE FROM staged_changes WHERE id = ?", [(i,) for i in done])
         conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (token,))
+        still_staged: set[str] = set()
+        if earlier:
+            rows = conn.execute("SELECT id FROM staged_changes WHERE store = ?", (store.identity,))
+            still_staged = {r[0] for r in rows}
         for old_token, ids_json in earlier:
-            left = [i for i in json.loads(ids_json) if i not in settled]
+            left = [i for i in json.loads(ids_json) if i not in settled and i in still_staged]
             if left:
                 conn.execute(
                     "UPDATE commits_in_progress SET ids_json = ? WHERE token = ?",

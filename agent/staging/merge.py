@@ -5,6 +5,8 @@ See the rules in `agent.staging.area`'s docstring; `fold` is the single place th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agent.errors import BadKeyError, StagingError
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op
@@ -44,12 +46,8 @@ def fold(staged: StagedChange, table: str, op: Op, key: Key, values: Item) -> St
                 f"{staged.id}",
                 fix=f"Discard the create instead ({discard_hint}).",
             )
-        return _replace(staged, op="delete", values={})
-    return _replace(staged, values={**staged.values, **values})
-
-
-def _replace(change: StagedChange, **fields: object) -> StagedChange:
-    return StagedChange(**{**change.__dict__, **fields})  # type: ignore[arg-type]
+        return replace(staged, op="delete", values={})
+    return replace(staged, values={**staged.values, **values})
 
 
 def _show(key: Key) -> str:
