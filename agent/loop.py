@@ -112,6 +112,7 @@ class TurnRunner:
         self.cancel = cancel or threading.Event()
         self.usage = Usage()
         self.record = TurnRecord()
+        self._dirty = False
 
     def run(self, user_content: list[dict[str, Any]]) -> TurnEnded:
         """Run the turn to its end; Bedrock errors end it with reason "error", never raise."""
@@ -129,6 +130,7 @@ class TurnRunner:
                 self.conversation.append_assistant(
                     {"content": [{"text": (partial + "\n\n" if partial else "") + STOPPED_TEXT}]}
                 )
+                self._dirty = True
                 return self._end("stopped", partial, step)
             except TabletalkError as exc:
                 return self._end("error", text, step, error=exc.render())
@@ -184,7 +186,9 @@ class TurnRunner:
         self.usage = self.usage + end.usage
         self.conversation.usage = self.conversation.usage + end.usage
         self.emit(UsageUpdated(self.usage, self.conversation.usage))
-        self.save()
+        # A toolUse is saved only together with its results (see _run_tools), so a crash in a
+        # tool never leaves a history that Converse would reject.
+        self._dirty = True
         return "".join(text_parts), tool_uses, end.stop_reason
 
     def _run_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
@@ -217,6 +221,7 @@ class TurnRunner:
         self.conversation.discovered = list(self.active.discovered)
         self.conversation.granted = sorted(self.gate.granted)
         self.save()
+        self._dirty = False
         return asked
 
     def _execute(self, use: ToolUseBlock) -> ToolOutcome:
@@ -244,7 +249,9 @@ class TurnRunner:
         return ToolOutcome(status, _json_safe(result))
 
     def _end(self, reason: str, text: str, steps: int, **extra: Any) -> TurnEnded:
-        self.save()
+        if self._dirty:
+            self.save()
+            self._dirty = False
         ended = TurnEnded(reason, text=text, steps=steps, usage=self.usage, **extra)  # type: ignore[arg-type]
         self.emit(ended)
         return ended

@@ -8,15 +8,23 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import catalog
+from agent.tools.registry import run_tool, tool_spec
 from catalog import Tier, ToolRow, Visibility
 
 RunResult = tuple[str, dict[str, Any]]
 Runner = Callable[[Any, dict[str, Any] | None], RunResult]
 LOOP_TOOLS = frozenset({"searchTools", "ask"})
+
+
+@functools.lru_cache(maxsize=256)
+def _builtin_spec(name: str, description: str) -> dict[str, Any]:
+    """A built-in tool's spec, built once per process (pydantic schema generation is slow)."""
+    return tool_spec(name, description)
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
@@ -106,15 +114,11 @@ class Toolset:
                     }
                 }
             else:
-                from agent.tools.registry import tool_spec
-
-                self._specs[name] = tool_spec(name, self.description(name))
+                self._specs[name] = _builtin_spec(name, self.description(name))
         return self._specs[name]
 
     def run(self, ctx: Any, name: str, raw_input: dict[str, Any] | None) -> RunResult:
         """Run a tool (built-in or external); never raises."""
         if name in self.external:
             return self.external[name].run(ctx, raw_input)
-        from agent.tools.registry import run_tool
-
         return run_tool(ctx, name, raw_input)

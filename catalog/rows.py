@@ -219,7 +219,7 @@ ROWS: tuple[ToolRow, ...] = (
         S,
         Access.WRITE,
         McpLevel.STAGE,
-        ("bulk", "mass update", "all rows", "many", "batch", "every", "mark all"),
+        ("bulk", "mass update", "all rows", "batch", "every", "mark all"),
     ),
     ToolRow(
         "sampleValues",
