@@ -348,7 +348,7 @@ class StagingArea:
                 (self.store.identity,),
             ).fetchall()
         memo: dict[str, Item] = {}
-        key_names: dict[str, tuple[str, ...]] = {}
+        key_names: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         loads = json.loads
         changes = []
         for id_, table, item_key, op, values_json, pre_json in rows:
@@ -356,12 +356,12 @@ class StagingArea:
                 memo[values_json] = loads(values_json)
             values = memo[values_json]
             pre_image = None if pre_json is None else loads(pre_json)
-            names = key_names.get(table)
-            if pre_image is not None and names is not None and all(n in pre_image for n in names):
-                key = {n: pre_image[n] for n in names}  # an item holds its key: skip a decode
+            known = key_names.get(table)
+            if pre_image is not None and known is not None and pre_image.keys() >= known[1]:
+                key = {n: pre_image[n] for n in known[0]}  # an item holds its key: skip a decode
             else:
                 key = loads(item_key)
-                key_names.setdefault(table, tuple(key))
+                key_names.setdefault(table, (tuple(key), frozenset(key)))
             changes.append(ChangeToApply(id_, table, key, op, values, pre_image))
         return changes
 

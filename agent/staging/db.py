@@ -20,7 +20,7 @@ SCHEMA_VERSION = 1
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS staged_changes (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,  -- staging order (ids are random, so seq reuse is harmless)
     id TEXT NOT NULL UNIQUE,
     store TEXT NOT NULL,
     tbl TEXT NOT NULL,

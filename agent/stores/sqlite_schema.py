@@ -155,7 +155,7 @@ def fetch_rows(
     found: dict[tuple[Any, ...], Item] = {}
     batch = 900
     width = len(key_cols)
-    unique_keys = list(dict.fromkeys(tuple(k.values()) for k in keys))
+    unique_keys = list(dict.fromkeys([tuple(k.values()) for k in keys]))
     for start in range(0, len(unique_keys), batch):
         chunk = unique_keys[start : start + batch]
         if width == 1:
