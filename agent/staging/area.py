@@ -21,6 +21,7 @@ import json
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from agent.staging.checks import (
 )
 from agent.staging.commit import commit_changes
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
-from agent.staging.encoding import dumps, key_json, maybe_json, new_ids, row_to_change
+from agent.staging.encoding import dumps, key_json, maybe_json, row_to_change, take_ids
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
 from agent.stores.base import ChangeToApply, Item, Key, Op, Store, TableInfo
@@ -163,44 +164,53 @@ class StagingArea:
             held = commits_in_progress(conn, self.store.identity) if staged else set()
             in_commit = {row[3] for row in rows if row[0] in held}
             taken = {r[0] for r in conn.execute("SELECT id FROM staged_changes")}
-            inserts: list[tuple[Any, ...]] = []
-            updates: list[tuple[Any, ...]] = []
-            results: list[StagedChange] = []
-            values_json = dumps(values)
-            fresh_ids = new_ids(len(entries), taken)
-            errors: list[TabletalkError] = []
             identity = self.store.identity
-            for item_key, key, item in entries:
-                existing = staged.get(item_key)
-                try:
-                    if existing is None:
+            fresh = [e for e in entries if e[0] not in staged]
+            errors: list[TabletalkError] = []
+            for _, key, item in fresh:
+                if (item is None) != (op == "create"):
+                    try:
                         check_new(table, op, key, item)
-                    elif item_key in in_commit:
+                    except TabletalkError as exc:
+                        errors.append(exc)
+            updates: list[tuple[Any, ...]] = []
+            by_key: dict[str, StagedChange] = {}
+            for item_key, key, _ in entries:
+                existing = staged.get(item_key)
+                if existing is None:
+                    continue
+                try:
+                    if item_key in in_commit:
                         raise in_commit_error(existing.id)
-                    else:
-                        change = fold(existing, table, op, key, values)
+                    change = fold(existing, table, op, key, values)
                 except TabletalkError as exc:
                     errors.append(exc)
                     continue
-                if errors:
-                    continue
-                if existing is None:
-                    change_id = next(fresh_ids)
-                    pre_image = None if op == "create" else item
-                    change = StagedChange(
-                        change_id, identity, table, key, op, dict(values), pre_image, origin, now
-                    )
-                    inserts.append(
-                        (change_id, identity, table, item_key, op, values_json,
-                         maybe_json(pre_image), origin, now)
-                    )  # fmt: skip
-                else:
-                    updates.append(
-                        (change.op, dumps(change.values), maybe_json(change.pre_image), change.id)
-                    )
-                results.append(change)
+                by_key[item_key] = change
+                updates.append(
+                    (change.op, dumps(change.values), maybe_json(change.pre_image), change.id)
+                )
             if errors:
                 raise errors[0] if len(entries) == 1 else summarize(errors, len(entries))
+            count = len(fresh)
+            ids = take_ids(count, taken)
+            item_keys = [e[0] for e in fresh]
+            pre_images = [None] * count if op == "create" else [e[2] for e in fresh]
+            pre_jsons = [None] * count if op == "create" else list(map(dumps, pre_images))
+            inserts = zip(
+                ids, repeat(identity), repeat(table), item_keys, repeat(op),
+                repeat(dumps(values)), pre_jsons, repeat(origin), repeat(now),
+            )  # fmt: skip
+            created = map(
+                StagedChange, ids, repeat(identity), repeat(table), [e[1] for e in fresh],
+                repeat(op), map(dict, repeat(values, count)), pre_images, repeat(origin),
+                repeat(now),
+            )  # fmt: skip
+            if not by_key:
+                results = list(created)
+            else:
+                by_key.update(zip(item_keys, created, strict=True))
+                results = [by_key[e[0]] for e in entries]
             conn.executemany(
                 "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
                 "pre_image_json, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

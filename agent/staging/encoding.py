@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator
 from typing import Any
 
 from agent.staging.model import StagedChange
@@ -43,17 +42,17 @@ def row_to_change(row: tuple[Any, ...], memo: dict[str, Item] | None = None) -> 
     )
 
 
-def new_ids(count: int, taken: set[str]) -> Iterator[str]:
+def take_ids(count: int, taken: set[str]) -> list[str]:
     """`count` short random ids (8 hex digits) not yet used in the staging database."""
-    made = 0
-    while made < count:
-        pool = secrets.token_hex(4 * (count - made))
+    ids: list[str] = []
+    while len(ids) < count:
+        pool = secrets.token_hex(4 * (count - len(ids)))
         for start in range(0, len(pool), 8):
             candidate = pool[start : start + 8]
             if candidate not in taken:
                 taken.add(candidate)
-                made += 1
-                yield candidate
+                ids.append(candidate)
+    return ids
 
 
 def key_json(key: Key) -> str:

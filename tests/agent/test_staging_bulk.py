@@ -100,3 +100,14 @@ def test_more_than_the_limit_stages_nothing(tmp_path: Path) -> None:
     assert staging.commit().ok
     assert time.perf_counter() - started < 5.0
     assert staging.store.count("orders", "status = 'x'") == MAX_ITEMS_PER_CALL
+
+
+def test_bulk_folds_into_already_staged_items(area: StagingArea) -> None:
+    earlier = area.stage("orders", "update", {"id": 2}, {"quantity": 9})
+    changes = area.stage_many("orders", keys=[{"id": 1}, {"id": 2}, {"id": 3}], set={"status": "x"})
+    assert [c.key["id"] for c in changes] == [1, 2, 3]
+    assert changes[1].id == earlier.id and changes[1].values == {"quantity": 9, "status": "x"}
+    assert area.count() == 3
+    changes[0].values["status"] = "mutated"  # a returned change is a snapshot, not shared state
+    assert changes[2].values == {"status": "x"}
+    assert area.get(changes[0].id).values == {"status": "x"}
