@@ -26,8 +26,10 @@ from agent.conversations import (
 )
 from agent.events import Notice, TurnEnded, TurnEvent, Usage
 from agent.loop import TurnRecord, TurnRunner
+from agent.mcp_client.sources import McpSources
 from agent.permissions import AuditLog, PermissionGate, Prompter
 from agent.prompt import system_prompt
+from agent.search.decider import Decider
 from agent.search.searcher import ToolSearcher
 from agent.specs import SpecBook
 from agent.staging import StagingArea
@@ -35,6 +37,22 @@ from agent.stores.base import Store
 from agent.tools.base import ToolContext
 from agent.toolset import Toolset
 from agent.ui_port import HeadlessUi, UiPort
+
+
+def build_toolset(settings: Settings, sources: McpSources | None = None) -> Toolset:
+    """The effective catalog: built-in rows, external MCP tools, the user's overrides."""
+    return Toolset.build(
+        settings.tools.always_loaded,
+        settings.tools.discoverable,
+        sources.external_tools() if sources else (),
+    )
+
+
+def start_mcp_sources(settings: Settings, warn: Callable[[str], None]) -> McpSources | None:
+    """Connect to the configured MCP servers (blocking, bounded); None when there are none."""
+    if not settings.mcp_servers:
+        return None
+    return McpSources.start(settings.mcp_servers, warn)
 
 
 def list_conversations() -> list[ConversationSummary]:
@@ -66,7 +84,12 @@ class ChatSession:
         )
         known = [n for n in conversation.discovered if self.toolset.row(n) is not None]
         self.active = ActiveSet(self.toolset.inline_names(), known)
-        self.searcher = ToolSearcher(self.toolset, self.active)
+        self.searcher = ToolSearcher(
+            self.toolset,
+            self.active,
+            decider=Decider.from_settings(settings),
+            always_loaded=settings.tools.always_loaded,
+        )
         self.gate = PermissionGate(settings.mode, prompter, AuditLog(), set(conversation.granted))
         self.staging = StagingArea(store)
         self.specs = SpecBook(paths.data_dir() / "specs.sqlite", store.identity)
@@ -87,8 +110,12 @@ class ChatSession:
         conversation_id: str | None = None,
         ui: UiPort | None = None,
         prompter: Prompter | None = None,
+        toolset: Toolset | None = None,
     ) -> ChatSession:
-        """Continue a saved conversation, or start a new one."""
+        """Continue a saved conversation, or start a new one.
+
+        Pass `toolset` (see `build_toolset`) when external MCP servers are running.
+        """
         conversations = ConversationStore()
         if conversation_id:
             conversation = conversations.load(conversation_id)
@@ -97,7 +124,13 @@ class ChatSession:
                 new_conversation_id(), store.identity, resolve_model(settings.model)
             )
         return cls(
-            settings, store, conversation, ui=ui, prompter=prompter, conversations=conversations
+            settings,
+            store,
+            conversation,
+            ui=ui,
+            prompter=prompter,
+            toolset=toolset,
+            conversations=conversations,
         )
 
     @property

@@ -19,7 +19,7 @@ from agent.events import (
     TurnEvent,
 )
 from agent.permissions import PermissionRequest
-from agent.session import ChatSession
+from agent.session import ChatSession, build_toolset, start_mcp_sources
 from agent.stores.open import open_store
 
 REASONS = {
@@ -120,12 +120,22 @@ def run(args: argparse.Namespace) -> int:
     settings = resolve_settings(args)
     store = open_store(store_path(args, settings))
     interactive = sys.stdin.isatty() and sys.stderr.isatty() and not args.json
-    session = ChatSession.open(
-        settings,
-        store,
-        conversation_id=args.conversation,
-        prompter=terminal_prompter if interactive else None,
-    )
+    sources = start_mcp_sources(settings, lambda text: print(f"warning: {text}", file=sys.stderr))
+    try:
+        session = ChatSession.open(
+            settings,
+            store,
+            conversation_id=args.conversation,
+            prompter=terminal_prompter if interactive else None,
+            toolset=build_toolset(settings, sources),
+        )
+        return _run_turn(args, session)
+    finally:
+        if sources is not None:
+            sources.close()
+
+
+def _run_turn(args: argparse.Namespace, session: ChatSession) -> int:
     before = {change.id for change in session.staging.list()}
     printer = _Printer()
     ended = session.run_turn(

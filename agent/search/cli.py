@@ -61,21 +61,18 @@ def builtin_docs() -> list[SearchDoc]:
 
 def run_search(args: argparse.Namespace) -> int:
     """Print the ranking for `args.query`: rank, name, score and description (or JSON)."""
+    from agent.cli.common import resolve_settings
+    from agent.search.searcher import search_catalog
+
     catalog = getattr(args, "catalog", None)
     docs = load_catalog(catalog) if catalog else builtin_docs()
-    ranked = KeywordRanker(docs).rank(args.query, limit=args.limit)
-    results = [
-        {
-            "rank": position,
-            "name": hit.name,
-            "score": round(hit.score, 4),
-            "description": docs[hit.index].description,
-        }
-        for position, hit in enumerate(ranked, start=1)
-    ]
+    found = search_catalog(docs, args.query, args.limit, resolve_settings(args))
+    mode = found["mode"]
+    results = [{"rank": position, **tool} for position, tool in enumerate(found["tools"], start=1)]
     if args.json:
         payload = {
-            "mode": MODE,
+            "mode": mode,
+            **({"fallback_reason": found["fallback_reason"]} if "fallback_reason" in found else {}),
             "query": args.query,
             "catalog": str(catalog) if catalog else "builtin",
             "tools": len(docs),
@@ -83,7 +80,8 @@ def run_search(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
-    print(f"mode: {MODE}  ({len(docs)} tools)")
+    fallback = f", fell back: {found['fallback_reason']}" if "fallback_reason" in found else ""
+    print(f"mode: {mode}{fallback}  ({len(docs)} tools)")
     if not results:
         print("no tool matched")
         return 0

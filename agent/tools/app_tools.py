@@ -45,6 +45,7 @@ class SearchInput(ToolInput):
         description="one capability in a few words, e.g. 'export to csv'", min_length=1
     )
     limit: int = Field(5, ge=1, le=10, description="max tools returned (1-10)")
+    schemas: bool = Field(False, description="also return each tool's input schema")
 
 
 class AskInput(ToolInput):
@@ -134,7 +135,7 @@ def search_tools(ctx: ToolContext, args: SearchInput) -> dict[str, Any]:
             "tool search is not available in this session",
             "use the tools you already have, or call ask to clarify with the user",
         )
-    return ctx.search.search(args.query, args.limit)
+    return ctx.search.search(args.query, args.limit, schemas=args.schemas)
 
 
 def ask(ctx: ToolContext, args: AskInput) -> dict[str, Any]:

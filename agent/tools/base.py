@@ -39,7 +39,7 @@ class ToolFailure(Exception):
 class SearchPort(Protocol):
     """Tool search as the loop provides it (the loop owns the budget and the active set)."""
 
-    def search(self, query: str, limit: int) -> dict[str, Any]: ...
+    def search(self, query: str, limit: int, schemas: bool = False) -> dict[str, Any]: ...
 
 
 def local_now() -> datetime:

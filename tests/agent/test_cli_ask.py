@@ -140,3 +140,26 @@ def test_console_script_runs_headless_without_textual(
     )
     assert done.returncode == 0, done.stderr
     assert "Four tables." in done.stdout
+
+
+def test_configured_mcp_server_tools_are_found_and_called(
+    scripted_bedrock: ScriptedBedrock, db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = Path(__file__).resolve().parents[1] / "support" / "mcp_echo_server.py"
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f"[mcp_servers.notes]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(server))}, 'notes']\n"
+    )
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("searchTools", {"query": "echo text back"})]),
+        Reply(tool_uses=[ToolUse("notes__echo", {"text": "hello there"})]),
+        Reply(text="It said hello."),
+    )
+    status = main(["ask", "echo hello", "--db", db, "--config", str(config), "--json"])
+    assert status == 0
+    transcript = json.loads(capsys.readouterr().out)
+    calls = [c for step in transcript["steps"] for c in step["toolCalls"]]
+    assert calls[1]["name"] == "notes__echo" and calls[1]["status"] == "success"
+    assert "hello there" in json.dumps(calls[1]["result"])
+    assert "notes__echo" in transcript["steps"][1]["activeTools"]

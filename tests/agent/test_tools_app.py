@@ -66,7 +66,7 @@ class RecordingSearch:
     def __init__(self) -> None:
         self.calls: list[tuple[str, int]] = []
 
-    def search(self, query: str, limit: int) -> dict[str, Any]:
+    def search(self, query: str, limit: int, schemas: bool = False) -> dict[str, Any]:
         self.calls.append((query, limit))
         return {"tools": [{"name": "exportCsv"}], "joined": ["exportCsv"]}
 

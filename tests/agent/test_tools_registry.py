@@ -100,7 +100,7 @@ def test_contract_inputs_have_the_documented_fields() -> None:
 
     assert props("stageItem") == {"table", "op", "key", "values"}
     assert props("bulkEdit") == {"table", "keys", "query", "set", "delete"}
-    assert props("searchTools") == {"query", "limit"}
+    assert props("searchTools") == {"query", "limit", "schemas"}
     assert props("runQuery") == {"query", "limit"}
     assert props("getItem") == {"table", "key"}
     assert props("countItems") == {"table", "query"}
