@@ -70,13 +70,7 @@ class StagingArea:
         clean = validate_values(info, op, values)
         normalized = self.store.normalize_key(info.name, key)
         if op == "create":
-            clash = {k: v for k, v in (values or {}).items() if k in normalized}
-            clash = {k: v for k, v in clash.items() if v != normalized[k]}
-            if clash:
-                raise BadKeyError(
-                    f"values give key columns {sorted(clash)} other values than the key",
-                    fix="Put key columns only in the key (or give the same value in both).",
-                )
+            self._check_key_values(info, normalized, values or {})
         item = self.store.get_item(info.name, normalized)
         return self._write(
             info.name, op, [(key_json(normalized), normalized, item)], clean, origin
@@ -125,6 +119,18 @@ class StagingArea:
             items = [self.store.get_item(info.name, k) for k in normalized]
         entries = list(zip(unique, normalized, items, strict=True))
         return self._write(info.name, op, entries, clean, origin)
+
+    def _check_key_values(self, info: TableInfo, key: Key, values: Item) -> None:
+        """A create may repeat key columns in its values, but only with the key's own values."""
+        names = {c.name.lower(): c.name for c in info.columns}
+        for given, value in values.items():
+            name = names.get(str(given).lower())
+            if name in key and self.store.normalize_key(info.name, {**key, name: value}) != key:
+                raise BadKeyError(
+                    f"values give key column {name} the value {value!r}, but the key says "
+                    f"{key[name]!r}",
+                    fix="Put key columns only in the key (or give the same value in both).",
+                )
 
     def _keys_from_query(self, info: TableInfo, query: str) -> list[Key]:
         result = self.store.query(query, limit=MAX_ITEMS_PER_CALL + 1)

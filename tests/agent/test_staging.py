@@ -314,3 +314,14 @@ def test_duplicate_changes_in_one_apply_are_checked_in_order(demo_store: SQLiteS
     assert result.applied == [] and [c.change_id for c in result.conflicts] == ["b"]
     assert result.conflicts[0].current["quantity"] == 100
     assert demo_store.get_item("orders", {"id": 1}) == row
+
+
+def test_create_may_repeat_key_columns_only_with_the_same_value(area: StagingArea) -> None:
+    key = {"warehouse": "east", "product_id": 4}
+    same = {"Product_ID": "4", "quantity": 1, "updated_at": "t"}
+    change = area.stage("stock_levels", "create", key, same)
+    assert change.values == {"quantity": 1, "updated_at": "t"}
+    with pytest.raises(BadKeyError, match="but the key says"):
+        area.stage(
+            "stock_levels", "create", {"warehouse": "east", "product_id": 5}, {"PRODUCT_ID": 6}
+        )
