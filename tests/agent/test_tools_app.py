@@ -4,60 +4,23 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent.attachments import AttachmentSet
 from agent.specs import Relationship, SavedSpec, SpecBook, SpecError
-from agent.staging import StagingArea
-from agent.stores.demo import build_demo_db
-from agent.stores.open import open_store
 from agent.tools.base import ToolContext
-from agent.tools.registry import run_tool
-from agent.ui_port import HeadlessUi
-
-
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_db(tmp_path_factory.mktemp("demo") / "demo.sqlite")
+from tests.support.tools import err, make_ctx, ok
 
 
 @pytest.fixture
-def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path):
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        monkeypatch.setenv(var, str(tmp_path / var.lower()))
-    db = tmp_path / "demo.sqlite"
-    shutil.copy(demo_template, db)
-    store = open_store(db)
-    staging = StagingArea(store, tmp_path / "staging.sqlite")
-    (tmp_path / "out").mkdir()
-    yield ToolContext(
-        store=store,
-        staging=staging,
-        ui=HeadlessUi(),
-        attachments=AttachmentSet(),
-        specs=SpecBook(tmp_path / "specs.sqlite", store.identity),
-        conversation_id="c1",
-        export_dir=tmp_path / "out",
-    )
+def ctx(tmp_path: Path, demo_path: Path):
+    context = make_ctx(demo_path, tmp_path)
+    store, staging = context.store, context.staging
+    yield context
     staging.close()
     store.close()
-
-
-def ok(ctx: ToolContext, tool: str, /, **args: object) -> dict:
-    status, result = run_tool(ctx, tool, args)
-    assert status == "success", result
-    return result
-
-
-def err(ctx: ToolContext, tool: str, /, **args: object) -> dict:
-    status, result = run_tool(ctx, tool, args)
-    assert status == "error", result
-    assert result["error"] and result.get("fix"), result
-    return result
 
 
 class RecordingSearch:

@@ -2,67 +2,25 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from agent.attachments import AttachmentSet
-from agent.specs import SpecBook
-from agent.staging import StagingArea
-from agent.stores.demo import build_demo_db
-from agent.stores.open import open_store
 from agent.tools.base import MAX_CELL_CHARS, ToolContext
-from agent.tools.registry import run_tool
-from agent.ui_port import HeadlessUi
+from tests.support.tools import err, make_ctx, ok
 
 CET = timezone(timedelta(hours=1), "CET")
 
 
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_db(tmp_path_factory.mktemp("demo") / "demo.sqlite")
-
-
-def make_ctx(db: Path, tmp_path: Path) -> ToolContext:
-    store = open_store(db)
-    return ToolContext(
-        store=store,
-        staging=StagingArea(store, tmp_path / "staging.sqlite"),
-        ui=HeadlessUi(),
-        attachments=AttachmentSet(),
-        specs=SpecBook(tmp_path / "specs.sqlite", store.identity),
-        conversation_id="c1",
-        now=lambda: datetime(2026, 3, 2, 9, 30, 5, tzinfo=CET),
-        export_dir=tmp_path,
-    )
-
-
 @pytest.fixture
-def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path):
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        monkeypatch.setenv(var, str(tmp_path / var.lower()))
-    db = tmp_path / "demo.sqlite"
-    shutil.copy(demo_template, db)
-    context = make_ctx(db, tmp_path)
+def ctx(tmp_path: Path, demo_path: Path):
+    context = make_ctx(demo_path, tmp_path, now=lambda: datetime(2026, 3, 2, 9, 30, 5, tzinfo=CET))
+    store, staging = context.store, context.staging
     yield context
-    context.staging.close()
-    context.store.close()
-
-
-def ok(ctx: ToolContext, tool: str, /, **args: object) -> dict:
-    status, result = run_tool(ctx, tool, args)
-    assert status == "success", result
-    return result
-
-
-def err(ctx: ToolContext, tool: str, /, **args: object) -> dict:
-    status, result = run_tool(ctx, tool, args)
-    assert status == "error", result
-    assert result["error"] and result.get("fix"), result
-    return result
+    staging.close()
+    store.close()
 
 
 def test_current_time_gives_date_weekday_and_zone(ctx: ToolContext) -> None:
@@ -109,7 +67,7 @@ def test_long_cells_are_cut_and_flagged(tmp_path: Path, monkeypatch: pytest.Monk
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, blob BLOB)")
         conn.execute("INSERT INTO notes VALUES (1, ?, ?)", ("x" * 5000, b"\x00\x01" * 100))
-    context = make_ctx(db, tmp_path)
+    context = make_ctx(db, tmp_path, now=lambda: datetime(2026, 3, 2, 9, 30, 5, tzinfo=CET))
     result = ok(context, "runQuery", query="SELECT * FROM notes")
     body = result["rows"][0]["body"]
     assert len(body) == MAX_CELL_CHARS + 1 and body.endswith("…")

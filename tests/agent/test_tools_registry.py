@@ -4,46 +4,23 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 import catalog
-from agent.attachments import AttachmentSet
-from agent.specs import SpecBook
-from agent.staging import StagingArea
-from agent.stores.demo import build_demo_db
-from agent.stores.open import open_store
 from agent.tools.base import ToolContext
 from agent.tools.registry import TOOLS, default_description, run_tool, tool_spec
-from agent.ui_port import HeadlessUi
+from tests.support.tools import make_ctx
 
 BEDROCK_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_db(tmp_path_factory.mktemp("demo") / "demo.sqlite")
-
-
 @pytest.fixture
-def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path):
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        monkeypatch.setenv(var, str(tmp_path / var.lower()))
-    db = tmp_path / "demo.sqlite"
-    shutil.copy(demo_template, db)
-    store = open_store(db)
-    staging = StagingArea(store, tmp_path / "staging.sqlite")
-    yield ToolContext(
-        store=store,
-        staging=staging,
-        ui=HeadlessUi(),
-        attachments=AttachmentSet(),
-        specs=SpecBook(tmp_path / "specs.sqlite", store.identity),
-        conversation_id="c1",
-        export_dir=tmp_path,
-    )
+def ctx(tmp_path: Path, demo_path: Path):
+    context = make_ctx(demo_path, tmp_path)
+    store, staging = context.store, context.staging
+    yield context
     staging.close()
     store.close()
 
