@@ -162,14 +162,10 @@ class StagingArea:
         """Fold the new changes into the staged ones and persist them in one transaction."""
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         with self._lock, transaction(self._conn) as conn:
-            rows = conn.execute(
-                f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND tbl = ?",
-                (self.store.identity, table),
-            ).fetchall()
+            rows = self._staged_rows(table, [e[0] for e in entries])
             staged = {row[3]: row_to_change(row) for row in rows}
             held = commits_in_progress(conn, self.store.identity) if staged else set()
             in_commit = {row[3] for row in rows if row[0] in held}
-            taken = {r[0] for r in conn.execute("SELECT id FROM staged_changes")}
             identity = self.store.identity
             fresh = [e for e in entries if e[0] not in staged]
             errors: list[TabletalkError] = []
@@ -199,7 +195,7 @@ class StagingArea:
             if errors:
                 raise errors[0] if len(entries) == 1 else summarize(errors, len(entries))
             count = len(fresh)
-            ids = take_ids(count, taken)
+            ids = take_ids(count, self._existing_ids)
             item_keys = [e[0] for e in fresh]
             pre_images = [None] * count if op == "create" else [e[2] for e in fresh]
             pre_jsons = [None] * count if op == "create" else list(map(dumps, pre_images))
@@ -228,6 +224,25 @@ class StagingArea:
                 updates,
             )
         return results
+
+    def _staged_rows(self, table: str, item_keys: builtins.list[str]) -> builtins.list[Any]:
+        """Rows already staged for these items of `table` (few keys: by index; many: the table)."""
+        sql = f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND tbl = ?"
+        params: builtins.list[Any] = [self.store.identity, table]
+        if len(item_keys) > 500:
+            return self._conn.execute(sql, params).fetchall()
+        marks = ", ".join("?" * len(item_keys))
+        return self._conn.execute(f"{sql} AND key_json IN ({marks})", params + item_keys).fetchall()
+
+    def _existing_ids(self, candidates: builtins.list[str]) -> set[str]:
+        """Which of `candidates` are already ids in the staging database."""
+        found: set[str] = set()
+        for start in range(0, len(candidates), 500):
+            chunk = candidates[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._conn.execute(f"SELECT id FROM staged_changes WHERE id IN ({marks})", chunk)
+            found.update(r[0] for r in rows)
+        return found
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from agent.staging.model import StagedChange
@@ -42,16 +43,18 @@ def row_to_change(row: tuple[Any, ...], memo: dict[str, Item] | None = None) -> 
     )
 
 
-def take_ids(count: int, taken: set[str]) -> list[str]:
-    """`count` short random ids (8 hex digits) not yet used in the staging database."""
+def take_ids(count: int, taken: Callable[[list[str]], set[str]]) -> list[str]:
+    """`count` short random ids (8 hex digits); `taken(candidates)` says which already exist."""
     ids: list[str] = []
+    chosen: set[str] = set()
     while len(ids) < count:
         pool = secrets.token_hex(4 * (count - len(ids)))
-        for start in range(0, len(pool), 8):
-            candidate = pool[start : start + 8]
-            if candidate not in taken:
-                taken.add(candidate)
-                ids.append(candidate)
+        candidates = [pool[i : i + 8] for i in range(0, len(pool), 8)]
+        candidates = [c for c in dict.fromkeys(candidates) if c not in chosen]
+        clashes = taken(candidates)
+        fresh = [c for c in candidates if c not in clashes]
+        ids.extend(fresh)
+        chosen.update(fresh)
     return ids
 
 
