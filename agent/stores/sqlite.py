@@ -20,7 +20,12 @@ from agent.stores.base import (
     TableInfo,
 )
 from agent.stores.sqlite_apply import apply_changes
-from agent.stores.sqlite_readonly import ReadOnlyConnection, json_row, quote_ident
+from agent.stores.sqlite_readonly import (
+    QUERY_TIMEOUT_S,
+    ReadOnlyConnection,
+    json_row,
+    quote_ident,
+)
 from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -31,7 +36,7 @@ class SQLiteStore:
 
     kind = "sqlite"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, query_timeout_s: float = QUERY_TIMEOUT_S) -> None:
         self.path = path.resolve()
         self.identity = f"sqlite:{self.path}"
         self.label = self.path.name
@@ -40,12 +45,17 @@ class SQLiteStore:
         self._conn = sqlite3.connect(
             self.path, check_same_thread=False, isolation_level=None, timeout=5.0
         )
-        self._reader = ReadOnlyConnection(self.path)
+        self._reader = ReadOnlyConnection(self.path, query_timeout_s)
         self._schemas: dict[str, tuple[int, TableSchema]] = {}
 
     @classmethod
-    def open(cls, path: str | Path, *, create: bool = False) -> SQLiteStore:
-        """Open `path` after checking it is a SQLite database (created empty when `create`)."""
+    def open(
+        cls, path: str | Path, *, create: bool = False, query_timeout_s: float = QUERY_TIMEOUT_S
+    ) -> SQLiteStore:
+        """Open `path` after checking it is a SQLite database (created empty when `create`).
+
+        Read-only queries running longer than `query_timeout_s` are stopped.
+        """
         p = Path(path).expanduser()
         if p.is_dir():
             raise StoreError(
@@ -73,7 +83,7 @@ class SQLiteStore:
                 fix="Pass a SQLite database file to --db.",
             )
         try:
-            return cls(p)
+            return cls(p, query_timeout_s=query_timeout_s)
         except sqlite3.Error as exc:
             raise StoreError(
                 f"cannot open {p} as a SQLite database: {exc}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ READ_ONLY_FIX = (
     "with stageItem or bulkEdit; a person reviews and commits it."
 )
 SQL_ERROR_FIX = "Check the table and column names with describeTable, then retry the query."
+QUERY_TIMEOUT_S = 30.0
 
 
 def quote_ident(name: str) -> str:
@@ -65,7 +67,9 @@ def json_row(columns: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
 class ReadOnlyConnection:
     """A connection for untrusted SQL: writes, ATTACH, transactions and writing pragmas are denied."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, timeout_s: float = QUERY_TIMEOUT_S) -> None:
+        self.timeout_s = timeout_s
+        self._deadline = float("inf")
         uri = f"{path.resolve().as_uri()}?mode=ro"
         self._conn = sqlite3.connect(
             uri, uri=True, check_same_thread=False, isolation_level=None, timeout=5.0
@@ -74,6 +78,11 @@ class ReadOnlyConnection:
         self._lock = threading.Lock()
         self._denied: str | None = None
         self._conn.set_authorizer(self._authorize)
+        self._conn.set_progress_handler(self._over_time, 20_000)
+
+    def _over_time(self) -> int:
+        """Non-zero stops the running statement (a runaway recursive CTE, a huge cross join)."""
+        return int(time.monotonic() > self._deadline)
 
     def _authorize(
         self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None
@@ -94,6 +103,7 @@ class ReadOnlyConnection:
         """Run one read-only statement; return (columns, rows, truncated)."""
         with self._lock:
             self._denied = None
+            self._deadline = time.monotonic() + self.timeout_s
             try:
                 cursor = self._conn.execute(sql, params)
                 columns = [d[0] for d in cursor.description or ()]
@@ -120,6 +130,12 @@ class ReadOnlyConnection:
                 raise StoreError(f"SQLite error: {exc}", fix=SQL_ERROR_FIX) from exc
             except sqlite3.DatabaseError as exc:
                 text = str(exc)
+                if text == "interrupted" and time.monotonic() > self._deadline:
+                    raise StoreError(
+                        f"the query ran longer than {self.timeout_s:g} s and was stopped",
+                        fix="Narrow it: add a WHERE condition on an indexed column, a LIMIT, "
+                        "or bound any recursive CTE.",
+                    ) from exc
                 if self._denied is not None or "readonly" in text or "read-only" in text:
                     raise ReadOnlyQueryError(
                         f"{READ_ONLY_MESSAGE}; this statement would change the database "
@@ -128,6 +144,7 @@ class ReadOnlyConnection:
                     ) from exc
                 raise StoreError(f"SQLite error: {text}", fix=SQL_ERROR_FIX) from exc
             finally:
+                self._deadline = float("inf")
                 if self._conn.in_transaction:
                     self._conn.rollback()
 

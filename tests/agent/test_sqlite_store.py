@@ -340,3 +340,14 @@ def test_constraint_failure_is_a_conflict_and_rolls_back(demo_store: SQLiteStore
     assert [c.change_id for c in result.conflicts] == ["dup"]
     assert "UNIQUE" in result.conflicts[0].reason
     assert demo_store.get_item("customers", {"id": 1}) == one
+
+
+def test_runaway_query_is_stopped(demo_path: Path) -> None:
+    demo_store = SQLiteStore.open(demo_path, query_timeout_s=0.2)
+    runaway = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    )
+    with pytest.raises(StoreError) as caught:
+        demo_store.query(runaway)
+    assert "was stopped" in caught.value.message and "LIMIT" in caught.value.fix
+    assert demo_store.count("orders") >= 2000
