@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import json
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -36,7 +35,7 @@ from agent.staging.checks import (
 )
 from agent.staging.commit import commit_changes
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
-from agent.staging.encoding import dumps, key_json, maybe_json, row_to_change, take_ids
+from agent.staging.encoding import dumps, key_json, loads, maybe_json, row_to_change, take_ids
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
 from agent.stores.base import ChangeToApply, Item, Key, Op, Store, TableInfo
@@ -380,7 +379,6 @@ class StagingArea:
             ).fetchall()
         memo: dict[str, Item] = {}
         key_names: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
-        loads = json.loads
         changes = []
         for id_, table, item_key, op, values_json, pre_json in rows:
             if values_json not in memo:
