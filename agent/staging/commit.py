@@ -10,7 +10,8 @@ item with those values; delete: no item); those are removed from staging and rep
 `recovered` (and `committed`); the rest are committed normally (a change that did not land
 still looks like its pre-image, so it is applied as usual). Staging onto an item whose change
 an unsettled commit holds is refused until a commit (or discard) settles it, so no merged edit
-is lost.
+is lost. A store raises a TabletalkError from `apply` only when nothing was applied, so such a
+failure settles the commit at once; any other exception leaves it in doubt.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from agent.errors import TabletalkError
 from agent.staging.db import transaction
 from agent.staging.model import CommitReport
 from agent.stores.base import ChangeToApply, Item, Store
@@ -50,7 +52,13 @@ def commit_changes(
     in_doubt = {i for _, ids_json in earlier for i in json.loads(ids_json)}
     recovered = _already_applied(store, [c for c in changes if c.id in in_doubt])
     pending = [c for c in changes if c.id not in recovered]
-    result = store.apply(pending, progress)
+    try:
+        result = store.apply(pending, progress)
+    except TabletalkError:
+        # A store raises its own errors only when nothing was applied: the commit is settled.
+        with transaction(conn):
+            conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (token,))
+        raise
     landed = set(result.applied)
     done = [c.id for c in changes if c.id in landed or c.id in recovered]
     settled = set(ids)

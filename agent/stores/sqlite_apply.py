@@ -102,6 +102,8 @@ def _apply_checked(
         if failure is not None:
             conn.execute("ROLLBACK")
             return ApplyResult(applied=[], conflicts=[failure])
+        if progress is not None:
+            progress(len(changes), len(changes))
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         raise _failed(store, conn, exc) from exc
@@ -109,8 +111,6 @@ def _apply_checked(
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-    if progress is not None:
-        progress(len(changes), len(changes))
     return ApplyResult(applied=[c.id for c in changes])
 
 

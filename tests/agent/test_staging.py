@@ -253,6 +253,8 @@ def test_read_only_database_commit_fails_clearly_and_keeps_changes(
         staging.commit()
     assert "nothing was committed" in caught.value.message
     assert [c.id for c in staging.list()] == [change.id]
+    merged = staging.stage("orders", "update", {"id": 1}, {"status": "shipped"})
+    assert merged.id == change.id  # the failed commit is settled, not left in doubt
 
 
 def test_interrupted_commit_is_recognised_as_applied(area: StagingArea) -> None:
