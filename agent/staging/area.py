@@ -102,21 +102,27 @@ class StagingArea:
         raw_keys = keys if keys is not None else self._keys_from_query(info, query or "")
         if len(raw_keys) > MAX_ITEMS_PER_CALL:
             raise too_many(len(raw_keys))
-        normalize_keys = getattr(self.store, "normalize_keys", None)
-        if callable(normalize_keys):
-            all_keys = normalize_keys(info.name, raw_keys)
-        else:
-            all_keys = [self.store.normalize_key(info.name, k) for k in raw_keys]
-        unique = {key_json(k): k for k in all_keys}
-        if not unique:
-            return []
-        normalized = list(unique.values())
         get_items = getattr(self.store, "get_items", None)
         if callable(get_items):
-            items = get_items(info.name, normalized)
+            # get_items checks the keys; a found item carries its own normalized key.
+            items = get_items(info.name, raw_keys)
+            key_columns = info.key_columns
+            required = frozenset(key_columns)
+            all_keys = [
+                {k: item[k] for k in key_columns}
+                if item is not None and item.keys() >= required
+                else self.store.normalize_key(info.name, raw)
+                for raw, item in zip(raw_keys, items, strict=True)
+            ]
         else:
-            items = [self.store.get_item(info.name, k) for k in normalized]
-        entries = list(zip(unique, normalized, items, strict=True))
+            all_keys = [self.store.normalize_key(info.name, k) for k in raw_keys]
+            items = [self.store.get_item(info.name, k) for k in all_keys]
+        unique: dict[str, tuple[Key, Item | None]] = {}
+        for key, item in zip(all_keys, items, strict=True):
+            unique.setdefault(key_json(key), (key, item))
+        if not unique:
+            return []
+        entries = [(item_key, key, item) for item_key, (key, item) in unique.items()]
         return self._write(info.name, op, entries, clean, origin)
 
     def _check_key_values(self, info: TableInfo, key: Key, values: Item) -> None:

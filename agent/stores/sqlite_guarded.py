@@ -34,7 +34,14 @@ def guarded_plan(store: SQLiteStore, changes: list[ChangeToApply]) -> list[State
             schema = schemas.get(change.table) or schemas.setdefault(
                 change.table, store.schema(change.table)
             )
-            key = tuple(normalize_with(schema, change.key).values())
+            given_key = change.key
+            if len(given_key) == 1 == len(schema.key_columns):
+                value = given_key.get(schema.key_columns[0])
+                if type(value) is not schema.key_types[0]:
+                    value = normalize_with(schema, given_key)[schema.key_columns[0]]
+                key: tuple[Any, ...] = (value,)
+            else:
+                key = tuple(normalize_with(schema, given_key).values())
         except TabletalkError:
             return None
         given = tuple(change.values)
