@@ -92,7 +92,9 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
             table = change.table
             print(f"\n{table}", file=out)
         summary = ", ".join(
-            f"{d.attribute}: {_show(d.old)} → {_show(d.new)}" for d in area.diff(change)
+            f"{d.attribute}: {_show(d.old)} → {_show(d.new)}"
+            for d in area.diff(change)
+            if d.attribute not in change.key
         )
         if change.op == "delete":
             summary = "(delete)"

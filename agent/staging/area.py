@@ -301,7 +301,7 @@ class StagingArea:
         """Per attribute old → new: all attributes for create/delete, the changed ones for update."""
         before = change.pre_image or {}
         if change.op == "create":
-            after = {**change.values, **change.key}
+            after = {**change.key, **change.values}
             return [AttributeDiff(a, None, v) for a, v in after.items()]
         if change.op == "delete":
             return [AttributeDiff(a, v, None) for a, v in before.items()]
