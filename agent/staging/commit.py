@@ -63,7 +63,7 @@ def commit_changes(
     done = [c.id for c in changes if c.id in landed or c.id in recovered]
     settled = set(ids)
     with transaction(conn):
-        conn.executemany("DELETE FROM staged_changes WHERE id = ?", [(i,) for i in done])
+        _forget(conn, done)
         conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (token,))
         still_staged: set[str] = set()
         if earlier:
@@ -81,6 +81,23 @@ def commit_changes(
     recovered_ids = [c.id for c in changes if c.id in recovered]
     committed = done if not result.conflicts else [i for i in done if i in landed]
     return CommitReport(committed=committed, conflicts=result.conflicts, recovered=recovered_ids)
+
+
+def _forget(conn: sqlite3.Connection, ids: list[str]) -> None:
+    """Delete these staged changes; when they are every row, empty the table in one sweep."""
+    total = conn.execute("SELECT count(*) FROM staged_changes").fetchone()[0]
+    if ids and total == len(ids):
+        try:
+            ours = conn.execute(
+                "SELECT count(*) FROM staged_changes WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(ids),),
+            ).fetchone()[0]
+        except sqlite3.OperationalError:  # a SQLite without JSON functions
+            ours = -1
+        if ours == total:
+            conn.execute("DELETE FROM staged_changes")  # SQLite's truncate optimisation
+            return
+    conn.executemany("DELETE FROM staged_changes WHERE id = ?", [(i,) for i in ids])
 
 
 def _already_applied(store: Store, changes: list[ChangeToApply]) -> set[str]:

@@ -327,3 +327,17 @@ def test_create_may_repeat_key_columns_only_with_the_same_value(area: StagingAre
         area.stage(
             "stock_levels", "create", {"warehouse": "east", "product_id": 5}, {"PRODUCT_ID": 6}
         )
+
+
+def test_committing_one_store_keeps_the_other_stores_changes(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    other_path = Path(shutil.copy(demo_path, tmp_path / "other.sqlite"))
+    shared = tmp_path / "shared-staging.sqlite"
+    one = StagingArea(SQLiteStore.open(demo_path), shared)
+    two = StagingArea(SQLiteStore.open(other_path), shared)
+    one.stage_many("orders", keys=[{"id": i} for i in range(1, 51)], set={"quantity": 7})
+    theirs = two.stage("orders", "update", {"id": 1}, {"quantity": 8})
+    assert one.commit().ok and one.count() == 0
+    assert [c.id for c in two.list()] == [theirs.id]
+    assert two.store.get_item("orders", {"id": 1})["quantity"] != 7
