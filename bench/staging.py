@@ -1,7 +1,7 @@
 """Benchmark: stage one update on 10,000 orders (selected by a query) and commit it, against the
 floor of a single executemany UPDATE of the same rows in one transaction.
 
-Run: `.venv/bin/python bench/staging.py [--orders 100000] [--items 10000] [--repeat 3] [--json]`.
+Run: `.venv/bin/python bench/staging.py [--orders 100000] [--items 10000] [--repeat 5] [--json]`.
 Targets: stage + commit ≤ 5× the floor; peak memory < 200 MB.
 """
 
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", type=int, default=100_000)
     parser.add_argument("--items", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are reported")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds; medians are reported")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     figures = run(args.orders, args.items, max(1, args.repeat))
