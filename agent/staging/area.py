@@ -28,6 +28,7 @@ from agent import paths
 from agent.errors import BadKeyError, StagingError, TabletalkError
 from agent.staging.checks import (
     MAX_ITEMS_PER_CALL,
+    TableShape,
     in_commit_error,
     summarize,
     too_many,
@@ -38,7 +39,7 @@ from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, tran
 from agent.staging.encoding import dumps, key_json, loads, maybe_json, row_to_change, take_ids
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
-from agent.stores.base import ChangeToApply, Item, Key, Op, Store, TableInfo
+from agent.stores.base import ChangeToApply, Item, Key, Op, Store
 
 __all__ = ["MAX_ITEMS_PER_CALL", "StagingArea"]
 
@@ -65,7 +66,7 @@ class StagingArea:
         origin: str = "cli",
     ) -> StagedChange:
         """Stage one create/update/delete after checking it against the store; return it."""
-        info = self.store.describe_table(table)
+        info = self._shape(table)
         clean = validate_values(info, op, values)
         normalized = self.store.normalize_key(info.name, key)
         if op == "create":
@@ -97,7 +98,7 @@ class StagingArea:
                 fix="Pass set: {column: value} to update the items, or delete: true.",
             )
         op: Op = "delete" if delete else "update"
-        info = self.store.describe_table(table)
+        info = self._shape(table)
         clean = validate_values(info, op, set)
         raw_keys = keys if keys is not None else self._keys_from_query(info, query or "")
         if len(raw_keys) > MAX_ITEMS_PER_CALL:
@@ -125,7 +126,14 @@ class StagingArea:
         entries = [(item_key, key, item) for item_key, (key, item) in unique.items()]
         return self._write(info.name, op, entries, clean, origin)
 
-    def _check_key_values(self, info: TableInfo, key: Key, values: Item) -> None:
+    def _shape(self, table: str) -> TableShape:
+        """The table's name, columns and key; the SQLite store answers without counting rows."""
+        schema = getattr(self.store, "schema", None)
+        if callable(schema):
+            return schema(table)
+        return self.store.describe_table(table)
+
+    def _check_key_values(self, info: TableShape, key: Key, values: Item) -> None:
         """A create may repeat key columns in its values, but only with the key's own values."""
         names = {c.name.lower(): c.name for c in info.columns}
         for given, value in values.items():
@@ -137,7 +145,7 @@ class StagingArea:
                     fix="Put key columns only in the key (or give the same value in both).",
                 )
 
-    def _keys_from_query(self, info: TableInfo, query: str) -> list[Key]:
+    def _keys_from_query(self, info: TableShape, query: str) -> list[Key]:
         result = self.store.query(query, limit=MAX_ITEMS_PER_CALL + 1)
         if result.truncated or len(result.rows) > MAX_ITEMS_PER_CALL:
             raise too_many(None)

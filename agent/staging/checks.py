@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from agent.errors import BadKeyError, StagingError, TabletalkError, UnknownColumnError
-from agent.stores.base import Item, Op, TableInfo
+from agent.stores.base import Column, Item, Op
 
 MAX_ITEMS_PER_CALL = 10_000
 
 
-def validate_values(info: TableInfo, op: Op, values: Item | None) -> Item:
+class TableShape(Protocol):
+    """What staging needs to know of a table: its name, columns and key (a TableInfo has it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def columns(self) -> Sequence[Column]: ...
+
+    @property
+    def key_columns(self) -> tuple[str, ...]: ...
+
+
+def validate_values(info: TableShape, op: Op, values: Item | None) -> Item:
     """Check op and attribute names against the table; return values with canonical names."""
     if op not in ("create", "update", "delete"):
         raise StagingError(f"unknown op {op!r}", fix="Use op create, update or delete.")
