@@ -94,8 +94,8 @@ class TabletalkApp(App[int]):
         status.mode = self.settings.mode
         self.opener = TabOpener(self.store, self.query_one("#tabs", TabbedContent))
         self.chat.composer.focus()
-        self.open_session(self.conversation_id)
         self.staging_watch.start()
+        self.open_session(self.conversation_id)
 
     @property
     def status(self) -> StatusBar:

@@ -11,6 +11,7 @@ from typing import Any
 
 from textual.app import App
 
+from agent.errors import TabletalkError
 from tui.messages import StagingChanged
 
 FULL_REFRESH_EVERY = 8
@@ -38,6 +39,12 @@ class StagingWatch:
         return self._area
 
     def start(self) -> None:
+        """Open the staging database now (before the session opens its own) and start polling."""
+        try:
+            _ = self.area
+        except TabletalkError as exc:  # shown; the app runs on without a staging view
+            self.app.notify(exc.render(), title=exc.title, severity="error", markup=False)
+            return
         self.refresh_now()
         if self.poll_seconds > 0:
             self.app.set_interval(self.poll_seconds, self._tick, name="staging-poll")

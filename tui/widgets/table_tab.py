@@ -60,6 +60,7 @@ class TableTab(TabPane):
         yield Static("", classes="tab-info", markup=False)
 
     def on_mount(self) -> None:
+        self.view.set_staged(self._staged)
         self._update_info()
 
     @property
@@ -96,8 +97,9 @@ class TableTab(TabPane):
     def set_staged(self, changes: list[Any]) -> None:
         """Tint the rows that have staged changes (only changes of this tab's table)."""
         self._staged = [c for c in changes if self.table and c.table == self.table]
-        self.view.set_staged(self._staged)
-        self._update_info()
+        if self.query(TableView):  # else on_mount applies them
+            self.view.set_staged(self._staged)
+            self._update_info()
 
     def on_table_view_count_loaded(self, message: TableView.CountLoaded) -> None:
         self.call_after_refresh(self._update_info)

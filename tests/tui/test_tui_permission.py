@@ -1,0 +1,90 @@
+"""Permission prompts: a gated call in manual mode waits for the person's decision."""
+
+from __future__ import annotations
+
+from tests.support.scripted_bedrock import Reply, ToolUse
+from tests.tui.helpers import SIZE, settle
+from tui.screens.permission import PermissionScreen
+from tui.widgets.chat_items import ToolLine
+
+
+async def _until_prompt(app, pilot) -> PermissionScreen:
+    while not isinstance(app.screen, PermissionScreen):
+        await pilot.pause()
+    return app.screen
+
+
+def _gated_script(scripted_bedrock) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("runQuery", {"query": "SELECT count(*) AS n FROM customers"})]),
+        Reply(text="Done."),
+    )
+
+
+async def test_allow_once_runs_the_gated_call(make_app, scripted_bedrock) -> None:
+    _gated_script(scripted_bedrock)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "count customers"
+        await pilot.press("enter")
+        screen = await _until_prompt(app, pilot)
+        assert screen.request.tool == "runQuery"
+        assert "SELECT count(*)" in str(screen.query_one("#tool-input Static").render())
+        await pilot.press("y")
+        await settle(app, pilot)
+        line = app.query_one(ToolLine)
+        assert line.status == "success"
+        assert "240" in str(line._result_view.render())
+
+
+async def test_deny_returns_an_error_result_and_the_turn_goes_on(
+    make_app, scripted_bedrock
+) -> None:
+    _gated_script(scripted_bedrock)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "count customers"
+        await pilot.press("enter")
+        await _until_prompt(app, pilot)
+        await pilot.click("#deny")
+        await settle(app, pilot)
+        assert app.query_one(ToolLine).status == "error"
+        assert not app.chat.busy
+        results = scripted_bedrock.requests[-1].body["messages"][-1]["content"]
+        assert results[0]["toolResult"]["status"] == "error"
+
+
+async def test_allow_for_the_conversation_asks_only_once(make_app, scripted_bedrock) -> None:
+    query = {"query": "SELECT 1 AS one"}
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("runQuery", query)]),
+        Reply(tool_uses=[ToolUse("runQuery", query)]),
+        Reply(text="Both ran."),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "twice"
+        await pilot.press("enter")
+        await _until_prompt(app, pilot)
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert [line.status for line in app.query(ToolLine)] == ["success", "success"]
+
+
+async def test_stop_while_the_prompt_is_open_denies_and_ends_the_turn(
+    make_app, scripted_bedrock
+) -> None:
+    _gated_script(scripted_bedrock)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "count customers"
+        await pilot.press("enter")
+        await _until_prompt(app, pilot)
+        app.chat.stop()
+        await settle(app, pilot)
+        assert not isinstance(app.screen, PermissionScreen)
+        assert not app.chat.busy

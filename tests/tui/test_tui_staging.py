@@ -1,0 +1,125 @@
+"""The staging panel: review a bulk edit, commit it into the SQLite file, see conflicts."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from agent.staging import StagingArea
+from agent.stores.sqlite import SQLiteStore
+from tests.support.scripted_bedrock import Reply, ToolUse
+from tests.tui.helpers import SIZE, send, settle
+from tui.widgets.staging_panel import ChangeCard, SmallButton, StagingPanel
+from tui.widgets.table_tab import TableTab
+
+
+def _statuses(path, ids) -> dict[int, str]:
+    with sqlite3.connect(path) as conn:
+        marks = ",".join("?" * len(ids))
+        return dict(conn.execute(f"SELECT id, status FROM orders WHERE id IN ({marks})", ids))
+
+
+async def test_bulk_edit_reviewed_in_the_panel_and_committed(
+    make_app, scripted_bedrock, demo_path
+) -> None:
+    ids = [1, 2, 3]
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse(
+                    "bulkEdit",
+                    {
+                        "table": "orders",
+                        "keys": [{"id": i} for i in ids],
+                        "set": {"status": "on hold"},
+                    },
+                )
+            ]
+        ),
+        Reply(text="Staged 3 changes for your review."),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "put orders 1-3 on hold")
+        assert app.status.staged == 3
+        assert set(_statuses(demo_path, ids).values()) != {"on hold"}, (
+            "nothing written before commit"
+        )
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        panel = app.query_one(StagingPanel)
+        cards = list(panel.query(ChangeCard))
+        assert len(cards) == 3
+        first = str(cards[0].query(".attr").first().render())
+        assert "status" in first and "on hold" in first
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        assert _statuses(demo_path, ids) == {1: "on hold", 2: "on hold", 3: "on hold"}
+        assert app.status.staged == 0
+        assert not panel.query(ChangeCard)
+
+
+async def test_reject_one_attribute_and_commit_just_one_change(
+    make_app, demo_store, demo_path
+) -> None:
+    area = StagingArea(demo_store)
+    kept = area.stage(
+        "orders", "update", {"id": 5}, {"status": "lost", "quantity": 9}, origin="test"
+    )
+    other = area.stage("orders", "update", {"id": 6}, {"status": "lost"}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        card = app.query_one(f"#change-{kept.id}", ChangeCard)
+        reject_qty = next(b for b in card.query(SmallButton) if b.attribute == "quantity")
+        await pilot.click(reject_qty)
+        await settle(app, pilot)
+        assert area.get(kept.id).values == {"status": "lost"}
+        card = app.query_one(f"#change-{kept.id}", ChangeCard)
+        commit_this = next(b for b in card.query(SmallButton) if b.action_name == "commit")
+        await pilot.click(commit_this)
+        await settle(app, pilot)
+        with sqlite3.connect(demo_path) as conn:
+            row5 = conn.execute("SELECT status, quantity FROM orders WHERE id = 5").fetchone()
+        assert row5[0] == "lost" and row5[1] != 9
+        assert [c.id for c in area.list()] == [other.id]
+
+
+async def test_conflict_is_shown_and_the_change_stays_staged(
+    make_app, demo_store, demo_path
+) -> None:
+    area = StagingArea(demo_store)
+    change = area.stage("orders", "update", {"id": 7}, {"status": "refunded"}, origin="test")
+    with sqlite3.connect(demo_path) as conn:  # someone else edits the row after it was staged
+        conn.execute("UPDATE orders SET status = 'changed elsewhere' WHERE id = 7")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        card = app.query_one(f"#change-{change.id}", ChangeCard)
+        assert card.has_class("-conflict")
+        assert "changed elsewhere" in str(card.query_one(".conflict").render())
+        assert [c.id for c in area.list()] == [change.id]
+
+
+async def test_changes_staged_by_another_process_appear_and_tint_the_table(
+    make_app, demo_path
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("orders")
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        assert app.status.staged == 0
+        other = SQLiteStore.open(demo_path)  # another process: its own store and staging area
+        StagingArea(other).stage("orders", "delete", {"id": 2}, origin="mcp:test")
+        app.staging_watch._check()
+        await settle(app, pilot)
+        assert app.status.staged == 1
+        assert len(app.query(ChangeCard)) == 1
+        view = app.query_one(TableTab).view
+        values, staged = view.row_at(1)
+        assert values[0] == 2 and staged.op == "delete"
+        other.close()

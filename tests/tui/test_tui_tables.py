@@ -1,0 +1,124 @@
+"""Table tabs: typed columns, lazy pages of a large table, filter, row detail, staged tints."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent.config import Settings
+from agent.staging import StagingArea
+from agent.stores.sqlite import SQLiteStore
+from tests.tui.helpers import SIZE, settle
+from tui.app import TabletalkApp
+from tui.data.row_source import PAGE_SIZE, SQLiteRowSource
+from tui.screens.row_detail import RowDetailScreen
+from tui.widgets.table_tab import TableTab
+
+
+@pytest.fixture
+def big_db(tmp_path: Path) -> Path:
+    path = tmp_path / "big.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, name TEXT, amount REAL)")
+        conn.executemany(
+            "INSERT INTO events VALUES (?, ?, ?)",
+            ((i, f"event {i}", i / 2) for i in range(1, 20_001)),
+        )
+    return path
+
+
+def test_row_source_pages_by_key_and_never_writes(big_db: Path) -> None:
+    source = SQLiteRowSource(big_db, "events", where="amount > 100")
+    assert source.count() == 20_000 - 200
+    first, second = source.page(0), source.page(1)
+    assert first.rows[0][0] == 201 and second.rows[0][0] == 201 + PAGE_SIZE
+    assert [c.type for c in source.columns] == ["INTEGER", "TEXT", "REAL"]
+    with pytest.raises(sqlite3.OperationalError):
+        source._conn.execute("DELETE FROM events")
+    source.close()
+
+
+async def test_a_large_table_opens_at_once_and_loads_pages_as_you_scroll(big_db: Path) -> None:
+    store = SQLiteStore.open(big_db)
+    app = TabletalkApp(store, Settings(), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("events")
+        await settle(app, pilot)
+        view = app.query_one(TableTab).view
+        assert view.total_rows == 20_000
+        assert set(view._pages) == {0}, "only the first page is read at open"
+        await pilot.press("end")
+        await settle(app, pilot)
+        values, _ = view.row_at(19_999)
+        assert values[0] == 20_000
+        assert len(view._pages) <= 3
+    store.close()
+
+
+async def test_filter_and_row_detail(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("orders")
+        await settle(app, pilot)
+        tab = app.query_one(TableTab)
+        await pilot.click("#filter")
+        tab.query_one("#filter").value = "status = 'pending'"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        view = tab.view
+        assert view.total_rows == 86
+        view.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, RowDetailScreen)
+        assert app.screen.values["status"] == "pending"
+
+
+async def test_a_bad_filter_says_why_and_keeps_the_rows(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("orders")
+        await settle(app, pilot)
+        tab = app.query_one(TableTab)
+        await pilot.click("#filter")
+        tab.query_one("#filter").value = "no_such_column = 1"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert tab.view.total_rows == 2000
+        assert any("no_such_column" in n.message for n in app._notifications)
+
+
+async def test_staged_changes_are_tinted_in_place(make_app, demo_store) -> None:
+    area = StagingArea(demo_store)
+    area.stage("products", "update", {"id": 1}, {"price": 1.5}, origin="test")
+    area.stage("products", "delete", {"id": 2}, origin="test")
+    area.stage(
+        "products",
+        "create",
+        {"id": 999},
+        {"name": "New thing", "category": "x", "price": 2, "stock": 1},
+        origin="test",
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("products")
+        await settle(app, pilot)
+        view = app.query_one(TableTab).view
+        created, change = view.row_at(0)
+        assert change.op == "create" and created[0] == 999
+        updated, change = view.row_at(1)
+        assert updated[0] == 1 and change.op == "update"
+        assert "1.5" in view.render_line(3).text  # header lines, the created row, then id 1
+        _, change = view.row_at(2)
+        assert change.op == "delete"
+
+
+async def test_unknown_table_is_reported_not_raised(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.run_chip({"kind": "openTable", "table": "gone_table", "query": None})
+        await pilot.pause()
+        assert not app.query(TableTab)
+        assert any("gone_table" in n.message for n in app._notifications)
