@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from agent.config import Settings, load_settings
 from agent.errors import TabletalkError
@@ -58,9 +59,10 @@ def store_path(args: argparse.Namespace, settings: Settings | None = None) -> st
     return getattr(args, "db", None) or (settings.db if settings else None)
 
 
-def report_error(exc: TabletalkError) -> int:
+def report_error(exc: TabletalkError, stream: TextIO | None = None) -> int:
     """Print a TabletalkError as `error: message` plus its fix; exit status 2."""
-    print(f"error: {exc.message}", file=sys.stderr)
+    stream = stream or sys.stderr
+    print(f"error: {exc.message}", file=stream)
     if exc.fix:
-        print(f"  fix: {exc.fix}", file=sys.stderr)
+        print(f"  fix: {exc.fix}", file=stream)
     return 2

@@ -10,6 +10,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from agent.cli.common import report_error, resolve_settings, store_path
 from agent.errors import TabletalkError
 from agent.staging import StagedChange, StagingArea
 from agent.stores.open import open_store
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             print(f"tabletalk staged {command}: give change ids or --all", file=err)
             return 2
     try:
-        store = open_store(getattr(args, "db", None))
+        store = open_store(store_path(args, resolve_settings(args)))
         try:
             area = StagingArea(store)
             try:
@@ -73,8 +74,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         finally:
             store.close()
     except TabletalkError as exc:
-        print(exc.render(), file=err)
-        return 2
+        return report_error(exc, err)
 
 
 def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
