@@ -144,23 +144,24 @@ class StagingPanel(TabPane):
         self.changes: list[StagedChange] = []
         self.conflicts: dict[str, Any] = {}
         self._shown: tuple[Any, ...] | None = None
+        self._summary = Static(Text("Reading staged changes…"), id="staging-summary")
+        self._commit_all = Button(
+            Content("Commit all"), id="commit-all", variant="success", compact=True, disabled=True
+        )
+        self._reject_all = Button(
+            Content("Reject all"), id="reject-all", variant="error", compact=True, disabled=True
+        )
+        self._body = VerticalScroll(id="changes")
+        self._progress = ProgressBar(id="commit-progress", show_eta=False)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="staging-bar"):
-            yield Static(Text("Reading staged changes…"), id="staging-summary")
-            yield Button(
-                Content("Commit all"),
-                id="commit-all",
-                variant="success",
-                compact=True,
-                disabled=True,
-            )
-            yield Button(
-                Content("Reject all"), id="reject-all", variant="error", compact=True, disabled=True
-            )
+            yield self._summary
+            yield self._commit_all
+            yield self._reject_all
             yield Button(Content("Refresh"), id="refresh", compact=True)
-        yield ProgressBar(id="commit-progress", show_eta=False)
-        yield VerticalScroll(id="changes")
+        yield self._progress
+        yield self._body
 
     def on_mount(self) -> None:
         self.show(getattr(self.app, "staged_changes", []), force=True)
@@ -187,16 +188,15 @@ class StagingPanel(TabPane):
         )
         if self.conflicts:
             summary += f" · {len(self.conflicts)} in conflict"
-        self.query_one("#staging-summary", Static).update(Text(summary))
-        commit_all = self.query_one("#commit-all", Button)
-        commit_all.label = Content(f"Commit {count}")
-        commit_all.disabled = not count
-        self.query_one("#reject-all", Button).disabled = not count
+        self._summary.update(Text(summary))
+        self._commit_all.label = Content(f"Commit {count}")
+        self._commit_all.disabled = not count
+        self._reject_all.disabled = not count
         self.call_later(self._rebuild)
 
     async def _rebuild(self) -> None:
         area = self.watch.area
-        body = self.query_one("#changes", VerticalScroll)
+        body = self._body
         widgets: list[Any] = []
         shown = self.changes[:MAX_SHOWN]
         for table, group in groupby(sorted(shown, key=lambda c: c.table), key=lambda c: c.table):
@@ -257,7 +257,7 @@ class StagingPanel(TabPane):
         """Commit all (None) or some changes on a worker, with a progress bar."""
         total = len(self.changes) if ids is None else len(ids)
         self.add_class("-committing")
-        self.query_one(ProgressBar).update(total=max(total, 1), progress=0)
+        self._progress.update(total=max(total, 1), progress=0)
 
         def job(area: Any) -> Any:
             return area.commit(
@@ -267,7 +267,7 @@ class StagingPanel(TabPane):
         self.watch.run(job, done=self._committed, name="commit")
 
     def on_commit_progress(self, message: CommitProgress) -> None:
-        self.query_one(ProgressBar).update(total=max(message.total, 1), progress=message.done)
+        self._progress.update(total=max(message.total, 1), progress=message.done)
 
     def _committed(self, report: Any) -> None:
         self.remove_class("-committing")
