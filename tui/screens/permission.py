@@ -15,10 +15,10 @@ from textual.widgets import Button, Static
 from agent.permissions import Decision, PermissionRequest
 
 ACCESS_WORDS = {
-    "read": "read data from",
-    "open": "open a view of",
-    "export": "write a file from",
-    "write": "change",
+    "read": "it reads your data",
+    "open": "it opens a view in a tab",
+    "export": "it writes your data to a file",
+    "write": "it changes your data",
 }
 
 
@@ -53,22 +53,21 @@ class PermissionScreen(ModalScreen[Decision]):
 
     def compose(self) -> ComposeResult:
         request = self.request
-        verb = ACCESS_WORDS.get(request.access, "run")
+        does = ACCESS_WORDS.get(request.access, f"access: {request.access}")
         with Vertical() as box:
             box.border_title = "Permission needed"
             yield Static(
                 Text.assemble(
-                    "The assistant wants to ",
-                    verb,
-                    " your data with ",
+                    "The assistant wants to call ",
                     (request.tool, "bold"),
-                    f"  (mode: {request.mode})",
+                    f" ({does}) with this input:",
                 )
             )
             with VerticalScroll(id="tool-input"):
                 yield Static(
                     Text(json.dumps(request.input, indent=2, default=str, ensure_ascii=False))
                 )
+            yield Static(Text(f"Permission mode: {request.mode} (F4 switches modes)", style="dim"))
             with Horizontal():
                 yield Button(Content("Allow once (y)"), id="allow_once", variant="success")
                 yield Button(

@@ -33,6 +33,12 @@ def show_value(value: Any) -> str:
     return " ".join(str(value).split()) if isinstance(value, str) else str(value)
 
 
+def origin_text(origin: str) -> str:
+    """`chat:20261130-…` → `chat`, `mcp:client` → `mcp client`: who staged it, briefly."""
+    kind, _, detail = origin.partition(":")
+    return kind if kind == "chat" or not detail else f"{kind} {detail}"
+
+
 def key_text(key: dict[str, Any]) -> str:
     return ", ".join(f"{k}={show_value(v)}" for k, v in key.items())
 
@@ -93,7 +99,10 @@ class ChangeCard(Vertical):
             (change.op.upper(), f"bold {OP_STYLE.get(change.op, '')}"),
             "  ",
             (key_text(change.key), "bold"),
-            ("   " + change.origin + " · " + change.created_at[:19].replace("T", " "), "dim"),
+            (
+                f"   {origin_text(change.origin)} · {change.created_at[:16].replace('T', ' ')}",
+                "dim",
+            ),
         )
         with Horizontal():
             yield Static(head, classes="card-head")
@@ -114,7 +123,9 @@ class ChangeCard(Vertical):
             with Horizontal():
                 yield Static(line, classes="attr")
                 if change.op != "delete" and diff.attribute in change.values:
-                    yield SmallButton("✕", "reject_attribute", change.id, diff.attribute)
+                    button = SmallButton("✕", "reject_attribute", change.id, diff.attribute)
+                    button.tooltip = f"Reject the change to {diff.attribute}"
+                    yield button
         if self.conflict is not None:
             yield Static(
                 Text(

@@ -1,0 +1,50 @@
+"""The `tabletalk` command: headless commands never import Textual; flags reach the app."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tui.entry import first_command, wants_headless
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_subcommands_and_help_go_headless_and_flags_do_not() -> None:
+    assert wants_headless(["ask", "how many orders?"])
+    assert wants_headless(["--db", "x.sqlite", "staged", "list"])
+    assert wants_headless(["--help"])
+    assert not wants_headless([])
+    assert not wants_headless(["--db", "ask", "--mode", "auto"]), "option values are not commands"
+    assert first_command(["--model", "haiku-4.5", "tools"]) == "tools"
+
+
+def test_headless_command_runs_without_importing_textual(
+    tmp_path: Path, isolated_dirs: Path
+) -> None:
+    code = (
+        "import sys; from tui.entry import main; status = main(['info']); "
+        "assert 'textual' not in sys.modules, 'textual was imported'; sys.exit(status)"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "XDG_DATA_HOME": str(isolated_dirs / "data"),
+        "XDG_STATE_HOME": str(isolated_dirs / "state"),
+        "XDG_CONFIG_HOME": str(isolated_dirs / "config"),
+        "XDG_CACHE_HOME": str(isolated_dirs / "cache"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "customers" in done.stdout
+
+
+def test_a_bad_db_path_is_an_error_with_a_fix_not_a_traceback(tmp_path: Path, capsys) -> None:
+    from tui.entry import main
+
+    status = main(["--db", str(tmp_path / "missing.sqlite")])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "missing.sqlite" in err and "fix:" in err and "Traceback" not in err

@@ -1,0 +1,73 @@
+"""SVG snapshots at a fixed size: the main screen, a table tab, the staging panel, the permission modal.
+
+Deterministic: the demo DB is built for a fixed day, staged times are pinned, the cursor does not
+blink, nothing shows the clock. Update with `pytest tests/tui --snapshot-update` after a deliberate change.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from agent.permissions import PermissionRequest
+from agent.staging import StagingArea
+from tests.tui.helpers import SIZE, settle
+from tui.screens.permission import PermissionScreen
+
+
+async def _steady(pilot) -> None:
+    app = pilot.app
+    await settle(app, pilot)
+    app.chat.composer.cursor_blink = False
+    await pilot.pause()
+
+
+class TestMainScreen:
+    def test_start_screen(self, snap_compare, make_app) -> None:
+        assert snap_compare(make_app(), terminal_size=SIZE, run_before=_steady)
+
+    def test_table_tab(self, snap_compare, make_app) -> None:
+        async def run_before(pilot) -> None:
+            await pilot.app.open_table("products")
+            await _steady(pilot)
+
+        assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+class TestStagingPanel:
+    def test_panel_with_changes(self, snap_compare, make_app, demo_store) -> None:
+        area = StagingArea(demo_store)
+        area.stage("orders", "update", {"id": 1}, {"status": "on hold"}, origin="chat:test")
+        area.stage("products", "delete", {"id": 3}, origin="mcp:test")
+        area.stage(
+            "products",
+            "create",
+            {"id": 500},
+            {"name": "Desk lamp", "category": "home", "price": 19.5, "stock": 4},
+            origin="chat:test",
+        )
+        with sqlite3.connect(area.path) as conn:
+            conn.execute("UPDATE staged_changes SET created_at = '2026-03-15T09:30:00Z'")
+
+        async def run_before(pilot) -> None:
+            await pilot.app.open_staging_panel()
+            await _steady(pilot)
+
+        assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+class TestPermissionModal:
+    def test_modal(self, snap_compare, make_app) -> None:
+        request = PermissionRequest(
+            "runQuery",
+            {"query": "SELECT status, count(*) FROM orders GROUP BY status", "limit": 50},
+            "manual",
+            "conv-1",
+            "read",
+        )
+
+        async def run_before(pilot) -> None:
+            await _steady(pilot)
+            await pilot.app.push_screen(PermissionScreen(request))
+            await pilot.pause()
+
+        assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
