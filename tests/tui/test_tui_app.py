@@ -1,0 +1,156 @@
+"""App-wide behaviour: ask with choices, resume with working chips, errors, keymap, markup safety."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from agent.config import Settings
+from tests.support.scripted_bedrock import Error, Reply, ToolUse
+from tests.tui.helpers import SIZE, send, settle
+from tui.app import TabletalkApp
+from tui.screens.picker import PickerScreen
+from tui.widgets.chat_items import (
+    AnswerChip,
+    AskBlock,
+    AssistantMessage,
+    ChipButton,
+    NoteLine,
+    UserMessage,
+)
+from tui.widgets.staging_panel import StagingPanel
+from tui.widgets.table_tab import TableTab
+
+
+async def test_ask_shows_choices_as_chips_and_a_choice_is_sent_as_the_answer(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[ToolUse("ask", {"question": "Which city?", "choices": ["Lyon", "Porto"]})]
+        ),
+        Reply(text="Porto it is."),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "customers in a city")
+        block = app.query_one(AskBlock)
+        assert block.question == "Which city?"
+        porto = [chip for chip in app.query(AnswerChip) if chip.choice == "Porto"][0]
+        await pilot.click(porto)
+        await settle(app, pilot)
+        assert [m.text for m in app.query(UserMessage)][-1] == "Porto"
+        assert app.query(AssistantMessage).last().source == "Porto it is."
+
+
+async def test_a_resumed_conversation_shows_its_chips_and_they_still_work(
+    demo_store, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("proposeOpenTable", {"table": "products"})]),
+        Reply(text="Chip above."),
+    )
+    first = TabletalkApp(demo_store, Settings(), staging_poll_seconds=0)
+    async with first.run_test(size=SIZE) as pilot:
+        await send(first, pilot, "show products")
+        conversation_id = first.session.conversation_id
+    again = TabletalkApp(
+        demo_store, Settings(), conversation_id=conversation_id, staging_poll_seconds=0
+    )
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        assert [m.text for m in again.query(UserMessage)] == ["show products"]
+        chip = again.query_one(ChipButton)
+        chip.focus()
+        await pilot.press("enter")
+        await settle(again, pilot)
+        assert again.query_one(TableTab).table == "products"
+
+
+async def test_a_chip_whose_table_is_gone_says_why(make_app, demo_path) -> None:
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("CREATE TABLE scratch (id INTEGER PRIMARY KEY)")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        with sqlite3.connect(demo_path) as conn:
+            conn.execute("DROP TABLE scratch")
+        await app.run_chip({"kind": "openTable", "table": "scratch", "query": None})
+        await pilot.pause()
+        assert any("scratch" in n.message for n in app._notifications)
+
+
+async def test_a_bedrock_error_becomes_a_readable_note_and_the_chat_goes_on(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(
+        Error(
+            status=403, code="AccessDeniedException", message="You don't have access to the model."
+        ),
+        Reply(text="Working again."),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "hello")
+        errors = [str(n.render()) for n in app.query(NoteLine) if n.has_class("-error")]
+        assert errors and "access" in errors[0].lower()
+        assert "Traceback" not in errors[0]
+        await send(app, pilot, "again")
+        assert app.query(AssistantMessage).last().source == "Working again."
+
+
+async def test_keys_are_remapped_from_config(demo_store) -> None:
+    app = TabletalkApp(demo_store, Settings(keys={"staging": "f9"}), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f9")
+        await settle(app, pilot)
+        assert app.query(StagingPanel)
+
+
+async def test_markup_in_cells_and_model_text_is_shown_literally(
+    make_app, scripted_bedrock, demo_path
+) -> None:
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE customers SET name = '[bold red]Eve[/] [link=x]' WHERE id = 1")
+    scripted_bedrock.add(Reply(text="Name: [/] [bold]Eve[/bold] [@click=app.quit]x[/]"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "who is customer 1? [/]")
+        await app.open_table("customers")
+        await settle(app, pilot)
+        line = app.query_one(TableTab).view.render_line(2).text
+        assert "[bold red]Eve[/]" in line
+        assert app.is_running
+        assert "[/]" in app.query(UserMessage).last().text
+
+
+async def test_at_completes_table_and_column_names(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        composer = app.chat.composer
+        composer.focus()
+        await pilot.press("s", "u", "m", " ", "@", "c", "u", "s")
+        await pilot.press("tab")
+        assert composer.text == "sum @customers " or composer.text == "sum customers "
+
+
+async def test_conversations_list_resumes_an_old_chat(make_app, scripted_bedrock) -> None:
+    scripted_bedrock.add(Reply(text="One."), Reply(text="Two."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "first chat")
+        first_id = app.session.conversation_id
+        await pilot.press("ctrl+n")
+        await settle(app, pilot)
+        assert not app.query(UserMessage)
+        await send(app, pilot, "second chat")
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        keys = [key for key, _ in app.screen.options]
+        assert set(keys[1:]) == {app.session.conversation_id, first_id}
+        app.screen.query_one("OptionList").highlighted = keys.index(first_id)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.session.conversation_id == first_id
+        assert [m.text for m in app.query(UserMessage)] == ["first chat"]
