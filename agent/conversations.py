@@ -35,6 +35,13 @@ class ConversationNotFound(TabletalkError):
     title = "Unknown conversation"
 
 
+def _save_error(directory: Path, exc: OSError) -> TabletalkError:
+    return TabletalkError(
+        f"Cannot save the conversation in {directory}: {exc.strerror or exc}",
+        fix=f"Make {directory} a writable directory (staged changes are safe either way).",
+    )
+
+
 @dataclass
 class Conversation:
     """Messages (Converse format), discovered tools, attachments and usage of one chat."""
@@ -66,21 +73,31 @@ class Conversation:
         self.messages.append({"role": "assistant", "content": list(message["content"])})
 
     def user_text_indexes(self) -> list[tuple[int, str]]:
-        """(message index, text) of every user message that carries typed text."""
+        """(message index, text) of every user message that carries typed text.
+
+        Typed text may share a message with tool results (a prompt sent after `ask`, Stop or
+        the step limit is merged there so roles alternate); those count too.
+        """
         found = []
         for index, message in enumerate(self.messages):
             if message["role"] != "user":
                 continue
             texts = [block["text"] for block in message["content"] if "text" in block]
-            if texts and not any("toolResult" in block for block in message["content"]):
+            if texts:
                 found.append((index, texts[0]))
         return found
 
     def truncate(self, message_index: int) -> str:
-        """Drop the user message at `message_index` and everything after; return its text."""
+        """Roll back to before the typed text of that user message; return the text.
+
+        Tool results in the same message stay, so the toolUse before them stays answered.
+        """
         message = self.messages[message_index]
         text = next((b["text"] for b in message["content"] if "text" in b), "")
+        results = [block for block in message["content"] if "toolResult" in block]
         del self.messages[message_index:]
+        if results:
+            self.messages.append({"role": "user", "content": results})
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -144,17 +161,22 @@ class ConversationStore:
     def save(self, conversation: Conversation) -> None:
         """Write atomically (temp file, fsync, rename) so a crash leaves the old or the new."""
         conversation.updated_at = _now()
-        paths.ensure_dir(self.directory)
         data = json.dumps(conversation.to_dict(), ensure_ascii=False, default=str)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+        try:
+            paths.ensure_dir(self.directory)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+        except OSError as exc:
+            raise _save_error(self.directory, exc) from exc
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, self.path(conversation.id))
-        except BaseException:
+        except BaseException as exc:
             Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise _save_error(self.directory, exc) from exc
             raise
 
     def load(self, conversation_id: str) -> Conversation:

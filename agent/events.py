@@ -123,6 +123,7 @@ class TurnEnded:
     reason: StopReason
     text: str = ""
     error: str | None = None
+    fix: str | None = None
     detail: str | None = None
     steps: int = 0
     usage: Usage = field(default_factory=Usage)

@@ -8,14 +8,21 @@ or the step limit.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent.active_set import ActiveSet
-from agent.bedrock.stream import StepCancelled, StepEnd, TextChunk, ToolUseBlock
+from agent.bedrock.stream import (
+    StepCancelled,
+    StepEnd,
+    TextChunk,
+    ToolUseBlock,
+    assistant_message,
+)
 from agent.conversations import Conversation
 from agent.errors import TabletalkError
 from agent.events import (
@@ -133,7 +140,7 @@ class TurnRunner:
                 self._dirty = True
                 return self._end("stopped", partial, step)
             except TabletalkError as exc:
-                return self._end("error", text, step, error=exc.render())
+                return self._end("error", text, step, error=exc.message, fix=exc.fix)
             if not tool_uses:
                 reason = {"end_turn": "end_turn", "max_tokens": "max_tokens"}.get(stop_reason)
                 if reason is None and stop_reason == "stop_sequence":
@@ -179,9 +186,9 @@ class TurnRunner:
         except StepCancelled as cancelled:
             cancelled.partial_text = "".join(text_parts)  # type: ignore[attr-defined]
             raise
-        if end is None:  # a stream that ended without messageStop: treat what came as the answer
-            content = [{"text": "".join(text_parts)}] if text_parts else [{"text": "(no answer)"}]
-            end = StepEnd("other", Usage(), {"role": "assistant", "content": content})
+        if end is None:  # a stream that ended without messageStop: keep what came, validly
+            message = assistant_message("".join(text_parts), tool_uses)
+            end = StepEnd("tool_use" if tool_uses else "other", Usage(), message)
         self.conversation.append_assistant(end.message)
         self.usage = self.usage + end.usage
         self.conversation.usage = self.conversation.usage + end.usage
@@ -193,6 +200,10 @@ class TurnRunner:
 
     def _run_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
         """Answer every toolUse (in order) in one user message; return an ask, if any."""
+        with _interrupt_on_cancel(self.cancel, self.context):
+            return self._answer_tools(tool_uses)
+
+    def _answer_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
         blocks, asked = [], None
         for use in tool_uses:
             shown_input = use.input if use.input is not None else {"_raw": use.raw}
@@ -242,7 +253,10 @@ class TurnRunner:
             request = PermissionRequest(
                 use.name, use.input, self.gate.mode, self.conversation.id, row.access.value
             )
-            verdict = self.gate.check(request)
+            try:
+                verdict = self.gate.check(request)
+            except TabletalkError as exc:  # e.g. the audit log cannot be written: fail closed
+                return ToolOutcome("error", {"error": exc.message, "fix": exc.fix or ""})
             if not verdict.allowed:
                 return ToolOutcome("error", denial_message(request, verdict))
         status, result = self.toolset.run(self.context, use.name, use.input)
@@ -255,6 +269,31 @@ class TurnRunner:
         ended = TurnEnded(reason, text=text, steps=steps, usage=self.usage, **extra)  # type: ignore[arg-type]
         self.emit(ended)
         return ended
+
+
+@contextlib.contextmanager
+def _interrupt_on_cancel(cancel: threading.Event, context: Any) -> Iterator[None]:
+    """While tools run, Stop also interrupts a running store read (a slow query)."""
+    interrupt = getattr(getattr(context, "store", None), "interrupt", None)
+    if interrupt is None:
+        yield
+        return
+    finished = threading.Event()
+
+    def watch() -> None:
+        while not finished.is_set():
+            if cancel.wait(0.05):
+                if not finished.is_set():
+                    interrupt()
+                return
+
+    watcher = threading.Thread(target=watch, name="tabletalk-stop-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        finished.set()
+        watcher.join(timeout=1)
 
 
 def _json_safe(result: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent import paths
+from agent.errors import TabletalkError
 
 Mode = Literal["manual", "auto", "full-auto"]
 MODES: tuple[str, ...] = ("manual", "auto", "full-auto")
@@ -52,7 +53,7 @@ def input_digest(tool_input: dict[str, Any]) -> str:
 
 
 class AuditLog:
-    """Append-only JSON lines, one per gated decision; never raises into the loop."""
+    """Append-only JSON lines, one per gated decision; a write failure is a TabletalkError."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or paths.audit_log_path()
@@ -70,10 +71,16 @@ class AuditLog:
         }
         line = json.dumps(entry, separators=(",", ":")) + "\n"
         with self._lock:
-            paths.ensure_dir(self.path.parent)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(line)
-                handle.flush()
+            try:
+                paths.ensure_dir(self.path.parent)
+                with self.path.open("a", encoding="utf-8") as handle:
+                    handle.write(line)
+                    handle.flush()
+            except OSError as exc:
+                raise TabletalkError(
+                    f"Cannot write the audit log {self.path}: {exc.strerror or exc}",
+                    fix=f"Make {self.path.parent} writable; gated tools stay blocked until then.",
+                ) from exc
 
 
 @dataclass

@@ -24,6 +24,7 @@ from agent.conversations import (
     ConversationSummary,
     new_conversation_id,
 )
+from agent.errors import TabletalkError
 from agent.events import Notice, TurnEnded, TurnEvent, Usage
 from agent.loop import TurnRecord, TurnRunner
 from agent.mcp_client.sources import McpSources
@@ -53,6 +54,26 @@ def start_mcp_sources(settings: Settings, warn: Callable[[str], None]) -> McpSou
     if not settings.mcp_servers:
         return None
     return McpSources.start(settings.mcp_servers, warn)
+
+
+def conversation_db(conversation_id: str | None, db: str | None, *, explicit: bool) -> str | None:
+    """The database a run should open: a continued conversation keeps its own store.
+
+    An explicit `--db` that differs from the conversation's store is refused, so a chat
+    about one file never stages edits against another.
+    """
+    if not conversation_id:
+        return db
+    conversation = ConversationStore().load(conversation_id)
+    if not conversation.store.startswith("sqlite:"):
+        return db
+    own = conversation.store.removeprefix("sqlite:")
+    if explicit and db and Path(db).resolve() != Path(own).resolve():
+        raise TabletalkError(
+            f"Conversation {conversation_id} belongs to {own}, not {db}.",
+            fix=f"Leave out --db (or pass --db {own}), or start a new conversation.",
+        )
+    return own
 
 
 def list_conversations() -> list[ConversationSummary]:

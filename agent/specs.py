@@ -183,15 +183,6 @@ class SpecBook:
             )
         return rel, True
 
-    def delete_relationship(self, name: str) -> bool:
-        """Delete a relationship; whether one was deleted."""
-        with self._db() as db:
-            cursor = db.execute(
-                "DELETE FROM relationships WHERE store = ? AND name = ?",
-                (self.store_identity, name),
-            )
-        return cursor.rowcount > 0
-
 
 def check_spec(store: Store, spec: SavedSpec) -> None:
     """Fail unless the spec's table exists and its query runs read-only against `store`.
@@ -209,12 +200,6 @@ def check_spec(store: Store, spec: SavedSpec) -> None:
         )
     else:
         store.count(spec.table, spec.query.strip() or None)
-
-
-def check_relationship(store: Store, rel: Relationship) -> None:
-    """Fail unless both tables and both columns exist in `store`."""
-    _check_columns(store, rel.left, [rel.left_on])
-    _check_columns(store, rel.right, [rel.right_on])
 
 
 def is_full_query(text: str) -> bool:

@@ -42,9 +42,13 @@ class ReplayCaller:
         if self.count < self.steps:
             use = {"toolUseId": f"t{self.count}", "name": "listTables", "input": {}}
             yield ToolUseBlock(f"t{self.count}", "listTables", {}, "{}", None)
-            yield StepEnd("tool_use", Usage(10, 5), {"role": "assistant", "content": [{"toolUse": use}]})
+            yield StepEnd(
+                "tool_use", Usage(10, 5), {"role": "assistant", "content": [{"toolUse": use}]}
+            )
         else:
-            yield StepEnd("end_turn", Usage(10, 5), {"role": "assistant", "content": [{"text": "done"}]})
+            yield StepEnd(
+                "end_turn", Usage(10, 5), {"role": "assistant", "content": [{"text": "done"}]}
+            )
 
 
 def run_replay(db: Path, steps: int, turns: int) -> list[float]:
@@ -87,12 +91,16 @@ def main() -> None:
         for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
             os.environ[var] = str(Path(tmp) / var.lower())
         db = build_demo_db(Path(tmp) / "demo.sqlite")
-        for label, runner in (("loop only (replayed model)", run_replay),
-                              ("loop + boto3 + scripted HTTP endpoint", run_scripted)):
+        for label, runner in (
+            ("loop only (replayed model)", run_replay),
+            ("loop + boto3 + scripted HTTP endpoint", run_scripted),
+        ):
             samples = runner(db, args.steps, args.turns)
-            print(f"{label:40s} median {statistics.median(samples) * 1000:7.2f} ms/step   "
-                  f"p95 {sorted(samples)[int(len(samples) * 0.95) - 1] * 1000:7.2f} ms/step   "
-                  f"({args.turns} turns x {args.steps} steps)")
+            print(
+                f"{label:40s} median {statistics.median(samples) * 1000:7.2f} ms/step   "
+                f"p95 {sorted(samples)[int(len(samples) * 0.95) - 1] * 1000:7.2f} ms/step   "
+                f"({args.turns} turns x {args.steps} steps)"
+            )
 
 
 if __name__ == "__main__":

@@ -7,7 +7,16 @@ import json
 import sys
 from typing import Any
 
-from agent.cli.common import add_model_flags, add_store_flag, resolve_settings, store_path
+from agent.cli.common import (
+    add_model_flags,
+    add_store_flag,
+    db_flag,
+    printable,
+    report_error,
+    resolve_settings,
+    store_path,
+)
+from agent.errors import TabletalkError
 from agent.events import (
     AskUser,
     ChipProposed,
@@ -19,12 +28,15 @@ from agent.events import (
     TurnEvent,
 )
 from agent.permissions import PermissionRequest
-from agent.session import ChatSession, build_toolset, start_mcp_sources
+from agent.session import ChatSession, build_toolset, conversation_db, start_mcp_sources
 from agent.stores.open import open_store
+
+EXIT_CODES = {"error": 1, "step_limit": 3, "max_tokens": 3}
+"""0: answered, asked, or stopped; 1: the turn failed; 3: cut short (step or token limit)."""
 
 REASONS = {
     "end_turn": "the model finished its answer",
-    "ask": "the model asked you a question; answer with --conversation {id}",
+    "ask": "the model asked you a question; answer with: tabletalk ask{db} --conversation {id} ...",
     "stopped": "stopped",
     "step_limit": "step limit reached",
     "max_tokens": "the answer hit the model's output token limit",
@@ -46,11 +58,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument(
         "--attach", action="append", default=[], metavar="FILE", help="attach a file (repeatable)"
     )
-    parser.add_argument("--conversation", metavar="ID", help="continue a saved conversation")
+    parser.add_argument(
+        "--conversation",
+        metavar="ID",
+        default=argparse.SUPPRESS,
+        help="continue a saved conversation",
+    )
     parser.add_argument("--no-stream", action="store_true", help="use Converse, not ConverseStream")
     parser.add_argument("--step-limit", type=int, metavar="N", help="model requests per turn")
     parser.add_argument("--json", action="store_true", help="print a JSON transcript")
     return parser
+
+
+def args_db(args: argparse.Namespace) -> bool:
+    """True when the user gave --db on the command line."""
+    return getattr(args, "db", None) is not None
 
 
 def terminal_prompter(request: PermissionRequest) -> str:
@@ -88,7 +110,7 @@ class _Printer:
 
     def __call__(self, event: TurnEvent) -> None:
         if isinstance(event, TextDelta):
-            sys.stdout.write(event.text)
+            sys.stdout.write(printable(event.text))
             sys.stdout.flush()
             self.wrote_text = True
         elif isinstance(event, ToolCallFinished):
@@ -98,7 +120,8 @@ class _Printer:
                 detail = ": " + str(event.result.get("error") or event.result.get("text", ""))[:200]
             self._newline()
             shown = _short(self.inputs.pop(event.tool_use_id, {}))
-            print(f"  · {event.name} {shown} [{mark}]{detail}", file=sys.stderr)
+            line = f"  · {event.name} {shown} [{mark}]{detail}"
+            print(printable(line), file=sys.stderr)
         elif isinstance(event, ToolCallStarted):
             self.inputs[event.tool_use_id] = event.input
         elif isinstance(event, ChipProposed):
@@ -107,7 +130,7 @@ class _Printer:
             self.asked = event
         elif isinstance(event, Notice):
             self._newline()
-            print(f"  note: {event.message}", file=sys.stderr)
+            print(printable(f"  note: {event.message}"), file=sys.stderr)
 
     def _newline(self) -> None:
         if self.wrote_text:
@@ -118,14 +141,17 @@ class _Printer:
 
 def run(args: argparse.Namespace) -> int:
     settings = resolve_settings(args)
-    store = open_store(store_path(args, settings))
+    db = conversation_db(
+        getattr(args, "conversation", None), store_path(args, settings), explicit=args_db(args)
+    )
+    store = open_store(db)
     interactive = sys.stdin.isatty() and sys.stderr.isatty() and not args.json
     sources = start_mcp_sources(settings, lambda text: print(f"warning: {text}", file=sys.stderr))
     try:
         session = ChatSession.open(
             settings,
             store,
-            conversation_id=args.conversation,
+            conversation_id=getattr(args, "conversation", None),
             prompter=terminal_prompter if interactive else None,
             toolset=build_toolset(settings, sources),
         )
@@ -136,19 +162,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_turn(args: argparse.Namespace, session: ChatSession) -> int:
-    before = {change.id for change in session.staging.list()}
+    before = {change.id: change.values for change in session.staging.list()}
     printer = _Printer()
     ended = session.run_turn(
         args.prompt,
         attachments=args.attach,
         on_event=(lambda event: None) if args.json else printer,
     )
-    staged = [c for c in session.staging.list() if c.id not in before]
+    touched = [c for c in session.staging.list() if before.get(c.id) != c.values]
     if args.json:
-        print(json.dumps(_transcript(session, ended, staged), indent=2, default=str))
+        print(json.dumps(_transcript(session, ended, touched), indent=2, default=str))
     else:
-        _summary(session, ended, printer, staged)
-    return 1 if ended.reason == "error" else 0
+        _summary(session, ended, printer, touched)
+    return EXIT_CODES.get(ended.reason, 0)
 
 
 def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> dict[str, Any]:
@@ -163,6 +189,7 @@ def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> di
         "stopReason": ended.reason,
         "stopDetail": ended.detail,
         "error": ended.error,
+        "fix": ended.fix,
         "usage": ended.usage.to_dict(),
         "conversationUsage": session.usage.to_dict(),
         "staged": [change.to_dict() for change in staged],
@@ -171,29 +198,29 @@ def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> di
 
 def _summary(session: ChatSession, ended: TurnEnded, printer: _Printer, staged: list[Any]) -> None:
     printer._newline()
-    out = sys.stderr
-    if printer.asked and printer.asked.choices:
-        print("Choices: " + " | ".join(printer.asked.choices), file=sys.stdout)
+    db = db_flag(session.store)
+    if printer.asked:
+        print(f"Question: {printable(printer.asked.question)}")
+        if printer.asked.choices:
+            print("Choices: " + " | ".join(printable(c) for c in printer.asked.choices))
     for chip in printer.chips:
         print(
-            f"[chip] {chip['label']}  (open it in the app: tabletalk "
-            f"--conversation {session.conversation_id})",
-            file=sys.stdout,
+            f"[chip] {printable(chip['label'])}  (click it in the app: tabletalk{db} "
+            f"--conversation {session.conversation_id})"
         )
     if staged:
         print(
-            f"Staged {len(staged)} change(s) for review: `tabletalk staged list`, then "
-            "`tabletalk staged commit --all`.",
-            file=sys.stdout,
+            f"Staged {len(staged)} change(s) for review: `tabletalk staged list{db}`, then "
+            f"`tabletalk staged commit{db} --all`."
         )
-    reason = REASONS.get(ended.reason, ended.reason).format(id=session.conversation_id)
+    reason = REASONS.get(ended.reason, ended.reason).format(id=session.conversation_id, db=db)
     if ended.reason == "error":
-        print(f"error: {ended.error}", file=out)
+        report_error(TabletalkError(ended.error or "the turn failed", fix=ended.fix))
     elif ended.reason in ("step_limit", "other") and ended.detail:
-        reason = f"{reason} ({ended.detail})"
+        reason = f"{reason} ({printable(ended.detail)})"
     usage = ended.usage
     print(
         f"-- {reason}; {ended.steps} step(s); tokens in {usage.input} / out {usage.output} / "
         f"cache read {usage.cache_read}; conversation {session.conversation_id}",
-        file=out,
+        file=sys.stderr,
     )

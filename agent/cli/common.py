@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import re
+import shlex
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -66,3 +68,21 @@ def report_error(exc: TabletalkError, stream: TextIO | None = None) -> int:
     if exc.fix:
         print(f"  fix: {exc.fix}", file=stream)
     return 2
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Untrusted text (model output, cells) made safe for a terminal: no control sequences."""
+    return _CONTROL.sub("", text)
+
+
+def db_flag(store: object) -> str:
+    """` --db PATH` for hints that must reach the same store; empty for the demo database."""
+    from agent import paths
+
+    path = getattr(store, "path", None)
+    if path is None or Path(path).resolve() == paths.demo_db_path().resolve():
+        return ""
+    return f" --db {shlex.quote(str(path))}"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from agent.cli import ask, conversations_cmd, staged, tools_cmd
 from agent.cli.common import add_model_flags, add_store_flag, report_error, store_path
 from agent.errors import TabletalkError
+from agent.logs import setup_logging
 from agent.search import cli as search_cli
 
 HEADLESS_COMMANDS = frozenset({"ask", "tools", "staged", "conversations", "info"})
@@ -21,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_store_flag(parser)
     add_model_flags(parser)
+    parser.add_argument("--conversation", metavar="ID", help="open the app on a saved conversation")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     ask.add_parser(commands)
     tools = tools_cmd.add_parser(commands)
@@ -49,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run a headless command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    log_path = setup_logging()
     handlers = {
         "ask": ask.run,
         "staged": staged.run,
@@ -72,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug: one line for the user, the traceback in the log
+        logging.getLogger("agent").exception("unexpected error")
+        where = f"; details in {log_path}" if log_path else ""
+        print(f"error: unexpected {type(exc).__name__}: {exc}{where}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

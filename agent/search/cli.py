@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
+from agent.config import Settings
 from agent.errors import ConfigError
 from agent.search.catalog_file import load_catalog, load_queries
 from agent.search.evaluate import evaluate
@@ -52,11 +54,18 @@ def add_tools_subcommands(tools_subparsers: argparse._SubParsersAction) -> None:
     evaluate_cmd.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def builtin_docs() -> list[SearchDoc]:
-    """tabletalk's own catalog rows as search docs."""
-    from catalog import ROWS
+def configured_docs(settings: Settings) -> list[SearchDoc]:
+    """What searchTools searches in a chat: built-in rows, configured MCP servers' tools,
+    minus the tools pinned by `always_loaded`; a server that fails is a warning."""
+    from agent.search.searcher import search_docs
+    from agent.session import build_toolset, start_mcp_sources
 
-    return [SearchDoc(row.name, row.description, tuple(row.keywords)) for row in ROWS]
+    sources = start_mcp_sources(settings, lambda text: print(f"warning: {text}", file=sys.stderr))
+    try:
+        return search_docs(build_toolset(settings, sources), settings.tools.always_loaded)
+    finally:
+        if sources is not None:
+            sources.close()
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -65,8 +74,9 @@ def run_search(args: argparse.Namespace) -> int:
     from agent.search.searcher import search_catalog
 
     catalog = getattr(args, "catalog", None)
-    docs = load_catalog(catalog) if catalog else builtin_docs()
-    found = search_catalog(docs, args.query, args.limit, resolve_settings(args))
+    settings = resolve_settings(args)
+    docs = load_catalog(catalog) if catalog else configured_docs(settings)
+    found = search_catalog(docs, args.query, args.limit, settings)
     mode = found["mode"]
     results = [{"rank": position, **tool} for position, tool in enumerate(found["tools"], start=1)]
     if args.json:

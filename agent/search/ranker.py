@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import process
@@ -330,8 +330,3 @@ class KeywordRanker:
         return [
             ScoredDoc(self.docs[index].name, score, index) for index, score in best if score > 0
         ]
-
-
-def docs_from_pairs(pairs: Iterable[tuple[str, str]]) -> list[SearchDoc]:
-    """SearchDocs from (name, description) pairs, for catalogs without keywords."""
-    return [SearchDoc(name, description) for name, description in pairs]

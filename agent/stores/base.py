@@ -112,6 +112,14 @@ class Store(Protocol):
 
     def query(self, sql: str, limit: int | None = None) -> QueryResult: ...
 
+    def interrupt(self) -> None:
+        """Stop a running read; called from another thread when the user presses Stop.
+
+        Safe at any time and a no-op when nothing runs; the stopped read raises
+        StoreError("the query was stopped", fix=...).
+        """
+        ...
+
     def count(self, table: str, where: str | None = None) -> int: ...
 
     def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]: ...

@@ -297,6 +297,13 @@ class SQLiteStore:
         )
         return int(rows[0][0])
 
+    def interrupt(self) -> None:
+        """Stop the running read-only query now (from any thread); a no-op when none runs.
+
+        The stopped query raises StoreError("the query was stopped", ...).
+        """
+        self._reader.interrupt()
+
     # -- writes -------------------------------------------------------------------------------
 
     def apply(self, changes: list[ChangeToApply], progress: Any = None) -> ApplyResult:

@@ -1,7 +1,8 @@
 """The read-only side of the SQLite store: a connection the database itself keeps read-only.
 
 User SQL runs on a separate connection opened with `mode=ro`, `PRAGMA query_only=ON` and an
-authorizer that allows only reads; nothing here inspects SQL text.
+authorizer that allows only reads; nothing here inspects SQL text. A running query can be
+stopped from another thread (`interrupt`) and is stopped anyway after a timeout.
 """
 
 from __future__ import annotations
@@ -75,14 +76,27 @@ class ReadOnlyConnection:
             uri, uri=True, check_same_thread=False, isolation_level=None, timeout=5.0
         )
         self._conn.execute("PRAGMA query_only=ON")
-        self._lock = threading.Lock()
+        # Create the eponymous pragma tables (pragma_table_info, ...) before the authorizer is
+        # set: creating one asks the authorizer about sqlite_master, which it must refuse.
+        for name in sorted(_READ_ONLY_PRAGMAS):
+            self._conn.execute(f"SELECT * FROM pragma_{name} WHERE 0").fetchall()
+        self._lock = threading.Lock()  # one statement at a time
+        self._state = threading.Lock()  # guards _running/_stop_requested; never held for long
+        self._running = False
+        self._stop_requested = False
         self._denied: str | None = None
         self._conn.set_authorizer(self._authorize)
-        self._conn.set_progress_handler(self._over_time, 20_000)
+        self._conn.set_progress_handler(self._should_stop, 10_000)
 
-    def _over_time(self) -> int:
-        """Non-zero stops the running statement (a runaway recursive CTE, a huge cross join)."""
-        return int(time.monotonic() > self._deadline)
+    def _should_stop(self) -> int:
+        """Non-zero stops the running statement: Stop was pressed, or it ran past its deadline."""
+        return int(self._stop_requested or time.monotonic() > self._deadline)
+
+    def interrupt(self) -> None:
+        """Stop the running query at once (safe from any thread); a no-op when none runs."""
+        with self._state:
+            if self._running:
+                self._stop_requested = True
 
     def _authorize(
         self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None
@@ -92,8 +106,11 @@ class ReadOnlyConnection:
                 self._denied = f"function {arg2}"
                 return sqlite3.SQLITE_DENY
             return sqlite3.SQLITE_OK
-        if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in _READ_ONLY_PRAGMAS:
-            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_PRAGMA:
+            if (arg1 or "").lower() in _READ_ONLY_PRAGMAS:
+                return sqlite3.SQLITE_OK
+            self._denied = f"PRAGMA {arg1}"
+            return sqlite3.SQLITE_DENY
         self._denied = f"action {action}"
         return sqlite3.SQLITE_DENY
 
@@ -104,6 +121,8 @@ class ReadOnlyConnection:
         with self._lock:
             self._denied = None
             self._deadline = time.monotonic() + self.timeout_s
+            with self._state:
+                self._running, self._stop_requested = True, False
             try:
                 cursor = self._conn.execute(sql, params)
                 columns = [d[0] for d in cursor.description or ()]
@@ -130,11 +149,23 @@ class ReadOnlyConnection:
                 raise StoreError(f"SQLite error: {exc}", fix=SQL_ERROR_FIX) from exc
             except sqlite3.DatabaseError as exc:
                 text = str(exc)
+                if text == "interrupted" and self._stop_requested:
+                    raise StoreError(
+                        "the query was stopped",
+                        fix="It was stopped on request (Stop); nothing was changed. Run it again "
+                        "if it is still needed, narrowed with a WHERE condition or a LIMIT.",
+                    ) from exc
                 if text == "interrupted" and time.monotonic() > self._deadline:
                     raise StoreError(
                         f"the query ran longer than {self.timeout_s:g} s and was stopped",
                         fix="Narrow it: add a WHERE condition on an indexed column, a LIMIT, "
                         "or bound any recursive CTE.",
+                    ) from exc
+                if self._denied is not None and self._denied.startswith("PRAGMA"):
+                    raise ReadOnlyQueryError(
+                        f"{READ_ONLY_MESSAGE}; {self._denied} is not allowed here",
+                        fix=f"Pragmas allowed here: {', '.join(sorted(_READ_ONLY_PRAGMAS))}; "
+                        "they also work as tables: SELECT * FROM pragma_table_info('orders').",
                     ) from exc
                 if self._denied is not None or "readonly" in text or "read-only" in text:
                     raise ReadOnlyQueryError(
@@ -144,6 +175,8 @@ class ReadOnlyConnection:
                     ) from exc
                 raise StoreError(f"SQLite error: {text}", fix=SQL_ERROR_FIX) from exc
             finally:
+                with self._state:
+                    self._running, self._stop_requested = False, False
                 self._deadline = float("inf")
                 if self._conn.in_transaction:
                     self._conn.rollback()

@@ -163,3 +163,131 @@ def test_configured_mcp_server_tools_are_found_and_called(
     assert calls[1]["name"] == "notes__echo" and calls[1]["status"] == "success"
     assert "hello there" in json.dumps(calls[1]["result"])
     assert "notes__echo" in transcript["steps"][1]["activeTools"]
+
+
+def test_question_and_choices_are_printed_and_the_hint_keeps_the_store(
+    scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse("ask", {"question": "Cancel order 2 too?", "choices": ["yes", "no"]})
+            ]
+        )
+    )
+    assert main(["ask", "cancel order 1", "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert "Question: Cancel order 2 too?" in out
+    assert "Choices: yes | no" in out
+    assert f"--db {db}" in err
+
+
+def test_a_continued_conversation_keeps_its_store(
+    scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted_bedrock.add(
+        Reply(text="Which one?"),
+        Reply(
+            tool_uses=[
+                ToolUse(
+                    "stageItem",
+                    {
+                        "table": "orders",
+                        "op": "update",
+                        "key": {"id": 2},
+                        "values": {"quantity": 4},
+                    },
+                )
+            ]
+        ),
+        Reply(text="Staged."),
+    )
+    main(["ask", "change an order", "--db", db, "--json"])
+    conversation = json.loads(capsys.readouterr().out)["conversation"]
+    assert main(["ask", "order 2, quantity 4", "--conversation", conversation]) == 0
+    out = capsys.readouterr().out
+    assert f"staged list --db {db}" in out
+    assert main(["staged", "list", "--db", db, "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 1
+    # a different --db for the same conversation is refused, naming the fix
+    other = str(Path(db).with_name("other.sqlite"))
+    Path(other).write_bytes(Path(db).read_bytes())
+    assert main(["ask", "again", "--conversation", conversation, "--db", other]) == 2
+    assert "belongs to" in capsys.readouterr().err
+
+
+def test_edits_folded_into_a_staged_change_are_reported(
+    scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def update(values: dict) -> Reply:
+        return Reply(
+            tool_uses=[
+                ToolUse(
+                    "stageItem",
+                    {"table": "orders", "op": "update", "key": {"id": 5}, "values": values},
+                )
+            ]
+        )
+
+    scripted_bedrock.add(
+        update({"quantity": 2}), Reply(text="a"), update({"status": "shipped"}), Reply(text="b")
+    )
+    main(["ask", "one", "--db", db, "--json"])
+    capsys.readouterr()
+    main(["ask", "two", "--db", db, "--json"])
+    staged = json.loads(capsys.readouterr().out)["staged"]
+    assert len(staged) == 1
+    assert staged[0]["values"] == {"quantity": 2, "status": "shipped"}
+
+
+def test_control_sequences_from_the_model_never_reach_the_terminal(
+    scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse("proposeOpenTable", {"table": "orders", "query": "status = '\x1b[31mred'"})
+            ]
+        ),
+        Reply(text="Look \x1b]0;pwned\x07here\x1b[2J."),
+    )
+    main(["ask", "x", "--db", db])
+    out, err = capsys.readouterr()
+    assert "\x1b" not in out and "\x07" not in out and "\x1b" not in err
+    assert "Look ]0;pwnedhere[2J." in out
+
+
+def test_step_limit_exits_3(
+    scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted_bedrock.add(*[Reply(tool_uses=[ToolUse("listTables", {})]) for _ in range(2)])
+    assert main(["ask", "loop", "--db", db, "--step-limit", "2"]) == 3
+    assert "step limit" in capsys.readouterr().err
+
+
+def test_an_unwritable_conversation_dir_is_a_clear_error(
+    scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent import paths
+
+    paths.data_dir().mkdir(parents=True, exist_ok=True)
+    paths.conversations_dir().write_text("not a directory")
+    assert main(["ask", "hi", "--db", db]) == 2
+    err = capsys.readouterr().err
+    assert "Cannot save the conversation" in err and "fix:" in err
+    assert "Traceback" not in err
+
+
+def test_a_broken_audit_log_blocks_gated_tools_with_a_fix(
+    scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent import paths
+
+    paths.audit_log_path().mkdir(parents=True)
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("countItems", {"table": "orders"})]), Reply(text="could not")
+    )
+    assert main(["ask", "count", "--db", db, "--mode", "auto", "--json"]) == 0
+    call = json.loads(capsys.readouterr().out)["steps"][0]["toolCalls"][0]
+    assert call["status"] == "error"
+    assert "audit log" in call["result"]["error"] and call["result"]["fix"]

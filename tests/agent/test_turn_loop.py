@@ -452,3 +452,19 @@ def test_steps_report_active_tools(scripted_bedrock: ScriptedBedrock, db_path: P
     steps = [e for e in events if isinstance(e, StepStarted)]
     assert steps[0].active_tools == session.active.names()
     assert any(isinstance(e, ToolCallFinished) for e in events) is False
+
+
+def test_rewind_reaches_a_prompt_sent_after_a_step_limit(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    scripted_bedrock.add(Reply(tool_uses=[ToolUse("listTables", {})]), Reply(text="answer two"))
+    session = session_for(db_path, step_limit=1)
+    session.run_turn("first")
+    session.run_turn("second")
+    prompts = session.user_messages()
+    assert [text for _, text in prompts] == ["first", "second"]
+    text = session.rewind(prompts[1][0])
+    assert text == "second"
+    messages = session.conversation.messages
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert all("toolResult" in block for block in messages[-1]["content"])

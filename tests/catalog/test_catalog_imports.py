@@ -9,6 +9,7 @@ from pathlib import Path
 
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "catalog"
 ALLOWED = {"__future__", "typing", "enum", "dataclasses", "catalog"}
+GUARDS = {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
 
 
 def forbidden_imports(source: str) -> list[str]:
@@ -16,9 +17,10 @@ def forbidden_imports(source: str) -> list[str]:
     tree = ast.parse(source)
     type_checking_nodes: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in ast.walk(node):
-                type_checking_nodes.add(id(child))
+        if isinstance(node, ast.If) and ast.unparse(node.test) in GUARDS:
+            for statement in node.body:  # only the guarded body, never `else:`
+                for child in ast.walk(statement):
+                    type_checking_nodes.add(id(child))
     found = []
     for node in ast.walk(tree):
         if id(node) in type_checking_nodes:
@@ -50,6 +52,10 @@ def test_the_import_check_catches_an_added_import() -> None:
     assert forbidden_imports("import boto3\n") == ["boto3"]
     guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import boto3\n"
     assert forbidden_imports(guarded) == []
+    in_else = guarded.replace("    import boto3\n", "    pass\nelse:\n    import boto3\n")
+    assert forbidden_imports(in_else) == ["boto3"]
+    negated = "from typing import TYPE_CHECKING\nif not TYPE_CHECKING:\n    import boto3\n"
+    assert forbidden_imports(negated) == ["boto3"]
 
 
 def test_importing_catalog_loads_no_third_party_or_project_module() -> None:
