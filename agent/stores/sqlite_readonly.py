@@ -76,10 +76,7 @@ class ReadOnlyConnection:
             uri, uri=True, check_same_thread=False, isolation_level=None, timeout=5.0
         )
         self._conn.execute("PRAGMA query_only=ON")
-        # Create the eponymous pragma tables (pragma_table_info, ...) before the authorizer is
-        # set: creating one asks the authorizer about sqlite_master, which it must refuse.
-        for name in sorted(_READ_ONLY_PRAGMAS):
-            self._conn.execute(f"SELECT * FROM pragma_{name} WHERE 0").fetchall()
+        self._warm_pragma_tables()
         self._lock = threading.Lock()  # one statement at a time
         self._state = threading.Lock()  # guards _running/_stop_requested; never held for long
         self._running = False
@@ -87,6 +84,19 @@ class ReadOnlyConnection:
         self._denied: str | None = None
         self._conn.set_authorizer(self._authorize)
         self._conn.set_progress_handler(self._should_stop, 10_000)
+
+    def _warm_pragma_tables(self) -> None:
+        """Create the eponymous pragma tables (pragma_table_info, ...) before the authorizer.
+
+        Creating one asks the authorizer to update sqlite_master, which it must refuse; once
+        created, a query on one asks only to read it and to run its pragma, which `_authorize`
+        judges by the pragma's name. `WHERE 0` keeps every pragma from running.
+        """
+        for (name,) in self._conn.execute("PRAGMA pragma_list").fetchall():
+            try:
+                self._conn.execute(f"SELECT * FROM pragma_{name} WHERE 0").fetchall()
+            except sqlite3.Error:
+                pass  # a pragma without a table-valued form
 
     def _should_stop(self) -> int:
         """Non-zero stops the running statement: Stop was pressed, or it ran past its deadline."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -351,3 +353,84 @@ def test_runaway_query_is_stopped(demo_path: Path) -> None:
         demo_store.query(runaway)
     assert "was stopped" in caught.value.message and "LIMIT" in caught.value.fix
     assert demo_store.count("orders") >= 2000
+
+
+RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+def test_stop_ends_a_running_query_at_once_and_the_reader_stays_usable(demo_path: Path) -> None:
+    store = SQLiteStore.open(demo_path, query_timeout_s=60)
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            store.query(RUNAWAY)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run)
+    started = time.monotonic()
+    worker.start()
+    # interrupt() is a no-op until the query runs, so keep pressing Stop until it ends.
+    while worker.is_alive() and time.monotonic() - started < 10:
+        store.interrupt()
+        worker.join(0.01)
+    assert not worker.is_alive() and time.monotonic() - started < 10
+    (error,) = outcome
+    assert isinstance(error, StoreError)
+    assert error.message == "the query was stopped" and error.fix
+    assert "longer than" not in error.message  # not reported as a timeout
+    assert store.query("SELECT 1 AS ok").rows == [{"ok": 1}]  # lock released, connection fine
+    assert store.count("orders") >= 2000
+    store.close()
+
+
+def test_interrupt_when_nothing_runs_is_a_no_op(demo_store: SQLiteStore) -> None:
+    demo_store.interrupt()
+    assert demo_store.query("SELECT count(*) AS n FROM orders").rows[0]["n"] >= 2000
+
+
+def test_timeout_says_it_ran_too_long(demo_path: Path) -> None:
+    store = SQLiteStore.open(demo_path, query_timeout_s=0.1)
+    with pytest.raises(StoreError) as caught:
+        store.query(RUNAWAY)
+    assert "ran longer than 0.1 s" in caught.value.message
+    assert store.query("SELECT 1 AS ok").rows == [{"ok": 1}]
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "column"),
+    [
+        ("SELECT name FROM pragma_table_info('orders') ORDER BY cid", "name"),
+        ("SELECT name FROM pragma_index_list('orders')", "name"),
+        ("SELECT i.name FROM pragma_index_list('orders') l, pragma_index_info(l.name) i", "name"),
+        ("SELECT \"table\" FROM pragma_foreign_key_list('orders')", "table"),
+    ],
+)
+def test_table_valued_read_only_pragmas_work(
+    demo_store: SQLiteStore, sql: str, column: str
+) -> None:
+    rows = demo_store.query(sql).rows
+    assert rows and all(r[column] for r in rows)
+
+
+def test_table_valued_pragma_sees_a_table_created_later(demo_store: SQLiteStore) -> None:
+    conn = sqlite3.connect(demo_store.path)
+    conn.execute("CREATE TABLE later (a INTEGER PRIMARY KEY, b TEXT)")
+    conn.commit()
+    conn.close()
+    rows = demo_store.query("SELECT name FROM pragma_table_info('later')").rows
+    assert [r["name"] for r in rows] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["PRAGMA integrity_check", "SELECT * FROM pragma_integrity_check", "PRAGMA data_version"],
+)
+def test_refused_read_only_pragmas_are_not_called_writes(demo_store: SQLiteStore, sql: str) -> None:
+    with pytest.raises(ReadOnlyQueryError) as caught:
+        demo_store.query(sql)
+    assert "is not allowed here" in caught.value.message
+    assert "would change" not in caught.value.message
+    assert "pragma_table_info" in caught.value.fix
