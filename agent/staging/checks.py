@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from agent.errors import BadKeyError, StagingError, TabletalkError, UnknownColumnError
-from agent.stores.base import Column, Item, Op
+from agent.stores.base import INT_MAX, INT_MIN, Column, Item, Op, unstorable
 
 MAX_ITEMS_PER_CALL = 10_000
 
@@ -53,6 +53,13 @@ def validate_values(info: TableShape, op: Op, values: Item | None) -> Item:
             raise StagingError(
                 f"{name} must be a text, number, boolean or null value, not {type(value).__name__}",
                 fix=f"Give {name} a scalar value (serialize structured data to text first).",
+            )
+        reason = unstorable(value)
+        if reason is not None:
+            raise StagingError(
+                f"{name}: {reason}",
+                fix=f"Give {name} an integer from {INT_MIN} to {INT_MAX}, a finite number, text "
+                "or null (a larger number can be stored as text).",
             )
         if name in info.key_columns and op == "update":
             raise BadKeyError(

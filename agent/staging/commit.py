@@ -6,7 +6,7 @@ deletes the applied changes from staging and its own record. A crash between the
 commit and that delete leaves changes that are applied but still staged, and a record naming
 them. The next commit treats such an in-doubt change as already applied when the item now
 looks exactly like the change's result (update: the pre-image with the new values; create: an
-item with those values; delete: no item); those are removed from staging and reported in
+item with those values; delete: no item), compared as the store compares values; those are removed from staging and reported in
 `recovered` (and `committed`); the rest are committed normally (a change that did not land
 still looks like its pre-image, so it is applied as usual). Staging onto an item whose change
 an unsettled commit holds is refused until a commit (or discard) settles it, so no merged edit
@@ -50,12 +50,13 @@ def commit_changes(
             (token, store.identity, json.dumps(ids), datetime.now(UTC).isoformat()),
         )
     in_doubt = {i for _, ids_json in earlier for i in json.loads(ids_json)}
-    recovered = _already_applied(store, [c for c in changes if c.id in in_doubt])
-    pending = [c for c in changes if c.id not in recovered]
     try:
+        recovered = _already_applied(store, [c for c in changes if c.id in in_doubt])
+        pending = [c for c in changes if c.id not in recovered]
         result = store.apply(pending, progress)
     except TabletalkError:
-        # A store raises its own errors only when nothing was applied: the commit is settled.
+        # A store raises its own errors only when nothing was applied (it rolled back): the
+        # commit is settled, and only a crash may leave its record behind.
         with transaction(conn):
             conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (token,))
         raise
@@ -101,36 +102,37 @@ def _forget(conn: sqlite3.Connection, ids: list[str]) -> None:
 
 
 def _already_applied(store: Store, changes: list[ChangeToApply]) -> set[str]:
-    """Ids of in-doubt changes whose result is already what the store holds."""
+    """Ids of in-doubt changes whose result is already what the store holds.
+
+    A store with `holds` (SQLite) compares as its guarded commit does (`column IS ?`, with the
+    column's affinity), so 5.0 vs 5 or '1' vs 1 are judged as SQLite would; other stores'
+    items are compared with plain equality.
+    """
+    holds = getattr(store, "holds", None)
     applied: set[str] = set()
-    by_table: dict[str, list[ChangeToApply]] = {}
     for change in changes:
-        by_table.setdefault(change.table, []).append(change)
-    for table, group in by_table.items():
-        get_items = getattr(store, "get_items", None)
-        if callable(get_items):
-            items = get_items(table, [c.key for c in group])
+        if change.op == "delete":
+            done = store.get_item(change.table, change.key) is None
+        elif callable(holds):
+            if change.op == "create":
+                done = holds(change.table, change.key, change.values)
+            else:
+                expected = {**(change.pre_image or {}), **change.values}
+                done = holds(change.table, change.key, expected, whole=True)
         else:
-            items = [store.get_item(table, c.key) for c in group]
-        for change, item in zip(group, items, strict=True):
-            if _looks_applied(change, item):
-                applied.add(change.id)
+            done = _looks_applied(change, store.get_item(change.table, change.key))
+        if done:
+            applied.add(change.id)
     return applied
 
 
 def _looks_applied(change: ChangeToApply, item: Item | None) -> bool:
-    if change.op == "delete":
-        return item is None
     if item is None:
         return False
     if change.op == "create":
-        return all(_same(item.get(k), v) for k, v in change.values.items())
+        return all(item.get(k, _MISSING) == v for k, v in change.values.items())
     expected = {**(change.pre_image or {}), **change.values}
-    return set(item) == set(expected) and all(_same(item[k], v) for k, v in expected.items())
+    return item == expected
 
 
-def _same(stored: Any, staged: Any) -> bool:
-    """Equal, allowing for the store's type affinity ("5" stored as 5)."""
-    if stored == staged:
-        return True
-    return stored is not None and staged is not None and str(stored) == str(staged)
+_MISSING = object()

@@ -19,7 +19,12 @@ def check_new(table: str, op: Op, key: Key, item: Item | None) -> None:
             f"an item with key {_show(key)} already exists in table {table}",
             fix="Use op update to change it.",
         )
-    if op != "create" and item is None:
+    if op == "delete" and item is None:
+        raise BadKeyError(
+            f"no item with key {_show(key)} in table {table}, so there is nothing to delete",
+            fix="Check the key with getItem; an item that is not there needs no delete.",
+        )
+    if op == "update" and item is None:
         raise BadKeyError(
             f"no item with key {_show(key)} in table {table}; use op create to add it",
             fix="Check the key with getItem, or use op create to add the item.",

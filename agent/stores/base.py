@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 Op = Literal["create", "update", "delete"]
 Key = dict[str, Any]
 Item = dict[str, Any]
+
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # SQLite's 64-bit INTEGER range
+
+
+def unstorable(value: Any) -> str | None:
+    """Why a store cannot keep this number (an int beyond 64 bits, NaN, ±Infinity); else None."""
+    if isinstance(value, int):
+        if INT_MIN <= value <= INT_MAX:
+            return None
+        return f"{value} is outside the integer range {INT_MIN} to {INT_MAX}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value!r} is not a finite number, so it cannot be stored"
+    return None
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,13 @@ from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
     ReadOnlyConnection,
     json_row,
+    json_value,
     quote_ident,
 )
 from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_S = 5.0
 
 
 class SQLiteStore:
@@ -36,25 +38,37 @@ class SQLiteStore:
 
     kind = "sqlite"
 
-    def __init__(self, path: Path, *, query_timeout_s: float = QUERY_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        query_timeout_s: float = QUERY_TIMEOUT_S,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+    ) -> None:
         self.path = path.resolve()
         self.identity = f"sqlite:{self.path}"
         self.label = self.path.name
         self.read_only_file = not os.access(self.path, os.W_OK)
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(
-            self.path, check_same_thread=False, isolation_level=None, timeout=5.0
+            self.path, check_same_thread=False, isolation_level=None, timeout=busy_timeout_s
         )
         self._reader = ReadOnlyConnection(self.path, query_timeout_s)
         self._schemas: dict[str, tuple[int, TableSchema]] = {}
 
     @classmethod
     def open(
-        cls, path: str | Path, *, create: bool = False, query_timeout_s: float = QUERY_TIMEOUT_S
+        cls,
+        path: str | Path,
+        *,
+        create: bool = False,
+        query_timeout_s: float = QUERY_TIMEOUT_S,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
     ) -> SQLiteStore:
         """Open `path` after checking it is a SQLite database (created empty when `create`).
 
-        Read-only queries running longer than `query_timeout_s` are stopped.
+        Read-only queries running longer than `query_timeout_s` are stopped; a commit waits up
+        to `busy_timeout_s` for another program's lock on the file before it gives up.
         """
         p = Path(path).expanduser()
         if p.is_dir():
@@ -83,7 +97,7 @@ class SQLiteStore:
                 fix="Pass a SQLite database file to --db.",
             )
         try:
-            return cls(p, query_timeout_s=query_timeout_s)
+            return cls(p, query_timeout_s=query_timeout_s, busy_timeout_s=busy_timeout_s)
         except sqlite3.Error as exc:
             raise StoreError(
                 f"cannot open {p} as a SQLite database: {exc}",
@@ -205,6 +219,34 @@ class SQLiteStore:
         with self._lock:
             by_key = fetch_rows(self._conn, self.select_sql(schema), schema, normalized)
         return [by_key.get(tuple(k.values())) for k in normalized]
+
+    def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
+        """True when the item with `key` exists and each of `values` equals its column as
+        `column IS ?` judges (the column's affinity applies, as in a guarded commit; a blob
+        matches its marker); `whole` also requires `values` to name every column."""
+        schema = self.schema(table)
+        key = normalize_with(schema, key)
+        names: list[str] = []
+        for name in values:
+            column = schema.column(name)
+            if column is None:
+                return False
+            names.append(column.name)
+        if whole and set(names) != set(schema.column_names):
+            return False
+        picked = [quote_ident(n) for n in names]
+        listed = ", ".join([*picked, *(f"{c} IS ?" for c in picked)]) or "1"
+        where = " AND ".join(f"{quote_ident(k)} = ?" for k in schema.key_columns)
+        sql = f"SELECT {listed} FROM {quote_ident(schema.name)} WHERE {where}"
+        with self._lock:
+            row = self._conn.execute(sql, (*values.values(), *key.values())).fetchone()
+        if row is None:
+            return False
+        found, same = row[: len(names)], row[len(names) :]
+        return all(
+            equal or (isinstance(raw, bytes) and json_value(raw) == expected)
+            for raw, equal, expected in zip(found, same, values.values(), strict=True)
+        )
 
     def query(self, sql: str, limit: int | None = None) -> QueryResult:
         """Run one read-only SELECT/WITH statement; at most `limit` rows."""

@@ -11,7 +11,8 @@ failure rolls everything back.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agent.errors import StoreError, TabletalkError
@@ -39,39 +40,59 @@ def apply_changes(
     """Check and apply `changes` in one transaction; on any conflict apply none and report all."""
     if not changes:
         return ApplyResult()
-    plan = guarded_plan(store, changes)
+    try:
+        plan = guarded_plan(store, changes)  # reads the schema: may meet a lock too
+    except sqlite3.Error as exc:
+        raise _failed(store, conn, exc) from exc
     if plan is not None:
-        _begin(store, conn)
-        try:
+        with write_transaction(store, conn):
             if run_guarded(conn, plan, progress):
                 conn.execute("COMMIT")
                 return ApplyResult(applied=[c.id for c in changes])
             conn.execute("ROLLBACK")
-        except sqlite3.Error as exc:
-            raise _failed(store, conn, exc) from exc
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
     return _apply_checked(store, conn, changes, progress)
 
 
-def _begin(store: SQLiteStore, conn: sqlite3.Connection) -> None:
+@contextmanager
+def write_transaction(store: SQLiteStore, conn: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE around the body, which COMMITs or ROLLBACKs itself.
+
+    On any exception the transaction is rolled back; database errors and values SQLite cannot
+    bind (OverflowError, ValueError, TypeError) become a StoreError, so nothing was applied.
+    """
     try:
         conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
+        yield
+    except sqlite3.Error as exc:
+        raise _failed(store, conn, exc) from exc
+    except (OverflowError, ValueError, TypeError) as exc:
+        _rollback(conn)
         raise StoreError(
-            f"cannot start a write transaction on {store.label}: {exc}",
-            fix="Another program may be writing to the database; retry in a moment. "
-            "The changes stay staged.",
+            f"a staged value cannot be written to {store.label} ({exc}), so nothing was committed",
+            fix="The changes stay staged: discard the change with that value and stage it again "
+            "with one SQLite can store (an integer within ±9223372036854775807, a finite number, "
+            "text or null).",
         ) from exc
+    except BaseException:
+        _rollback(conn)
+        raise
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def _failed(store: SQLiteStore, conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreError:
     """Roll back and describe a database failure during a commit."""
-    if conn.in_transaction:
-        conn.execute("ROLLBACK")
+    _rollback(conn)
     text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreError(
+            f"{store.label} is locked by another program ({text}), so nothing was committed",
+            fix="Close the other program that has the database open for writing (or wait for "
+            "it to finish), then commit again; the changes stay staged.",
+        )
     if "readonly" in text or "read-only" in text or "unable to open" in text:
         return StoreError(
             f"{store.path} cannot be written ({text}), so nothing was committed",
@@ -92,8 +113,7 @@ def _apply_checked(
     progress: Callable[[int, int], Any] | None,
 ) -> ApplyResult:
     """The slow path: read every row, check each change, name every conflict; then write."""
-    _begin(store, conn)
-    try:
+    with write_transaction(store, conn):
         plan, before, conflicts = _check(store, conn, changes)
         if conflicts:
             conn.execute("ROLLBACK")
@@ -105,12 +125,6 @@ def _apply_checked(
         if progress is not None:
             progress(len(changes), len(changes))
         conn.execute("COMMIT")
-    except sqlite3.Error as exc:
-        raise _failed(store, conn, exc) from exc
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return ApplyResult(applied=[c.id for c in changes])
 
 

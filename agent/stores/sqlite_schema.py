@@ -10,7 +10,7 @@ from operator import itemgetter
 from typing import Any
 
 from agent.errors import BadKeyError
-from agent.stores.base import Column, Item, Key
+from agent.stores.base import Column, Item, Key, unstorable
 from agent.stores.sqlite_readonly import json_row, quote_ident
 
 _MISSING = object()
@@ -80,33 +80,49 @@ def coerce_key_value(table: str, column: Column, value: Any) -> Any:
     if value is None or isinstance(value, bool | dict | list):
         raise BadKeyError(
             f"key column {column.name!r} of table {table!r} cannot be {value!r}",
-            fix=f"Give {column.name} a {column.type or 'scalar'} value.",
+            fix=f"Give {column.name} {_a(column.type or 'scalar')} value.",
         )
     kind = affinity(column.type)
     try:
-        if kind == "INTEGER":
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            if isinstance(value, str):
-                return int(value.strip())
-            if isinstance(value, int):
-                return value
-        elif kind == "REAL":
-            return float(value)
-        elif kind == "NUMERIC" and isinstance(value, str):
-            text = value.strip()
-            return int(text) if text.lstrip("-").isdigit() else float(text)
-        elif kind == "TEXT" and isinstance(value, int | float):
-            return str(value)
-        else:
-            return value
-    except ValueError:
-        pass
-    raise BadKeyError(
-        f"key column {column.name!r} of table {table!r} is {column.type or 'untyped'}; "
-        f"{value!r} does not fit",
-        fix=f"Give {column.name} a {kind.lower()} value.",
-    )
+        coerced = _coerce(kind, value)
+    except (ValueError, OverflowError):
+        coerced = _MISSING
+    if coerced is _MISSING:
+        raise BadKeyError(
+            f"key column {column.name!r} of table {table!r} is {column.type or 'untyped'}; "
+            f"{value!r} does not fit",
+            fix=f"Give {column.name} {_a(kind.lower())} value.",
+        )
+    reason = unstorable(coerced)
+    if reason is not None:
+        raise BadKeyError(
+            f"key column {column.name!r} of table {table!r}: {reason}",
+            fix=f"Give {column.name} {_a(kind.lower())} value that SQLite can store.",
+        )
+    return coerced
+
+
+def _coerce(kind: str, value: Any) -> Any:
+    """`value` converted as a column of affinity `kind` would store it; _MISSING if it cannot."""
+    if kind == "INTEGER":
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            return int(value.strip())
+        return value if isinstance(value, int) else _MISSING
+    if kind == "REAL":
+        return float(value)
+    if kind == "NUMERIC" and isinstance(value, str):
+        text = value.strip()
+        return int(text) if text.lstrip("-").isdigit() else float(text)
+    if kind == "TEXT" and isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+def _a(word: str) -> str:
+    """`word` with its indefinite article: "an integer", "a text"."""
+    return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
 
 
 def normalize_with(schema: TableSchema, key: Key) -> Key:
@@ -114,11 +130,13 @@ def normalize_with(schema: TableSchema, key: Key) -> Key:
     if type(key) is dict and len(key) == 1 == len(schema.key_columns):
         name = schema.key_columns[0]
         value = key.get(name, _MISSING)
-        if type(value) is schema.key_types[0]:
+        if type(value) is schema.key_types[0] and unstorable(value) is None:
             return {name: value}
     elif type(key) is dict and tuple(key) == schema.key_columns:
         fast = schema.key_types
-        if all(type(v) is t for v, t in zip(key.values(), fast, strict=True)):
+        if all(
+            type(v) is t and unstorable(v) is None for v, t in zip(key.values(), fast, strict=True)
+        ):
             return dict(key)
     wanted = ", ".join(schema.key_columns)
     if not isinstance(key, dict) or not key:

@@ -434,3 +434,95 @@ def test_refused_read_only_pragmas_are_not_called_writes(demo_store: SQLiteStore
     assert "is not allowed here" in caught.value.message
     assert "would change" not in caught.value.message
     assert "pragma_table_info" in caught.value.fix
+
+
+# -- values SQLite cannot store ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", [{"id": 2**63}, {"id": str(2**70)}, {"id": -(2**63) - 1}])
+def test_keys_outside_the_integer_range_are_refused(demo_store: SQLiteStore, key: dict) -> None:
+    with pytest.raises(BadKeyError) as caught:
+        demo_store.get_item("orders", key)
+    assert "'id'" in caught.value.message and "9223372036854775807" in caught.value.message
+    assert "an integer value" in caught.value.fix
+
+
+def test_non_finite_real_key_is_refused(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "r.sqlite", "CREATE TABLE m (x REAL PRIMARY KEY, v TEXT);")
+    store = SQLiteStore.open(path)
+    for bad in (float("nan"), float("inf"), "1e400"):
+        with pytest.raises(BadKeyError, match="not a finite number"):
+            store.get_item("m", {"x": bad})
+    store.close()
+
+
+def test_key_type_hint_uses_the_right_article(demo_store: SQLiteStore) -> None:
+    with pytest.raises(BadKeyError) as caught:
+        demo_store.get_item("orders", {"id": "five"})
+    assert "Give id an integer value." in caught.value.fix
+
+
+@pytest.mark.parametrize("bad", [2**70, -(2**64)])
+def test_apply_turns_unbindable_values_into_a_store_error(
+    demo_store: SQLiteStore, bad: int
+) -> None:
+    row = demo_store.get_item("orders", {"id": 1})
+    change = ChangeToApply("c1", "orders", {"id": 1}, "update", {"total": bad}, row)
+    with pytest.raises(StoreError) as caught:
+        demo_store.apply([change])
+    assert "nothing was committed" in caught.value.message and caught.value.fix
+    assert demo_store.get_item("orders", {"id": 1}) == row
+    assert demo_store.apply(  # the connection is not left inside a transaction
+        [ChangeToApply("c2", "orders", {"id": 1}, "update", {"quantity": 9}, row)]
+    ).applied == ["c2"]
+
+
+def test_commit_against_a_locked_database_says_so(demo_path: Path) -> None:
+    store = SQLiteStore.open(demo_path, busy_timeout_s=0.05)
+    row = store.get_item("orders", {"id": 1})
+    other = sqlite3.connect(demo_path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    change = ChangeToApply("c1", "orders", {"id": 1}, "update", {"quantity": 9}, row)
+    with pytest.raises(StoreError) as caught:
+        store.apply([change])
+    assert "locked" in caught.value.message and "nothing was committed" in caught.value.message
+    assert "Close the other program" in caught.value.fix
+    other.execute("ROLLBACK")
+    assert store.apply([change]).applied == ["c1"]
+    other.close()
+    store.close()
+
+
+def test_a_reader_blocking_the_final_commit_says_locked(demo_path: Path) -> None:
+    """Rollback-journal mode: another program's open read keeps COMMIT from finishing."""
+    store = SQLiteStore.open(demo_path, busy_timeout_s=0.05)
+    row = store.get_item("orders", {"id": 1})
+    other = sqlite3.connect(demo_path, isolation_level=None)
+    other.execute("BEGIN")
+    other.execute("SELECT count(*) FROM orders").fetchone()  # holds a SHARED lock
+    change = ChangeToApply("c1", "orders", {"id": 1}, "update", {"quantity": 9}, row)
+    with pytest.raises(StoreError) as caught:
+        store.apply([change])
+    assert "locked" in caught.value.message and "Close the other program" in caught.value.fix
+    other.execute("COMMIT")
+    other.close()
+    assert store.get_item("orders", {"id": 1}) == row
+    assert store.apply([change]).applied == ["c1"]
+    store.close()
+
+
+def test_holds_compares_as_sqlite_does(tmp_path: Path) -> None:
+    path = make_db(
+        tmp_path / "h.sqlite",
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER, r REAL, u, b BLOB);"
+        "INSERT INTO t VALUES (1, 5, 5.0, 1, x'01');",
+    )
+    store = SQLiteStore.open(path)
+    blob = store.get_item("t", {"id": 1})["b"]
+    assert store.holds("t", {"id": 1}, {"n": "5", "r": 5, "u": 1, "b": blob})
+    assert not store.holds("t", {"id": 1}, {"u": "1"})  # untyped column: text '1' is not 1
+    assert not store.holds("t", {"id": 1}, {"n": 6})
+    assert not store.holds("t", {"id": 2}, {"n": 5})
+    assert not store.holds("t", {"id": 1}, {"n": 5}, whole=True)
+    assert store.holds("t", {"id": 1}, {"id": 1, "n": 5, "r": 5.0, "u": 1, "b": blob}, whole=True)
+    store.close()

@@ -1,0 +1,159 @@
+"""Commits that fail or were interrupted: unstorable values, a locked database, crash recovery."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent.errors import StagingError, StoreError
+from agent.staging import StagingArea
+from agent.stores.sqlite import SQLiteStore
+
+
+@pytest.fixture
+def area(demo_store: SQLiteStore, tmp_path: Path) -> StagingArea:
+    staging = StagingArea(demo_store, tmp_path / "staging.sqlite")
+    yield staging
+    staging.close()
+
+
+def in_progress(area: StagingArea) -> list[tuple[str, str]]:
+    conn = sqlite3.connect(area.path)
+    rows = conn.execute("SELECT token, ids_json FROM commits_in_progress").fetchall()
+    conn.close()
+    return rows
+
+
+def edit_staging_db(area: StagingArea, sql: str, *params: object) -> None:
+    """Change the staging database directly (as an older tabletalk or a crash would leave it)."""
+    conn = sqlite3.connect(area.path)
+    conn.execute(sql, params)
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        (2**63, "9223372036854775807"),
+        (-(2**63) - 1, "-9223372036854775808"),
+        (2**70, "integer range"),
+        (float("nan"), "not a finite number"),
+        (float("inf"), "not a finite number"),
+        (float("-inf"), "not a finite number"),
+    ],
+)
+def test_values_sqlite_cannot_store_are_refused_at_staging(
+    area: StagingArea, value: object, needle: str
+) -> None:
+    with pytest.raises(StagingError) as caught:
+        area.stage("orders", "update", {"id": 1}, {"total": value})
+    assert caught.value.message.startswith("total:") and needle in caught.value.message
+    assert "9223372036854775807" in caught.value.fix  # names the valid range
+    with pytest.raises(StagingError, match="total"):
+        area.stage_many("orders", keys=[{"id": 1}, {"id": 2}], set={"total": value})
+    assert area.count() == 0
+
+
+def test_the_largest_integers_stage_and_commit(area: StagingArea) -> None:
+    area.stage("orders", "update", {"id": 1}, {"quantity": 2**63 - 1})
+    area.stage("orders", "update", {"id": 2}, {"quantity": -(2**63)})
+    assert area.commit().ok
+    assert area.store.get_item("orders", {"id": 1})["quantity"] == 2**63 - 1
+
+
+def test_a_commit_whose_apply_fails_leaves_no_record_and_keeps_the_change(
+    area: StagingArea,
+) -> None:
+    """A value that slipped past staging (an older version) fails the commit cleanly."""
+    before = area.store.get_item("orders", {"id": 1})
+    change = area.stage("orders", "update", {"id": 1}, {"total": 1})
+    edit_staging_db(
+        area,
+        "UPDATE staged_changes SET values_json = ? WHERE id = ?",
+        f'{{"total":{2**70}}}',
+        change.id,
+    )
+    with pytest.raises(StoreError) as caught:
+        area.commit()
+    assert "nothing was committed" in caught.value.message and caught.value.fix
+    assert area.store.get_item("orders", {"id": 1}) == before
+    assert [c.id for c in area.list()] == [change.id]
+    assert in_progress(area) == []  # settled, not in doubt
+    merged = area.stage("orders", "update", {"id": 1}, {"total": 2})  # not "interrupted"
+    assert merged.id == change.id
+    assert area.commit().ok
+
+
+def test_a_locked_database_fails_the_commit_clearly_and_loses_nothing(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    store = SQLiteStore.open(demo_path, busy_timeout_s=0.05)
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    change = area.stage("orders", "update", {"id": 1}, {"quantity": 9})
+    other = sqlite3.connect(demo_path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    with pytest.raises(StoreError) as caught:
+        area.commit()
+    assert "locked" in caught.value.message and "nothing was committed" in caught.value.message
+    assert "Close the other program" in caught.value.fix and "stay staged" in caught.value.fix
+    assert [c.id for c in area.list()] == [change.id] and in_progress(area) == []
+    other.execute("ROLLBACK")
+    other.close()
+    assert area.commit().ok
+    assert store.get_item("orders", {"id": 1})["quantity"] == 9
+    area.close()
+    store.close()
+
+
+def crashed_commit(area: StagingArea, *ids: str) -> None:
+    """Leave the record a commit leaves when the process dies inside it."""
+    ids_json = "[" + ", ".join(f'"{i}"' for i in ids) + "]"
+    edit_staging_db(
+        area,
+        "INSERT INTO commits_in_progress VALUES ('crashed', ?, ?, 'then')",
+        area.store.identity,
+        ids_json,
+    )
+
+
+@pytest.fixture
+def loose(tmp_path: Path) -> StagingArea:
+    """A table with an untyped column (no affinity) and a REAL one."""
+    path = tmp_path / "loose.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, u, r REAL);"
+        "INSERT INTO t VALUES (1, 1, 5.0), (2, 7, 1.5);"
+    )
+    conn.commit()
+    conn.close()
+    store = SQLiteStore.open(path)
+    staging = StagingArea(store, tmp_path / "staging.sqlite")
+    yield staging
+    staging.close()
+    store.close()
+
+
+def test_recovery_does_not_take_text_1_for_integer_1(loose: StagingArea) -> None:
+    """The update u: 1 → '1' did not land before the crash; it must still be applied."""
+    change = loose.stage("t", "update", {"id": 1}, {"u": "1"})
+    crashed_commit(loose, change.id)
+    report = loose.commit()
+    assert report.ok and report.recovered == [] and report.committed == [change.id]
+    assert loose.store.query("SELECT typeof(u) AS t FROM t WHERE id = 1").rows == [{"t": "text"}]
+
+
+def test_recovery_judges_5_and_5_0_as_sqlite_does(loose: StagingArea) -> None:
+    """r: 1.5 → 5 landed (SQLite keeps it as 5.0 in a REAL column) before the crash."""
+    change = loose.stage("t", "update", {"id": 2}, {"r": 5})
+    crashed_commit(loose, change.id)
+    conn = sqlite3.connect(loose.store.path)
+    conn.execute("UPDATE t SET r = 5 WHERE id = 2")
+    conn.commit()
+    conn.close()
+    report = loose.commit()
+    assert report.ok and report.recovered == [change.id]
+    assert loose.count() == 0 and in_progress(loose) == []
