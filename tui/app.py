@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import traceback
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from textual import on, work
@@ -23,6 +24,7 @@ from agent.config import Settings
 from agent.errors import TabletalkError
 from agent.permissions import MODES, Decision, PermissionRequest
 from tui.bridge import AppBridge
+from tui.data.row_source import TabClosed
 from tui.keys import APP_BINDINGS
 from tui.messages import ChipClicked, SessionReady, StagingChanged
 from tui.screens.error import ErrorScreen
@@ -49,7 +51,7 @@ def default_session_factory(settings: Settings, store: Any, **kwargs: Any) -> An
 class TabletalkApp(App[int]):
     """The terminal app for one store and one conversation at a time."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "tabletalk"
     BINDINGS = APP_BINDINGS  # type: ignore[assignment]
 
@@ -285,6 +287,11 @@ class TabletalkApp(App[int]):
         if event.state != WorkerState.ERROR:
             return
         error = event.worker.error
+        if isinstance(error, TabClosed):
+            return
+        if event.worker.name == "commit":
+            for panel in self.query("StagingPanel"):
+                panel.committing_failed()  # type: ignore[attr-defined]
         if event.worker.group == "turn":
             self.chat.turn_failed(error)
         if event.worker.group == "session":

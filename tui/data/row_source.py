@@ -44,11 +44,34 @@ class RowSource(Protocol):
     columns: list[ColumnSpec]
     key_columns: tuple[str, ...]
 
-    def count(self) -> int: ...
+    def count(self) -> int:
+        """Rows matching the filter (cached). Own connection: pages never wait for a count."""
+        if self._count is None:
+            with self._count_lock:
+                if self._closed:
+                    return 0
+                table = _quote(self.table)
+                count = int(
+                    self._run(
+                        self._count_conn, f"SELECT count(*) FROM {table}{self._filter_sql()}"
+                    ).fetchone()[0]
+                )
+                if self._has_rowid and not self.where and count:
+                    low, high = self._run(
+                        self._count_conn, f"SELECT min(rowid), max(rowid) FROM {table}"
+                    ).fetchone()
+                    if high - low + 1 == count:
+                        self._dense_rowid_start = int(low)
+                self._count = count
+        return self._count
 
     def page(self, number: int) -> Page: ...
 
     def close(self) -> None: ...
+
+
+class TabClosed(Exception):
+    """A read was cut short because its tab closed; workers drop it silently."""
 
 
 def _quote(name: str) -> str:
@@ -64,7 +87,11 @@ class SQLiteRowSource:
         self.where = (where or "").strip() or None
         self.title = table if not self.where else f"{table} ⧩"
         self._lock = threading.Lock()
+        self._count_lock = threading.Lock()
+        self._closed = False
+        self._closed_by_user = False
         self._conn = connect_read_only(self.path)
+        self._count_conn = connect_read_only(self.path)
         self._pages: dict[int, Page] = {}
         self._count: int | None = None
         info = self._conn.execute(f"PRAGMA table_xinfo({_quote(table)})").fetchall()
@@ -114,6 +141,8 @@ class SQLiteRowSource:
         """Rows matching the filter (cached; computed once)."""
         if self._count is None:
             with self._lock:
+                if self._closed:
+                    return 0
                 sql = f"SELECT count(*) FROM {_quote(self.table)}{self._filter_sql()}"
                 self._count = int(self._execute(sql).fetchone()[0])
                 if self._has_rowid and not self.where and self._count:
@@ -130,6 +159,8 @@ class SQLiteRowSource:
         if cached is not None:
             return cached
         with self._lock:
+            if self._closed:
+                return Page(number, [], [], [])
             rows = self._fetch(number)
         n_order = len(self._order)
         page = Page(
@@ -172,9 +203,16 @@ class SQLiteRowSource:
         return f"({cols}) > ({marks})"
 
     def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        return self._run(self._conn, sql, params)
+
+    def _run(
+        self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()
+    ) -> sqlite3.Cursor:
         try:
-            return self._conn.execute(sql, params)
+            return conn.execute(sql, params)
         except sqlite3.Error as exc:
+            if self._closed_by_user:
+                raise TabClosed from exc
             hint = (
                 "Check the filter: it is a SQL condition such as  status = 'open'  or  total > 100."
                 if self.where
@@ -189,7 +227,14 @@ class SQLiteRowSource:
             self._pages.pop(far, None)
 
     def close(self) -> None:
-        self._conn.close()
+        """Abort a running read (a count of a huge table), then close once no thread uses it."""
+        self._closed_by_user = True
+        self._conn.interrupt()
+        self._count_conn.interrupt()
+        with self._lock, self._count_lock:
+            self._closed = True
+            self._conn.close()
+            self._count_conn.close()
 
 
 class QueryRowSource:

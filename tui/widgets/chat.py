@@ -14,6 +14,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.widgets import Button, Markdown, Static, TextArea
 from textual.widgets._markdown import MarkdownStream
 
@@ -56,6 +57,24 @@ END_NOTES = {
 }
 
 
+RECENT_ITEMS = 60
+"""Items of a resumed conversation built at once; older ones wait behind a button."""
+
+
+def item_widget(item: dict[str, Any]) -> Any:
+    """The widget for one saved display item (see ChatSession.display_items)."""
+    if "chip" in item:
+        chip = item["chip"]
+        return ChipRow(ChipButton(str(chip.get("label", "")), dict(chip.get("action", {}))))
+    if "tool" in item:
+        line = ToolLine("", item["tool"], item.get("input"))
+        line.finish(item.get("status"), item.get("result"))
+        return line
+    if item.get("role") == "user":
+        return UserMessage(item.get("text", ""))
+    return AssistantMessage(item.get("text", ""))
+
+
 class ChatLog(VerticalScroll):
     """The scrolling message list; anchored to the bottom unless the user scrolls up."""
 
@@ -83,6 +102,7 @@ class ChatPanel(Vertical):
         self._ended: set[int] = set()
         self._stream: MarkdownStream | None = None
         self._tool_lines: dict[str, ToolLine] = {}
+        self._hidden_items: list[dict[str, Any]] = []
 
     def compose(self) -> ComposeResult:
         yield ChatLog(id="chat-log")
@@ -268,28 +288,42 @@ class ChatPanel(Vertical):
     # ----- whole-log operations -------------------------------------------------------------
 
     async def show_items(self, items: list[dict[str, Any]]) -> None:
-        """Replace the log with a saved conversation's items (after resume or rewind)."""
+        """Replace the log with a saved conversation's items (after resume or rewind).
+
+        Only the newest RECENT_ITEMS are built; a button above them builds earlier ones on
+        demand, so a long conversation opens fast and stays light.
+        """
         log = self.log_view
         await log.remove_children()
-        widgets = []
-        for item in items:
-            if "chip" in item:
-                chip = item["chip"]
-                widgets.append(
-                    ChipRow(ChipButton(str(chip.get("label", "")), dict(chip.get("action", {}))))
-                )
-            elif "tool" in item:
-                line = ToolLine("", item["tool"], item.get("input"))
-                line.finish(item.get("status"), item.get("result"))
-                widgets.append(line)
-            elif item.get("role") == "user":
-                widgets.append(UserMessage(item.get("text", "")))
-            elif item.get("role") == "assistant":
-                widgets.append(AssistantMessage(item.get("text", "")))
+        self._hidden_items = list(items[:-RECENT_ITEMS]) if len(items) > RECENT_ITEMS else []
+        widgets = [item_widget(item) for item in items[-RECENT_ITEMS:]]
+        if self._hidden_items:
+            widgets.insert(0, self._earlier_button())
         if widgets:
             await log.mount_all(widgets)
         log.scroll_end(animate=False)
         log.anchor()
+
+    def _earlier_button(self) -> Button:
+        return Button(
+            Content(
+                f"Show {min(RECENT_ITEMS, len(self._hidden_items))} earlier of {len(self._hidden_items)}"
+            ),
+            id="show-earlier",
+            compact=True,
+        )
+
+    @on(Button.Pressed, "#show-earlier")
+    async def _show_earlier(self, event: Button.Pressed) -> None:
+        event.stop()
+        log = self.log_view
+        batch = self._hidden_items[-RECENT_ITEMS:]
+        self._hidden_items = self._hidden_items[:-RECENT_ITEMS]
+        await event.button.remove()
+        widgets = [item_widget(item) for item in batch]
+        if self._hidden_items:
+            widgets.insert(0, self._earlier_button())
+        await log.mount_all(widgets, before=0 if log.children else None)
 
     @on(TextArea.Changed, "#composer")
     def _on_composer_changed(self, event: TextArea.Changed) -> None:

@@ -125,7 +125,6 @@ class TableView(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         self.request_page(0)
-        self.run_worker(self._load_count, thread=True, exit_on_error=False, group="count")
 
     def _load_count(self) -> None:
         self.post_message(self.CountLoaded(self.source.count()))
@@ -155,6 +154,8 @@ class TableView(ScrollView, can_focus=True):
             self._pages.pop(far, None)
         if page.number == 0:
             self._fit_widths(page)
+            if self.total_rows is None:  # counting starts once the first rows are on screen
+                self.run_worker(self._load_count, thread=True, exit_on_error=False, group="count")
             if self.total_rows is None and len(page.rows) < PAGE_SIZE:
                 self.total_rows = len(page.rows)
                 self._update_virtual_size()

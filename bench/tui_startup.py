@@ -1,0 +1,69 @@
+"""Cold start of the app: process start to the first usable screen (tables listed, composer focused).
+
+Runs `python -c` children so every run pays the imports; prints the median of N runs.
+Target: < 1.5 s on 2 cores.  Usage: .venv/bin/python bench/tui_startup.py [runs]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import time, sys
+started = float(sys.argv[1])
+from agent.stores.open import open_store
+from tui.app import TabletalkApp
+
+class Timed(TabletalkApp):
+    def on_ready(self) -> None:
+        self.call_after_refresh(self._done)
+
+    def _done(self) -> None:
+        assert self.chat.composer.has_focus
+        print(f"first_screen={time.time() - started:.3f}")
+        self.exit()
+
+Timed(open_store(None), staging_poll_seconds=0).run(headless=True, size=(120, 36))
+"""
+
+
+def one_run(env: dict[str, str]) -> float:
+    started = time.time()
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(started)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    for line in done.stdout.splitlines():
+        if line.startswith("first_screen="):
+            return float(line.split("=", 1)[1])
+    raise RuntimeError(done.stderr[-2000:])
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    with tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ)
+        for name in ("CONFIG", "DATA", "STATE", "CACHE"):
+            env[f"XDG_{name}_HOME"] = os.path.join(home, name.lower())
+        one_run(env)  # creates the demo database; not counted
+        times = [one_run(env) for _ in range(runs)]
+    print(
+        f"cold start to first usable screen: median {statistics.median(times):.3f} s, "
+        f"min {min(times):.3f} s, max {max(times):.3f} s over {runs} runs (cpus: {os.cpu_count()})"
+    )
+
+
+if __name__ == "__main__":
+    main()
