@@ -12,6 +12,19 @@ from agent.errors import TabletalkError
 from agent.logs import setup_logging
 from agent.search import cli as search_cli
 
+EXAMPLES = """\
+examples:
+  tabletalk                                    open the app on the demo database
+  tabletalk --db shop.sqlite                   open the app on your own SQLite file
+  tabletalk ask "how many orders are pending?" --mode auto
+  tabletalk staged list                        review what the agent staged
+  tabletalk staged commit --all                commit it (conflicts exit 1)
+  tabletalk tools search "export to csv"       see how tool search ranks a request
+
+Config: config.toml in the platform config dir (see README.md). Exit status: 0 ok,
+1 turn failed or commit conflict, 2 usage or setup error, 3 step/token limit reached.
+"""
+
 HEADLESS_COMMANDS = frozenset({"ask", "tools", "staged", "conversations", "info"})
 
 
@@ -20,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tabletalk",
         description="Chat with your tables on your own Amazon Bedrock credentials. "
         "Without a command, opens the app on the demo database (or --db PATH).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_store_flag(parser)
     add_model_flags(parser)
