@@ -75,6 +75,7 @@ class TabletalkApp(App[int]):
         self.staged_changes: list[Any] = []
         self._permission: PermissionScreen | None = None
         self._names: list[str] | None = None
+        self._sidebar_width: Any = None
 
     # ----- layout ---------------------------------------------------------------------------
 
@@ -174,17 +175,20 @@ class TabletalkApp(App[int]):
 
     async def open_table(self, table: str, query: str | None = None) -> str:
         tab = await self.opener.open_table(table, query)
+        self._show_tabs()
         self._tint(tab)
         tab.focus_table()
         return f"Opened table '{tab.table}' in a tab" + (f" filtered by: {query}" if query else "")
 
     async def open_joined_view(self, spec: dict[str, Any]) -> str:
         tab = await self.opener.open_joined_view(spec)
+        self._show_tabs()
         tab.focus_table()
         return f"Opened the joined view {tab.tab_title} in a tab"
 
     async def open_saved_spec(self, spec: dict[str, Any]) -> str:
         tab = await self.opener.open_saved_spec(spec)
+        self._show_tabs()
         self._tint(tab)
         tab.focus_table()
         return f"Opened saved spec '{spec.get('name')}' in a tab"
@@ -196,9 +200,14 @@ class TabletalkApp(App[int]):
         if not tabs.query("#staging"):
             await tabs.add_pane(StagingPanel(self.staging_watch))
         tabs.active = "staging"
-        self.screen.remove_class("-chat-full")
+        self._show_tabs()
         self.staging_watch.refresh_now()
         return f"Opened the staging panel ({len(self.staged_changes)} staged changes)"
+
+    def _show_tabs(self) -> None:
+        """Leave the full-width chat so a tab that just opened is visible."""
+        if self.screen.has_class("-chat-full"):
+            self.action_toggle_chat()
 
     def list_open_tabs(self) -> list[dict[str, Any]]:
         found = [{"id": "home", "kind": "home", "title": "Tables"}]
@@ -343,12 +352,19 @@ class TabletalkApp(App[int]):
 
     def action_stop(self) -> None:
         if not self.chat.stop() and self.screen.has_class("-chat-full"):
-            self.screen.remove_class("-chat-full")
+            self.action_toggle_chat()
 
     def action_toggle_chat(self) -> None:
-        self.screen.toggle_class("-chat-full")
+        """F2: the chat as a full-width tab and back to the sidebar (keeping its width)."""
+        chat = self.chat
         if self.screen.has_class("-chat-full"):
-            self.chat.composer.focus()
+            self.screen.remove_class("-chat-full")
+            chat.styles.width = self._sidebar_width
+        else:
+            self._sidebar_width = chat.styles.width
+            chat.styles.width = None
+            self.screen.add_class("-chat-full")
+            chat.composer.focus()
 
     def action_switch_focus(self) -> None:
         """F3: from the composer to the active tab's rows (or list), and back."""
@@ -372,6 +388,8 @@ class TabletalkApp(App[int]):
         self._set_chat_width(self.size.width - message.screen_x - 1)
 
     def _set_chat_width(self, width: int) -> None:
+        if self.screen.has_class("-chat-full"):
+            return
         width = max(30, min(self.size.width - 20, width))
         self.chat.styles.width = width
 

@@ -1,0 +1,108 @@
+"""Opening views: openTable (gated, at once), joined views, saved specs, listOpenTabs; layout keys."""
+
+from __future__ import annotations
+
+from agent.specs import SavedSpec, SpecBook
+from tests.support.scripted_bedrock import Reply, ToolUse
+from tests.tui.helpers import SIZE, send, settle
+from tui.screens.attach import AttachScreen
+from tui.screens.help import HelpScreen
+from tui.widgets.chat_items import ToolLine
+from tui.widgets.table_tab import TableTab
+
+
+async def test_open_table_in_auto_mode_opens_a_tab_at_once(make_app, scripted_bedrock) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("openTable", {"table": "customers"})]),
+        Reply(tool_uses=[ToolUse("listOpenTabs", {})]),
+        Reply(text="Opened."),
+    )
+    app = make_app(mode="auto")
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "open customers")
+        assert app.query_one(TableTab).table == "customers"
+        tabs_line = app.query(ToolLine).last()
+        assert tabs_line.tool_name == "listOpenTabs" and tabs_line.status == "success"
+        assert "customers" in str(tabs_line._result_view.render())
+
+
+async def test_joined_view_chip_opens_both_tables_columns(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.run_chip(
+            {
+                "kind": "openJoinedView",
+                "left": "orders",
+                "right": "customers",
+                "left_on": "customer_id",
+                "right_on": "id",
+                "label": "Orders with customers",
+            }
+        )
+        await settle(app, pilot)
+        tab = app.query_one(TableTab)
+        names = [c.name for c in tab.view.columns]
+        assert "status" in names and "customers.name" in names
+        assert tab.view.total_rows == 2000
+
+
+async def test_saved_spec_chip_opens_the_saved_view(make_app, demo_store) -> None:
+    SpecBook(None, demo_store.identity).save_spec(
+        SavedSpec("pending orders", "status = 'pending'", table="orders")
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await app.run_chip({"kind": "openSavedSpec", "name": "pending orders"})
+        await settle(app, pilot)
+        assert app.query_one(TableTab).view.total_rows == 86
+        await app.run_chip({"kind": "openSavedSpec", "name": "deleted spec"})
+        await pilot.pause()
+        assert any("deleted spec" in n.message for n in app._notifications)
+
+
+async def test_chat_widens_goes_full_width_and_back(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        width = app.chat.outer_size.width
+        await pilot.press("alt+left")
+        await pilot.pause()
+        assert app.chat.outer_size.width == width + 4
+        await pilot.press("f2")
+        await pilot.pause()
+        assert app.chat.outer_size.width == SIZE[0]
+        assert not app.query_one("#tabs").display
+        await pilot.press("f2")
+        await pilot.pause()
+        assert app.chat.outer_size.width == width + 4
+
+
+async def test_help_lists_every_binding_id_and_the_palette_offers_the_actions(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        for wanted in ("New chat", "Open table: orders", "Staging panel", "Attach file…"):
+            assert wanted in titles
+        assert any(t.startswith("Switch model") for t in titles)
+        assert any(t.startswith("Switch mode") for t in titles)
+
+
+async def test_attach_key_opens_a_picker_that_adds_the_file(make_app, tmp_path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert isinstance(app.screen, AttachScreen)
+        app.screen.query_one("#path").value = str(notes)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.chat.attachments.paths == [notes.resolve()]
