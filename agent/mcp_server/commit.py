@@ -1,0 +1,63 @@
+"""`commitStagedChanges`: the one MCP-only tool, offered at level `full` (see offer.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from agent.errors import StagingError
+from agent.staging import StagingArea
+from agent.tools.base import json_value
+
+Status = Literal["success", "error"]
+LIST_FIX = "call listStagedChanges to see the staged change ids"
+
+
+def commit_staged(
+    staging: StagingArea, arguments: dict[str, Any] | None
+) -> tuple[Status, dict[str, Any]]:
+    """Commit every staged change of the store, or only `ids`; conflicts apply nothing."""
+    arguments = arguments or {}
+    unknown = sorted(set(arguments) - {"ids"})
+    if unknown:
+        return "error", {
+            "error": f"invalid input for commitStagedChanges: field '{unknown[0]}' is not allowed",
+            "fix": 'call commitStagedChanges like {"ids": ["<id>"]}, or {} to commit all',
+        }
+    ids = arguments.get("ids")
+    if ids is not None and (
+        not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids)
+    ):
+        return "error", {
+            "error": "invalid input for commitStagedChanges: field 'ids' must be a list of "
+            "change id strings",
+            "fix": 'call commitStagedChanges like {"ids": ["<id>"]}, or {} to commit all',
+        }
+    total = staging.count() if ids is None else len(set(ids))
+    if total == 0:
+        return "success", {"committed": [], "conflicts": [], "message": "nothing is staged"}
+    try:
+        report = staging.commit(ids)
+    except StagingError as exc:
+        return "error", {"error": exc.message, "fix": LIST_FIX}
+    if report.conflicts:
+        return "error", {
+            "error": f"nothing was committed: {len(report.conflicts)} conflict(s); all {total} "
+            "change(s) are still staged",
+            "fix": "the items changed since they were staged: discard the conflicting changes "
+            "(discardStagedChanges) or re-stage them, then commit again",
+            "committed": [],
+            "conflicts": [
+                {
+                    "id": conflict.change_id,
+                    "reason": conflict.reason,
+                    "current": json_value(conflict.current)[0],
+                }
+                for conflict in report.conflicts
+            ],
+        }
+    return "success", {
+        "committed": list(report.committed),
+        "conflicts": [],
+        "recovered": list(report.recovered),
+        "message": f"committed {len(report.committed)} change(s) to {staging.store.label}",
+    }

@@ -1,0 +1,174 @@
+"""The MCP server: one backend (store, staging, audit) per process, calls run like chat's.
+
+Every call goes through `agent.tools.registry.run_tool` with a ToolContext whose origin is
+`mcp:<level>`, so staged writes land in the same staging area a person reviews. Tool calls
+block (SQLite), so they run one at a time on a worker thread, keeping the protocol loop free.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+import catalog
+from agent import paths
+from agent.attachments import AttachmentSet
+from agent.errors import TabletalkError
+from agent.mcp_server.commit import commit_staged
+from agent.mcp_server.offer import COMMIT_TOOL, refusal, tool_specs
+from agent.permissions import AuditLog, PermissionRequest, Verdict
+from agent.specs import SpecBook
+from agent.staging import StagingArea
+from agent.stores.base import Store
+from agent.tools.base import ToolContext
+from agent.tools.registry import run_tool
+from agent.ui_port import HeadlessUi
+
+log = logging.getLogger("agent.mcp_server")
+
+CONVERSATION_ID = "mcp"
+DECIDED_BY = "mcp-level"
+
+
+class McpBackend:
+    """What the server's calls run against: the opened store at one access level."""
+
+    def __init__(
+        self,
+        store: Store,
+        level: str,
+        *,
+        staging: StagingArea | None = None,
+        audit: AuditLog | None = None,
+        export_dir: Path | None = None,
+    ) -> None:
+        self.store = store
+        self.level = level
+        self.staging = staging or StagingArea(store)
+        self.audit = audit or AuditLog()
+        self.context = ToolContext(
+            store=store,
+            staging=self.staging,
+            ui=HeadlessUi(),
+            attachments=AttachmentSet(),
+            specs=SpecBook(paths.data_dir() / "specs.sqlite", store.identity),
+            conversation_id=CONVERSATION_ID,
+            origin=f"mcp:{level}",
+            export_dir=export_dir or Path.cwd(),
+        )
+        self._gated = catalog.gated_names()
+        self._lock = threading.Lock()
+
+    def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """Run one call (refused outside the level); never raises for the tool's failures."""
+        with self._lock:
+            refused = refusal(name, self.level)
+            if refused is not None:
+                return error_result(*refused)
+            if not isinstance(arguments, dict | None):
+                return error_result(f"invalid input for {name}: expected an object", None)
+            try:
+                if name in self._gated or name == COMMIT_TOOL:
+                    self._audit(name, arguments or {})
+                if name == COMMIT_TOOL:
+                    status, result = commit_staged(self.staging, arguments)
+                else:
+                    status, result = run_tool(self.context, name, arguments)
+            except TabletalkError as exc:
+                return error_result(exc.message, exc.fix)
+            except Exception as exc:  # a bug must not end the session
+                log.exception("MCP call %s failed", name)
+                return error_result(f"internal error in {name}: {type(exc).__name__}: {exc}", None)
+        if status == "error":
+            return error_result(str(result.get("error")), result.get("fix"), result)
+        return success_result(result)
+
+    def _audit(self, name: str, arguments: dict[str, Any]) -> None:
+        """The level is the user's explicit choice: the call runs, and the log says so."""
+        row = catalog.row_by_name().get(name)
+        request = PermissionRequest(
+            tool=name,
+            input=arguments,
+            mode=self.level,
+            conversation_id=CONVERSATION_ID,
+            access=row.access.value if row else "write",
+        )
+        self.audit.record(request, Verdict(True, DECIDED_BY))
+
+    def close(self) -> None:
+        """Close the staging database (the store belongs to the caller)."""
+        self.staging.close()
+
+
+def success_result(result: dict[str, Any]) -> types.CallToolResult:
+    """A tool's result as JSON text, and as structured content for clients that read it."""
+    text = json.dumps(result, ensure_ascii=False, default=str)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=json.loads(text)
+    )
+
+
+def error_result(
+    message: str, fix: str | None, data: dict[str, Any] | None = None
+) -> types.CallToolResult:
+    """A tool error (isError) whose text says what went wrong and what to do instead."""
+    text = f"{message}\nfix: {fix}" if fix else message
+    payload = (
+        data
+        if data is not None
+        else ({"error": message, "fix": fix} if fix else {"error": message})
+    )
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=json.loads(json.dumps(payload, ensure_ascii=False, default=str)),
+        is_error=True,
+    )
+
+
+def build_server(backend: McpBackend) -> Server[Any]:
+    """A low-level MCP server offering the backend's level's tools."""
+    specs = tool_specs(backend.level)
+
+    async def list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=specs)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await anyio.to_thread.run_sync(backend.call, params.name, params.arguments)
+
+    return Server(
+        "tabletalk",
+        version=_version(),
+        instructions=(
+            f"tabletalk at level {backend.level} on {backend.store.label}. Writes are staged "
+            "for a person to review (`tabletalk staged list`); nothing changes the store until "
+            "it is committed."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(backend: McpBackend) -> None:
+    """Serve the backend over stdin/stdout until the client closes the connection."""
+    server = build_server(backend)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tabletalk")
+    except PackageNotFoundError:
+        return "0"
