@@ -8,6 +8,7 @@ from agent.staging import StagingArea
 from agent.stores.sqlite import SQLiteStore
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import SIZE, send, settle
+from tui.widgets.chat_items import ChipButton
 from tui.widgets.staging_panel import ChangeCard, SmallButton, StagingPanel
 from tui.widgets.table_tab import TableTab
 
@@ -44,7 +45,9 @@ async def test_bulk_edit_reviewed_in_the_panel_and_committed(
         assert set(_statuses(demo_path, ids).values()) != {"on hold"}, (
             "nothing written before commit"
         )
-        await pilot.press("ctrl+s")
+        review = app.query(ChipButton).last()
+        assert review.chip_action == {"kind": "openStagingPanel"}
+        await pilot.click(review)
         await settle(app, pilot)
         panel = app.query_one(StagingPanel)
         cards = list(panel.query(ChangeCard))

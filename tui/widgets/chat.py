@@ -57,6 +57,9 @@ END_NOTES = {
 }
 
 
+STAGING_TOOLS = frozenset({"stageItem", "bulkEdit"})
+"""Tools whose success puts a "Review staged changes" chip under the answer."""
+
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
 
@@ -103,6 +106,7 @@ class ChatPanel(Vertical):
         self._stream: MarkdownStream | None = None
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
+        self._staged_this_turn = False
 
     def compose(self) -> ComposeResult:
         yield ChatLog(id="chat-log")
@@ -240,6 +244,8 @@ class ChatPanel(Vertical):
             await self._stream.write(event.text)
         elif isinstance(event, ToolCallStarted):
             await self._close_stream()
+            if event.name == "ask":  # the question itself shows as an AskBlock
+                return
             line = ToolLine(event.tool_use_id, event.name, event.input)
             self._tool_lines[event.tool_use_id] = line
             await log.mount(line)
@@ -247,6 +253,8 @@ class ChatPanel(Vertical):
             line = self._tool_lines.get(event.tool_use_id)
             if line is not None:
                 line.finish(event.status, event.result)
+            if event.name in STAGING_TOOLS and event.status == "success":
+                self._staged_this_turn = True
         elif isinstance(event, ChipProposed):
             await log.mount(ChipRow(ChipButton(event.chip.label, event.chip.action)))
         elif isinstance(event, AskUser):
@@ -270,6 +278,10 @@ class ChatPanel(Vertical):
         self._ended.add(turn)
         await self._close_stream()
         self._tool_lines.clear()
+        if self._staged_this_turn:
+            self._staged_this_turn = False
+            review = ChipButton("Review staged changes", {"kind": "openStagingPanel"})
+            await self.log_view.mount(ChipRow(review))
         note = END_NOTES.get(reason)
         if reason == "error":
             text = (event.error if event and event.error else "The turn failed.") or ""

@@ -67,7 +67,7 @@ class AssistantMessage(Markdown):
 
 
 class ToolLine(Collapsible):
-    """A compact line `⚙ name  input  ✓`; expands to the full input and result."""
+    """A compact line `✓ name  input`; expands to the full input and result."""
 
     DEFAULT_CSS = """
     ToolLine { margin: 0; padding: 0; border: none; background: transparent; }
@@ -96,12 +96,11 @@ class ToolLine(Collapsible):
     def _set_title(self) -> None:
         mark, colour = STATUS_MARKS.get(self.status, ("?", ""))
         self.title = Content.assemble(
-            ("⚙ ", "dim"),
+            (mark, colour),
+            " ",
             (self.tool_name, "bold"),
             "  ",
-            short_input(self.tool_input),
-            "  ",
-            (mark, colour),
+            (short_input(self.tool_input), "dim"),
         )  # type: ignore[assignment]
 
     def finish(self, status: str | None, result: Any) -> None:
