@@ -66,27 +66,43 @@ class McpBackend:
         )
         self._gated = catalog.gated_names()
         self._lock = threading.Lock()
+        self._running: object | None = None
 
-    def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        """Run one call (refused outside the level); never raises for the tool's failures."""
+    def call(
+        self, name: str, arguments: dict[str, Any] | None, token: object | None = None
+    ) -> types.CallToolResult:
+        """Run one call (refused outside the level); never raises for the tool's failures.
+
+        `token` names the call for `interrupt`.
+        """
         with self._lock:
-            refused = refusal(name, self.level)
-            if refused is not None:
-                return error_result(*refused)
-            if not isinstance(arguments, dict | None):
-                return error_result(f"invalid input for {name}: expected an object", None)
+            self._running = token
             try:
-                if name in self._gated or name == COMMIT_TOOL:
-                    self._audit(name, arguments or {})
-                if name == COMMIT_TOOL:
-                    status, result = commit_staged(self.staging, arguments)
-                else:
-                    status, result = run_tool(self.context, name, arguments)
-            except TabletalkError as exc:
-                return error_result(exc.message, exc.fix)
-            except Exception as exc:  # a bug must not end the session
-                log.exception("MCP call %s failed", name)
-                return error_result(f"internal error in {name}: {type(exc).__name__}: {exc}", None)
+                return self._call(name, arguments)
+            finally:
+                self._running = None
+
+    def interrupt(self, token: object) -> None:
+        """Stop the store read of the call named `token`, if that call is the one running."""
+        if token is not None and self._running is token:
+            self.store.interrupt()
+
+    def _call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        refused = refusal(name, self.level)
+        if refused is not None:
+            return error_result(*refused)
+        try:
+            if name in self._gated or name == COMMIT_TOOL:
+                self._audit(name, arguments if isinstance(arguments, dict) else {})
+            if name == COMMIT_TOOL:
+                status, result = commit_staged(self.staging, arguments)
+            else:
+                status, result = run_tool(self.context, name, arguments)
+        except TabletalkError as exc:  # the audit log cannot be written: the call stays blocked
+            return error_result(exc.message, exc.fix)
+        except Exception as exc:  # a bug must not end the session
+            log.exception("MCP call %s failed", name)
+            return error_result(f"internal error in {name}: {type(exc).__name__}: {exc}", None)
         if status == "error":
             return error_result(str(result.get("error")), result.get("fix"), result)
         return success_result(result)
@@ -143,7 +159,14 @@ def build_server(backend: McpBackend) -> Server[Any]:
         return types.ListToolsResult(tools=specs)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await anyio.to_thread.run_sync(backend.call, params.name, params.arguments)
+        token = object()
+        try:
+            return await anyio.to_thread.run_sync(
+                backend.call, params.name, params.arguments, token, abandon_on_cancel=True
+            )
+        except anyio.get_cancelled_exc_class():
+            backend.interrupt(token)  # the client gave up: stop a running query
+            raise
 
     return Server(
         "tabletalk",

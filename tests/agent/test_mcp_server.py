@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
 
 import catalog
 from agent.cli import mcp_cmd, staged
@@ -59,7 +61,10 @@ def xdg_env(home: Path) -> dict[str, str]:
 class McpSession:
     """A connected `mcp` client on a background event loop, called synchronously by tests."""
 
-    def __init__(self, params: StdioServerParameters, errlog: io.TextIOBase) -> None:
+    def __init__(
+        self, params: StdioServerParameters, errlog: io.TextIOBase, mode: str = "legacy"
+    ) -> None:
+        self.mode = mode
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
@@ -74,7 +79,7 @@ class McpSession:
     async def _hold(self, params: StdioServerParameters, errlog: io.TextIOBase) -> None:
         self._stop = asyncio.Event()
         try:
-            async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+            async with Client(stdio_client(params, errlog=errlog), mode=self.mode) as client:
                 self._client = client
                 self._ready.set()
                 await self._stop.wait()
@@ -88,9 +93,13 @@ class McpSession:
         assert self._client is not None
         return self._run(self._client.list_tools()).tools
 
-    def call(self, name: str, arguments: dict[str, Any] | None = None) -> types.CallToolResult:
+    def call(
+        self, name: str, arguments: dict[str, Any] | None = None, timeout: float | None = None
+    ) -> types.CallToolResult:
         assert self._client is not None
-        return self._run(self._client.call_tool(name, arguments or {}))
+        return self._run(
+            self._client.call_tool(name, arguments or {}, read_timeout_seconds=timeout)
+        )
 
     def close(self) -> None:
         if self._stop is not None:
@@ -118,7 +127,8 @@ class Served:
             cwd=str(self.cwd),
         )
         self.errlog = (root / "server-stderr.txt").open("w+", encoding="utf-8")
-        self.session = McpSession(params, self.errlog)
+        # the full server speaks the 2026 protocol era, the others the legacy handshake
+        self.session = McpSession(params, self.errlog, "auto" if level == "full" else "legacy")
 
     def staging(self, monkeypatch: pytest.MonkeyPatch) -> tuple[SQLiteStore, StagingArea]:
         """The server's store and staging area, opened as `tabletalk staged` would."""
@@ -129,7 +139,10 @@ class Served:
 
     def close(self) -> None:
         self.session.close()
+        self.errlog.seek(0)
+        stderr = self.errlog.read()
         self.errlog.close()
+        assert "Traceback" not in stderr, stderr
 
 
 def serve(level: str, factory: pytest.TempPathFactory, template: Path) -> Iterator[Served]:
@@ -224,6 +237,19 @@ def test_read_level_counts_items_and_audits_the_gated_call(read_server: Served) 
     entries = [e for e in audit_entries(read_server) if e["tool"] == "countItems"]
     assert entries and entries[-1]["decided_by"] == "mcp-level"
     assert entries[-1]["mode"] == "read" and entries[-1]["decision"] == "allow"
+
+
+def test_a_client_that_gives_up_on_a_runaway_query_gets_the_server_back(
+    read_server: Served,
+) -> None:
+    runaway = (
+        "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) FROM r"
+    )
+    with pytest.raises(MCPError, match="timed out"):
+        read_server.session.call("runQuery", {"query": runaway}, timeout=0.5)
+    started = time.monotonic()
+    ok(read_server.session.call("countItems", {"table": "orders"}))
+    assert time.monotonic() - started < 5  # the query was stopped, not left to its 30 s limit
 
 
 def test_read_level_refuses_staging_naming_the_level(read_server: Served) -> None:
