@@ -23,7 +23,7 @@ from agent import paths
 from agent.attachments import AttachmentSet
 from agent.errors import TabletalkError
 from agent.mcp_server.commit import commit_staged
-from agent.mcp_server.offer import COMMIT_TOOL, refusal, tool_specs
+from agent.mcp_server.offer import COMMIT_TOOL, LEVELS, refusal, tool_specs
 from agent.permissions import AuditLog, PermissionRequest, Verdict
 from agent.specs import SpecBook
 from agent.staging import StagingArea
@@ -50,6 +50,8 @@ class McpBackend:
         audit: AuditLog | None = None,
         export_dir: Path | None = None,
     ) -> None:
+        if level not in LEVELS:
+            raise ValueError(f"MCP level must be one of {', '.join(LEVELS)}, not {level!r}")
         self.store = store
         self.level = level
         self.staging = staging or StagingArea(store)
