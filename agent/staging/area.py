@@ -36,7 +36,16 @@ from agent.staging.checks import (
 )
 from agent.staging.commit import commit_changes
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
-from agent.staging.encoding import dumps, key_json, loads, maybe_json, row_to_change, take_ids
+from agent.staging.encoding import (
+    dumps,
+    gc_paused,
+    key_json,
+    loads,
+    loads_many,
+    maybe_json,
+    row_to_change,
+    take_ids,
+)
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
 from agent.stores.base import ChangeToApply, Item, Key, Op, Store
@@ -76,6 +85,7 @@ class StagingArea:
             info.name, op, [(key_json(normalized), normalized, item)], clean, origin
         )[0]
 
+    @gc_paused
     def stage_many(
         self,
         table: str,
@@ -261,7 +271,8 @@ class StagingArea:
 
     def list(self, table: str | None = None) -> builtins.list[StagedChange]:
         """This store's staged changes (optionally of one table), in staging order."""
-        sql = f"SELECT {COLUMNS} FROM staged_changes WHERE store = ?"
+        # `+store`: scan in seq order instead of searching the item index and sorting.
+        sql = f"SELECT {COLUMNS} FROM staged_changes WHERE +store = ?"
         params: tuple[Any, ...] = (self.store.identity,)
         if table is not None:
             sql += " AND tbl = ?"
@@ -370,6 +381,7 @@ class StagingArea:
             with transaction(self._conn) as conn:
                 return conn.execute(sql, params).rowcount
 
+    @gc_paused
     def commit(
         self,
         ids: builtins.list[str] | None = None,
@@ -388,17 +400,19 @@ class StagingArea:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT id, tbl, key_json, op, values_json, pre_image_json FROM staged_changes "
-                "WHERE store = ? ORDER BY seq",
+                "WHERE +store = ? ORDER BY seq",  # scan in seq order: no sort of 10k rows
                 (self.store.identity,),
             ).fetchall()
         memo: dict[str, Item] = {}
         key_names: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         changes = []
-        for id_, table, item_key, op, values_json, pre_json in rows:
+        pre_images = loads_many([r[5] for r in rows])
+        for (id_, table, item_key, op, values_json, _), pre_image in zip(
+            rows, pre_images, strict=True
+        ):
             if values_json not in memo:
                 memo[values_json] = loads(values_json)
             values = memo[values_json]
-            pre_image = None if pre_json is None else loads(pre_json)
             known = key_names.get(table)
             if pre_image is not None and known is not None and pre_image.keys() >= known[1]:
                 key = {n: pre_image[n] for n in known[0]}  # an item holds its key: skip a decode

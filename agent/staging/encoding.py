@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
 import json.encoder
 import json.scanner
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key
@@ -28,6 +30,29 @@ _C_ENCODE = json.encoder.c_make_encoder and json.encoder.c_make_encoder(
 _C_SCAN = json.scanner.c_make_scanner and json.scanner.c_make_scanner(_DECODER)
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def gc_paused(func: F) -> F:
+    """Run `func` with the cyclic garbage collector paused (then restore it).
+
+    A bulk edit allocates some 100k short-lived dicts, tuples and strings, none in cycles; the
+    collector would otherwise run dozens of passes over them (about 5% of a 10k-item commit).
+    """
+
+    @functools.wraps(func)
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return paused  # type: ignore[return-value]
+
+
 def dumps(value: Any) -> str:
     """Compact, deterministic JSON (keys keep their order: key columns are already ordered)."""
     if _C_ENCODE:
@@ -40,6 +65,11 @@ def loads(text: str) -> Any:
     if _C_SCAN:
         return _C_SCAN(text, 0)[0]
     return _DECODER.decode(text)
+
+
+def loads_many(texts: list[str | None]) -> list[Any]:
+    """Decode many JSON texts that `dumps` wrote (None stays None) in one scanner call."""
+    return loads("[" + ",".join([t if t is not None else "null" for t in texts]) + "]")
 
 
 def row_to_change(row: tuple[Any, ...], memo: dict[str, Item] | None = None) -> StagedChange:

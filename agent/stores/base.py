@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 Op = Literal["create", "update", "delete"]
 Key = dict[str, Any]
@@ -77,9 +77,12 @@ class QueryResult:
     truncated: bool = False
 
 
-@dataclass(frozen=True)
-class ChangeToApply:
-    """One staged change as a store commits it (see staging.StagedChange)."""
+class ChangeToApply(NamedTuple):
+    """One staged change as a store commits it (see staging.StagedChange).
+
+    A NamedTuple rather than a frozen dataclass: a bulk commit builds ten thousand of them,
+    and a tuple is several times cheaper to create.
+    """
 
     id: str
     table: str

@@ -1,0 +1,73 @@
+"""The staging database file: an older file's slow op CHECK is rebuilt, keeping every change."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent.staging import StagingArea
+from agent.stores.sqlite import SQLiteStore
+
+OLD_TABLE = """
+CREATE TABLE staged_changes (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    store TEXT NOT NULL,
+    tbl TEXT NOT NULL,
+    key_json TEXT NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('create', 'update', 'delete')),
+    values_json TEXT NOT NULL,
+    pre_image_json TEXT,
+    origin TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX staged_changes_item ON staged_changes (store, tbl, key_json);
+PRAGMA user_version = 1;
+"""
+
+
+def test_an_older_staging_file_keeps_its_changes_and_loses_the_slow_check(
+    demo_store: SQLiteStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "staging.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(OLD_TABLE)
+    pre = demo_store.get_item("orders", {"id": 3})
+    conn.execute(
+        "INSERT INTO staged_changes (seq, id, store, tbl, key_json, op, values_json, "
+        "pre_image_json, origin, created_at) VALUES (7, 'abcd1234', ?, 'orders', '{\"id\":3}', "
+        "'update', '{\"status\":\"shipped\"}', ?, 'chat', '2026-03-15T10:00:00Z')",
+        (demo_store.identity, json.dumps(pre)),
+    )
+    conn.commit()
+    conn.close()
+
+    area = StagingArea(demo_store, path)
+    (change,) = area.list()
+    assert change.id == "abcd1234" and change.values == {"status": "shipped"}
+    later = area.stage("orders", "update", {"id": 4}, {"status": "shipped"})
+    assert [c.id for c in area.list()] == ["abcd1234", later.id]  # staging order kept
+    check = sqlite3.connect(path)
+    sql = check.execute("SELECT sql FROM sqlite_master WHERE name = 'staged_changes'").fetchone()
+    assert "op IN (" not in sql[0]
+    assert check.execute("PRAGMA user_version").fetchone()[0] == 1
+    with pytest.raises(sqlite3.IntegrityError):  # the CHECK still refuses other ops
+        check.execute(
+            "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, origin, "
+            "created_at) VALUES ('x', 's', 't', '{}', 'upsert', '{}', 'o', 'now')"
+        )
+    with pytest.raises(sqlite3.IntegrityError):  # the item index is back
+        check.execute(
+            "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, origin, "
+            "created_at) VALUES ('y', ?, 'orders', '{\"id\":3}', 'delete', '{}', 'o', 'now')",
+            (demo_store.identity,),
+        )
+    check.close()
+    assert area.commit().ok and area.count() == 0
+    area.close()
+    reopened = StagingArea(demo_store, path)  # reopening is a no-op
+    assert reopened.count() == 0
+    reopened.close()
