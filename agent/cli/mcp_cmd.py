@@ -88,7 +88,11 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m agent.cli.mcp_cmd`: the same command without the root parser."""
-    parser = argparse.ArgumentParser(prog="tabletalk mcp", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="tabletalk mcp",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(parser)
     setup_logging()
     return run(parser.parse_args(argv))
