@@ -78,6 +78,11 @@ class Settings(_Section):
 
 def load_settings(path: Path | None = None) -> Settings:
     """Read and validate the config file (missing file → defaults)."""
+    if path is not None and not path.exists():
+        raise ConfigError(
+            f"Config file {path} does not exist.",
+            fix="Check the path given to --config, or leave it out to use the default file.",
+        )
     path = path or paths.config_file()
     if not path.exists():
         return Settings()

@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from agent.cli import ask, conversations_cmd, staged, tools_cmd
+from agent.cli import ask, conversations_cmd, mcp_cmd, staged, tools_cmd
 from agent.cli.common import add_model_flags, add_store_flag, report_error, store_path
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
@@ -20,12 +20,13 @@ examples:
   tabletalk staged list                        review what the agent staged
   tabletalk staged commit --all                commit it (conflicts exit 1)
   tabletalk tools search "export to csv"       see how tool search ranks a request
+  tabletalk mcp --level stage                  serve the tools to an MCP client (stdio)
 
 Config: config.toml in the platform config dir (see README.md). Exit status: 0 ok,
 1 turn failed or commit conflict, 2 usage or setup error, 3 step/token limit reached.
 """
 
-HEADLESS_COMMANDS = frozenset({"ask", "tools", "staged", "conversations", "info"})
+HEADLESS_COMMANDS = frozenset({"ask", "tools", "staged", "conversations", "info", "mcp"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     tool_commands = tools.add_subparsers(dest="tools_command", metavar="SUBCOMMAND")
     search_cli.add_tools_subcommands(tool_commands)
     staged.add_parser(commands)
+    mcp_cmd.add_parser(commands)
     conversations_cmd.add_parser(commands)
     info = commands.add_parser("info", help="summarise the store (tables and row counts)")
     add_store_flag(info, suppress=True)
@@ -73,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         "staged": staged.run,
         "conversations": conversations_cmd.run,
         "info": run_info,
+        "mcp": mcp_cmd.run,
         None: run_info,
     }
     try:

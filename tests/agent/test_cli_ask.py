@@ -291,3 +291,11 @@ def test_a_broken_audit_log_blocks_gated_tools_with_a_fix(
     call = json.loads(capsys.readouterr().out)["steps"][0]["toolCalls"][0]
     assert call["status"] == "error"
     assert "audit log" in call["result"]["error"] and call["result"]["fix"]
+
+
+def test_a_missing_config_file_is_named(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["tools", "--config", str(tmp_path / "nope.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "nope.toml does not exist" in err and "fix:" in err
