@@ -1,6 +1,14 @@
 """Benchmark: stage one update on 10,000 orders (selected by a query) and commit it, against the
 floor of a single executemany UPDATE of the same rows in one transaction.
 
+The floor is like-for-like with the real commit: it writes the same target file with the
+journal mode and synchronous setting that `SQLiteStore`'s write connection has (read from a
+store opened on the floor's copy and set explicitly on the floor's connection). For the demo
+database that is journal_mode=delete (a rollback journal: each changed page's original is
+copied to a -journal file first) and synchronous=FULL (the journal and the database are
+fsynced at commit). The staging database costs come on top, and are counted: it is WAL with
+synchronous=FULL (the WAL is fsynced at every staging transaction), see agent/staging/db.py.
+
 Run: `.venv/bin/python bench/staging.py [--orders 100000] [--items 10000] [--repeat 5] [--json]`.
 Targets: stage + commit ≤ 5× the floor; peak memory < 200 MB.
 """
@@ -19,10 +27,12 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.staging import StagingArea  # noqa: E402
+from agent.staging.db import open_staging_db  # noqa: E402
 from agent.stores.demo import build_demo_db  # noqa: E402
 from agent.stores.sqlite import SQLiteStore  # noqa: E402
 
@@ -47,9 +57,34 @@ class Clock:
         self.cpu = time.process_time() - self.cpu
 
 
+SYNCHRONOUS = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+
+
+def write_settings(conn: sqlite3.Connection) -> dict[str, str]:
+    """The journal mode and synchronous setting a connection writes with."""
+    journal = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+    synchronous = SYNCHRONOUS[int(conn.execute("PRAGMA synchronous").fetchone()[0])]
+    return {"journal_mode": journal, "synchronous": synchronous}
+
+
+def store_settings(db: Path) -> dict[str, str]:
+    """The settings `SQLiteStore.apply` writes `db` with (its write connection's)."""
+    store = SQLiteStore.open(db)
+    try:
+        return write_settings(store._conn)  # noqa: SLF001 - the connection commits go through
+    finally:
+        store.close()
+
+
 def floor_seconds(db: Path, query: str) -> Clock:
-    """One executemany UPDATE of the selected rows in one transaction: the least work possible."""
+    """One executemany UPDATE of the selected rows in one transaction: the least work possible,
+    on a connection set up exactly as the store's write connection (journal, synchronous)."""
+    settings = store_settings(db)
     conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute(f"PRAGMA journal_mode={settings['journal_mode']}")
+    conn.execute(f"PRAGMA synchronous={settings['synchronous']}")
+    if write_settings(conn) != settings:
+        raise SystemExit(f"bench failed: floor runs with {write_settings(conn)}, not {settings}")
     ids = [r[0] for r in conn.execute(query)]
     with Clock() as clock:
         conn.execute("BEGIN IMMEDIATE")
@@ -87,7 +122,7 @@ def peak_python_mb(db: Path, staging: Path, query: str, items: int) -> float:
     return peak / 1e6
 
 
-def run(orders: int, items: int, repeat: int) -> dict[str, float | int]:
+def run(orders: int, items: int, repeat: int) -> dict[str, Any]:
     """Build the scaled demo DB once, then time `repeat` rounds, each on fresh copies."""
     query = selection_query(orders, items)
     with tempfile.TemporaryDirectory(prefix="tabletalk-bench-") as tmp_name:
@@ -103,6 +138,10 @@ def run(orders: int, items: int, repeat: int) -> dict[str, float | int]:
             )
             stages.append(stage)
             commits.append(commit)
+        target = store_settings(source)
+        staging_conn = open_staging_db(tmp / "staging0.sqlite")  # as StagingArea opens it
+        staging = write_settings(staging_conn)
+        staging_conn.close()
         mem_db = shutil.copy(source, tmp / "memory.sqlite")
         peak_mb = peak_python_mb(Path(mem_db), tmp / "staging-memory.sqlite", query, items)
     floor = statistics.median(c.wall for c in floors)
@@ -123,6 +162,8 @@ def run(orders: int, items: int, repeat: int) -> dict[str, float | int]:
         "floor_cpu_s": round(floor_cpu, 4),
         "stage_plus_commit_cpu_s": round(staged_cpu, 4),
         "ratio_cpu": round(staged_cpu / floor_cpu, 2),
+        "target_db": target,
+        "staging_db": staging,
         "load_average_1m": round(os.getloadavg()[0], 2),
         "maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "tracemalloc_peak_mb": round(peak_mb, 1),
@@ -151,6 +192,11 @@ def main(argv: list[str] | None = None) -> int:
         ("floor: one executemany", f"{figures['floor_s'] * 1000:.0f} ms"),
         ("ratio (target ≤ 5×)", f"{figures['ratio']:.2f}×"),
         ("CPU: stage + commit / floor", f"{figures['ratio_cpu']:.2f}×"),
+        (
+            "target DB (store and floor)",
+            "{journal_mode}, synchronous={synchronous}".format(**figures["target_db"]),
+        ),
+        ("staging DB", "{journal_mode}, synchronous={synchronous}".format(**figures["staging_db"])),
         ("load average (1 min)", f"{figures['load_average_1m']:.2f}"),
         ("peak RSS (target < 200 MB)", f"{figures['maxrss_mb']:.1f} MB"),
         ("tracemalloc peak", f"{figures['tracemalloc_peak_mb']:.1f} MB"),

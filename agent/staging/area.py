@@ -259,6 +259,11 @@ class StagingArea:
 
     def _existing_ids(self, candidates: builtins.list[str]) -> set[str]:
         """Which of `candidates` are already ids in the staging database."""
+        if len(candidates) > 500:  # many: reading every id is cheaper when there are fewer
+            (total,) = self._conn.execute("SELECT count(*) FROM staged_changes").fetchone()
+            if total <= len(candidates):
+                every = {r[0] for r in self._conn.execute("SELECT id FROM staged_changes")}
+                return every.intersection(candidates)
         found: set[str] = set()
         for start in range(0, len(candidates), 500):
             chunk = candidates[start : start + 500]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agent.errors import TabletalkError
-from agent.stores.base import ChangeToApply
+from agent.stores.base import ChangeToApply, Item, unstorable
 from agent.stores.sqlite_readonly import quote_ident
 from agent.stores.sqlite_schema import TableSchema, normalize_with
 
@@ -25,46 +25,57 @@ Statement = tuple[str, tuple[Any, ...]]
 
 
 def guarded_plan(store: SQLiteStore, changes: list[ChangeToApply]) -> list[Statement] | None:
-    """One self-checking statement per change, or None when some change needs the slow path."""
+    """One self-checking statement per change, or None when some change needs the slow path.
+
+    A bulk edit is a run of changes of one table and op sharing one `values` object; the
+    schema, statement and bound values are worked out once per run, not once per change.
+    """
     schemas: dict[str, TableSchema] = {}
     shapes: dict[tuple[str, str, tuple[str, ...]], str | None] = {}
     plan: list[Statement] = []
-    for change in changes:
-        try:
-            schema = schemas.get(change.table) or schemas.setdefault(
-                change.table, store.schema(change.table)
-            )
-            given_key = change.key
-            if len(given_key) == 1 == len(schema.key_columns):
-                value = given_key.get(schema.key_columns[0])
-                if type(value) is not schema.key_types[0]:
-                    value = normalize_with(schema, given_key)[schema.key_columns[0]]
-                key: tuple[Any, ...] = (value,)
-            else:
+    append = plan.append
+    run: tuple[str, str, Item] | None = None
+    for _id, table, given_key, op, values, pre in changes:
+        if run is None or values is not run[2] or table != run[0] or op != run[1]:
+            run = (table, op, values)
+            try:
+                schema = schemas.get(table) or schemas.setdefault(table, store.schema(table))
+            except TabletalkError:
+                return None
+            given = tuple(values)
+            shape = (schema.name, op, given)
+            if shape not in shapes:
+                shapes[shape] = _shape_sql(schema, op, given)
+            sql = shapes[shape]
+            if sql is None:
+                return None
+            bound = tuple(values.values())
+            single = len(schema.key_columns) == 1
+            key_column, key_type = schema.key_columns[0], schema.key_types[0]
+            width = len(schema.column_names)
+            pick = schema.pick_guarded
+        value = given_key.get(key_column) if single and len(given_key) == 1 else None
+        if value is not None and type(value) is key_type and unstorable(value) is None:
+            key: tuple[Any, ...] = (value,)
+        else:
+            try:
                 key = tuple(normalize_with(schema, given_key).values())
-        except TabletalkError:
-            return None
-        given = tuple(change.values)
-        shape = (schema.name, change.op, given)
-        if shape not in shapes:
-            shapes[shape] = _shape_sql(schema, change.op, given)
-        sql = shapes[shape]
-        if sql is None:
-            return None
-        values = tuple(change.values.values())
-        if change.op == "create":
-            plan.append((sql, (*values, *key)))
+            except TabletalkError:
+                return None
+        if op == "create":
+            append((sql, (*bound, *key)))
             continue
-        pre = change.pre_image
-        if pre is None or len(pre) != len(schema.column_names):
+        if pre is None or len(pre) != width:
             return None
         try:
-            expected = schema.pick_guarded(pre)
+            expected = pick(pre)
         except KeyError:
             return None
         # A blob's pre-image is a marker string: its guard misses, and the checked path decides.
-        params = key if change.op == "delete" else (*values, *key)
-        plan.append((sql, (*params, *expected)))
+        if op == "delete":
+            append((sql, (*key, *expected)))
+        else:
+            append((sql, (*bound, *key, *expected)))
     return plan
 
 
