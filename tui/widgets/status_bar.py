@@ -49,12 +49,12 @@ class StatusBar(Static):
             self.mode, ""
         )
         text.append(self.mode, style=mode_style)
+        text.append("  staged ", style="dim")
+        text.append(str(self.staged), style="bold yellow" if self.staged else "")
         text.append("  tokens ", style="dim")
         text.append(
             f"{short_count(tokens_in)} in / {short_count(tokens_out)} out / {short_count(cached)} cached"
         )
-        text.append("  staged ", style="dim")
-        text.append(str(self.staged), style="bold yellow" if self.staged else "")
         if self.busy:
             text.append("  ● working", style="italic cyan")
         return text

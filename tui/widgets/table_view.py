@@ -152,8 +152,8 @@ class TableView(ScrollView, can_focus=True):
         if len(self._pages) > 40:
             far = max(self._pages, key=lambda n: abs(n - self._cursor_page()))
             self._pages.pop(far, None)
+        self._fit_widths(page)
         if page.number == 0:
-            self._fit_widths(page)
             if self.total_rows is None:  # counting starts once the first rows are on screen
                 self.run_worker(self._load_count, thread=True, exit_on_error=False, group="count")
             if self.total_rows is None and len(page.rows) < PAGE_SIZE:
@@ -167,10 +167,11 @@ class TableView(ScrollView, can_focus=True):
         self.refresh()
 
     def _fit_widths(self, page: Page) -> None:
+        """Grow columns to fit this page's values (never shrink: no jitter while scrolling)."""
         for i, column in enumerate(self.columns):
             longest = max((cell_len(cell_text(row[i])) for row in page.rows[:100]), default=0)
             header = max(cell_len(self._header(column)), len(column.type))
-            self.widths[i] = min(MAX_COLUMN_WIDTH, max(header, longest, 4))
+            self.widths[i] = min(MAX_COLUMN_WIDTH, max(self.widths[i], header, longest, 4))
         self._update_virtual_size()
 
     def set_staged(self, changes: list[Any]) -> None:
