@@ -24,6 +24,7 @@ from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
     ReadOnlyConnection,
     json_row,
+    json_rows,
     json_value,
     quote_ident,
 )
@@ -251,7 +252,7 @@ class SQLiteStore:
     def query(self, sql: str, limit: int | None = None) -> QueryResult:
         """Run one read-only SELECT/WITH statement; at most `limit` rows."""
         columns, rows, truncated = self._reader.execute(sql, limit=limit)
-        return QueryResult(columns, [json_row(columns, r) for r in rows], truncated)
+        return QueryResult(columns, json_rows(columns, rows), truncated)
 
     def count(self, table: str, where: str | None = None) -> int:
         """Rows of `table`, optionally only those matching the SQL boolean expression `where`."""

@@ -11,6 +11,7 @@ import hashlib
 import sqlite3
 import threading
 import time
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,13 @@ def json_row(columns: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
     if bytes in map(type, row):
         return {name: json_value(value) for name, value in zip(columns, row, strict=False)}
     return dict(zip(columns, row, strict=False))
+
+
+def json_rows(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """`json_row` for many rows; without blobs the dicts are built at C speed (no Python loop)."""
+    if bytes in set(map(type, chain.from_iterable(rows))):
+        return [json_row(columns, row) for row in rows]
+    return list(map(dict, map(zip, repeat(columns), rows)))
 
 
 class ReadOnlyConnection:

@@ -11,7 +11,7 @@ from typing import Any
 
 from agent.errors import BadKeyError
 from agent.stores.base import Column, Item, Key, unstorable
-from agent.stores.sqlite_readonly import json_row, quote_ident
+from agent.stores.sqlite_readonly import json_rows, quote_ident
 
 _MISSING = object()
 
@@ -185,9 +185,9 @@ def fetch_rows(
             where = f"({tuple_cols}) IN (VALUES {', '.join([one] * len(chunk))})"
             params = [v for k in chunk for v in k]
         rows = conn.execute(f"{select_sql} WHERE {where}", params).fetchall()
+        items = json_rows(names, rows)
         if width == 1:
-            at = positions[0]
-            found.update(((row[at],), json_row(names, row)) for row in rows)
+            found.update(zip(zip(map(itemgetter(positions[0]), rows)), items, strict=True))
         else:
-            found.update((tuple(row[p] for p in positions), json_row(names, row)) for row in rows)
+            found.update(zip(map(itemgetter(*positions), rows), items, strict=True))
     return found
