@@ -25,6 +25,11 @@ class AppActions:
     size: Any
     _sidebar_width: Any
 
+    async def action_quit(self) -> None:
+        """Quit; a running turn is cancelled first so its thread ends with the app."""
+        self.chat.stop()
+        self.exit()  # type: ignore[attr-defined]
+
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
 

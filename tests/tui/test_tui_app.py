@@ -93,6 +93,8 @@ async def test_a_bedrock_error_becomes_a_readable_note_and_the_chat_goes_on(
         errors = [str(n.render()) for n in app.query(NoteLine) if n.has_class("-error")]
         assert errors and "access" in errors[0].lower()
         assert "Traceback" not in errors[0]
+        fixes = [str(n.render()) for n in app.query(NoteLine) if n.has_class("-fix")]
+        assert fixes and fixes[0].startswith("What to do:")
         await send(app, pilot, "again")
         assert app.query(AssistantMessage).last().source == "Working again."
 

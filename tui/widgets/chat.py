@@ -285,7 +285,16 @@ class ChatPanel(Vertical):
         note = END_NOTES.get(reason)
         if reason == "error":
             text = (event.error if event and event.error else "The turn failed.") or ""
+            fix = getattr(event, "fix", None) if event is not None else None
             await self.log_view.mount(NoteLine(text, level="error"))
+            if fix:
+                await self.log_view.mount(NoteLine(f"What to do: {fix}", level="fix"))
+            self.app.notify(
+                text + (f"\n{fix}" if fix else ""),
+                title="The answer failed",
+                severity="error",
+                markup=False,
+            )
         elif reason == "other" and event is not None:
             await self.log_view.mount(
                 NoteLine(f"The model stopped ({event.detail}).", level="warning")

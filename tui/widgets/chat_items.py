@@ -176,6 +176,7 @@ class NoteLine(Static):
     NoteLine { color: $text-muted; margin: 0 0 0 2; }
     NoteLine.-warning { color: $warning; }
     NoteLine.-error { color: $error; }
+    NoteLine.-fix { color: $success; }
     """
 
     def __init__(self, text: str, *, level: str = "") -> None:
