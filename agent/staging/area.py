@@ -420,7 +420,12 @@ class StagingArea:
             values = memo[values_json]
             known = key_names.get(table)
             if pre_image is not None and known is not None and pre_image.keys() >= known[1]:
-                key = {n: pre_image[n] for n in known[0]}  # an item holds its key: skip a decode
+                # An item holds its key: skip a decode.
+                names = known[0]
+                if len(names) == 1:
+                    key = {names[0]: pre_image[names[0]]}
+                else:
+                    key = {n: pre_image[n] for n in names}
             else:
                 key = loads(item_key)
                 key_names.setdefault(table, (tuple(key), frozenset(key)))
