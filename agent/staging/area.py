@@ -34,21 +34,19 @@ from agent.staging.checks import (
     too_many,
     validate_values,
 )
-from agent.staging.commit import commit_changes
+from agent.staging.commit import changes_to_commit, commit_changes
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
 from agent.staging.encoding import (
     dumps,
     gc_paused,
     key_json,
-    loads,
-    loads_many,
     maybe_json,
     row_to_change,
     take_ids,
 )
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
-from agent.stores.base import ChangeToApply, Item, Key, Op, Store
+from agent.stores.base import Item, Key, Op, Store
 
 __all__ = ["MAX_ITEMS_PER_CALL", "StagingArea"]
 
@@ -395,42 +393,10 @@ class StagingArea:
         """Commit this store's changes (or `ids`) in one store transaction; see `staging.commit`."""
         with self._lock:
             if ids is None:
-                changes = self._for_commit()
+                changes = changes_to_commit(self._conn, self.store.identity)
             else:
                 changes = [c.to_apply() for c in self._get_many(ids)]
             return commit_changes(self.store, self._conn, changes, progress)
-
-    def _for_commit(self) -> builtins.list[ChangeToApply]:
-        """All of this store's changes, decoded straight into the form `Store.apply` takes."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT id, tbl, key_json, op, values_json, pre_image_json FROM staged_changes "
-                "WHERE +store = ? ORDER BY seq",  # scan in seq order: no sort of 10k rows
-                (self.store.identity,),
-            ).fetchall()
-        memo: dict[str, Item] = {}
-        key_names: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
-        changes = []
-        pre_images = loads_many([r[5] for r in rows])
-        for (id_, table, item_key, op, values_json, _), pre_image in zip(
-            rows, pre_images, strict=True
-        ):
-            if values_json not in memo:
-                memo[values_json] = loads(values_json)
-            values = memo[values_json]
-            known = key_names.get(table)
-            if pre_image is not None and known is not None and pre_image.keys() >= known[1]:
-                # An item holds its key: skip a decode.
-                names = known[0]
-                if len(names) == 1:
-                    key = {names[0]: pre_image[names[0]]}
-                else:
-                    key = {n: pre_image[n] for n in names}
-            else:
-                key = loads(item_key)
-                key_names.setdefault(table, (tuple(key), frozenset(key)))
-            changes.append(ChangeToApply(id_, table, key, op, values, pre_image))
-        return changes
 
     def close(self) -> None:
         """Close the staging database connection."""

@@ -25,8 +25,39 @@ from typing import Any
 
 from agent.errors import TabletalkError
 from agent.staging.db import transaction
+from agent.staging.encoding import loads, loads_many
 from agent.staging.model import CommitReport
 from agent.stores.base import ChangeToApply, Item, Store
+
+
+def changes_to_commit(conn: sqlite3.Connection, store: str) -> list[ChangeToApply]:
+    """All of `store`'s staged changes, decoded straight into the form `Store.apply` takes."""
+    rows = conn.execute(
+        "SELECT id, tbl, key_json, op, values_json, pre_image_json FROM staged_changes "
+        "WHERE +store = ? ORDER BY seq",  # scan in seq order: no sort of 10k rows
+        (store,),
+    ).fetchall()
+    memo: dict[str, Item] = {}
+    key_names: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
+    changes = []
+    pre_images = loads_many([r[5] for r in rows])
+    for (id_, table, item_key, op, values_json, _), pre_image in zip(rows, pre_images, strict=True):
+        if values_json not in memo:
+            memo[values_json] = loads(values_json)
+        values = memo[values_json]
+        known = key_names.get(table)
+        if pre_image is not None and known is not None and pre_image.keys() >= known[1]:
+            # An item holds its key: skip a decode.
+            names = known[0]
+            if len(names) == 1:
+                key = {names[0]: pre_image[names[0]]}
+            else:
+                key = {n: pre_image[n] for n in names}
+        else:
+            key = loads(item_key)
+            key_names.setdefault(table, (tuple(key), frozenset(key)))
+        changes.append(ChangeToApply(id_, table, key, op, values, pre_image))
+    return changes
 
 
 def commit_changes(
