@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agent.errors import TabletalkError
-from agent.stores.base import ChangeToApply, Item, unstorable
+from agent.stores.base import ChangeToApply, Item
 from agent.stores.sqlite_readonly import quote_ident
 from agent.stores.sqlite_schema import TableSchema, normalize_with
 
@@ -55,7 +55,8 @@ def guarded_plan(store: SQLiteStore, changes: list[ChangeToApply]) -> list[State
             width = len(schema.column_names)
             pick = schema.pick_guarded
         value = given_key.get(key_column) if single and len(given_key) == 1 else None
-        if value is not None and type(value) is key_type and unstorable(value) is None:
+        # A staged key was checked when staged; a value SQLite cannot bind fails the apply.
+        if value is not None and type(value) is key_type:
             key: tuple[Any, ...] = (value,)
         else:
             try:

@@ -10,7 +10,7 @@ from operator import itemgetter
 from typing import Any
 
 from agent.errors import BadKeyError
-from agent.stores.base import Column, Item, Key, unstorable
+from agent.stores.base import INT_MAX, INT_MIN, Column, Item, Key, unstorable
 from agent.stores.sqlite_readonly import json_rows, quote_ident
 
 _MISSING = object()
@@ -120,6 +120,16 @@ def _coerce(kind: str, value: Any) -> Any:
     return value
 
 
+def _storable(value: Any) -> bool:
+    """`unstorable(value) is None`, inlined for the common key types (called per key)."""
+    kind = type(value)
+    if kind is str:
+        return True
+    if kind is int:
+        return INT_MIN <= value <= INT_MAX
+    return unstorable(value) is None
+
+
 def _a(word: str) -> str:
     """`word` with its indefinite article: "an integer", "a text"."""
     return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
@@ -130,13 +140,11 @@ def normalize_with(schema: TableSchema, key: Key) -> Key:
     if type(key) is dict and len(key) == 1 == len(schema.key_columns):
         name = schema.key_columns[0]
         value = key.get(name, _MISSING)
-        if type(value) is schema.key_types[0] and unstorable(value) is None:
+        if type(value) is schema.key_types[0] and _storable(value):
             return {name: value}
     elif type(key) is dict and tuple(key) == schema.key_columns:
         fast = schema.key_types
-        if all(
-            type(v) is t and unstorable(v) is None for v, t in zip(key.values(), fast, strict=True)
-        ):
+        if all(type(v) is t and _storable(v) for v, t in zip(key.values(), fast, strict=True)):
             return dict(key)
     wanted = ", ".join(schema.key_columns)
     if not isinstance(key, dict) or not key:
