@@ -128,7 +128,10 @@ class TabletalkApp(AppActions, App[int]):
         self.status.model = self.session.model_id
         self.status.mode = self.session.mode
         self.show_usage(self.session.usage)
-        await self.chat.show_items(self.session.display_items())
+        items = self.session.display_items()
+        if items or not self.chat.has_queued:
+            await self.chat.show_items(items)
+        self.chat.session_ready(self.session)
 
     def show_usage(self, usage: Any) -> None:
         """Conversation token totals into the header."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+from agent.config import Settings
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import SIZE, send, settle
+from tui.app import TabletalkApp, default_session_factory
 from tui.widgets.chat_items import AssistantMessage, ChipButton, NoteLine, ToolLine, UserMessage
 from tui.widgets.table_tab import TableTab
 
@@ -134,3 +137,25 @@ async def test_unsupported_attachment_is_refused_before_sending(make_app, tmp_pa
         await pilot.pause()
         assert app.chat.attachments.paths == []
         assert any("binary" in n.message for n in app._notifications)
+
+
+async def test_a_message_sent_while_the_chat_starts_goes_out_when_ready(
+    demo_store, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(Reply(text="Ready now."))
+    release = threading.Event()
+
+    def slow_open(*args, **kwargs):  # the real session, opened once the test lets it
+        release.wait(10)
+        return default_session_factory(*args, **kwargs)
+
+    app = TabletalkApp(demo_store, Settings(), session_factory=slow_open, staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        app.chat.composer.text = "early question"
+        await pilot.press("enter")
+        assert app.session is None
+        assert [m.text for m in app.query(UserMessage)] == ["early question"]
+        release.set()
+        await settle(app, pilot)
+        assert [m.text for m in app.query(UserMessage)] == ["early question"]
+        assert app.query(AssistantMessage).last().source == "Ready now."

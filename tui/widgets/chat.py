@@ -107,6 +107,7 @@ class ChatPanel(Vertical):
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
         self._staged_this_turn = False
+        self._queued: tuple[int, str, list[Path], threading.Event] | None = None
 
     def compose(self) -> ComposeResult:
         yield ChatLog(id="chat-log")
@@ -182,11 +183,6 @@ class ChatPanel(Vertical):
             self.app.notify("Wait for the answer, or press Esc to stop it.", severity="warning")
             return
         session = getattr(self.app, "session", None)
-        if session is None:
-            self.app.notify(
-                "The chat is still starting; try again in a moment.", severity="warning"
-            )
-            return
         files = self.attachments.clear()
         self.composer.clear()
         for answered in self.query(AnswerChip):
@@ -196,7 +192,25 @@ class ChatPanel(Vertical):
         self.turn += 1
         self.cancel = threading.Event()
         self._set_busy(True)
+        if session is None:  # still starting: the message goes out when the session is ready
+            self._queued = (self.turn, text, files, self.cancel)
+            return
         self._run_turn(session, self.turn, text, files, self.cancel)
+
+    def session_ready(self, session: Any) -> None:
+        """Send a message typed while the chat was starting (unless it was stopped)."""
+        queued, self._queued = self._queued, None
+        if queued is None or queued[3].is_set() or queued[0] != self.turn:
+            return
+        shown = self.log_view.query(UserMessage)
+        if not shown or shown.last().text != queued[1]:
+            self.log_view.mount(UserMessage(queued[1], [p.name for p in queued[2]]))
+        self._run_turn(session, *queued)
+
+    @property
+    def has_queued(self) -> bool:
+        """A message typed while the chat was starting waits to be sent."""
+        return self._queued is not None
 
     @work(thread=True, exit_on_error=False, group="turn", name="turn")
     def _run_turn(
