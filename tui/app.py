@@ -307,6 +307,8 @@ class TabletalkApp(AppActions, App[int]):
                 panel.committing_failed()  # type: ignore[attr-defined]
         if event.worker.group == "turn":
             self.chat.turn_failed(error)
+            if isinstance(error, TabletalkError):  # the chat shows it, with its fix
+                return
         if event.worker.group == "session":
             self.notify(
                 "The chat could not start; tables and staged changes still work.",

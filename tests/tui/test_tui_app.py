@@ -8,6 +8,7 @@ from agent.config import Settings
 from tests.support.scripted_bedrock import Error, Reply, ToolUse
 from tests.tui.helpers import SIZE, send, settle
 from tui.app import TabletalkApp
+from tui.screens.error import ErrorScreen
 from tui.screens.picker import PickerScreen
 from tui.widgets.chat_items import (
     AnswerChip,
@@ -156,3 +157,38 @@ async def test_conversations_list_resumes_an_old_chat(make_app, scripted_bedrock
         await settle(app, pilot)
         assert app.session.conversation_id == first_id
         assert [m.text for m in app.query(UserMessage)] == ["first chat"]
+
+
+async def test_a_failing_worker_becomes_an_error_modal_and_the_chat_recovers(
+    make_app, tmp_path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("soon gone")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.chat.attach(notes)
+        notes.unlink()  # the file disappears between attaching and sending
+        app.chat.composer.text = "read my notes"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert not app.chat.busy and app.is_running
+        notes = [str(n.render()) for n in app.query(NoteLine)]
+        assert any("not sent" in note and "notes.txt" in note for note in notes)
+        assert any(note.startswith("What to do:") for note in notes)
+
+
+async def test_an_unexpected_worker_error_is_a_modal_not_a_crash(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+
+        def broken() -> None:
+            raise ValueError("boom")
+
+        app.run_worker(broken, thread=True, exit_on_error=False, group="test")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ErrorScreen)
+        assert "boom" in app.screen.message and "tui-errors.log" in (app.screen.fix or "")
+        await pilot.press("escape")
+        assert app.is_running

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
@@ -43,6 +43,7 @@ from tui.widgets.chat_items import (
     UserMessage,
 )
 from tui.widgets.composer import Composer
+from tui.workers import run_in_thread
 
 END_NOTES = {
     "stopped": ("Stopped. The conversation is intact; send a new message to continue.", "warning"),
@@ -212,16 +213,20 @@ class ChatPanel(Vertical):
         """A message typed while the chat was starting waits to be sent."""
         return self._queued is not None
 
-    @work(thread=True, exit_on_error=False, group="turn", name="turn")
     def _run_turn(
         self, session: Any, turn: int, text: str, files: list[Path], cancel: threading.Event
     ) -> None:
-        session.run_turn(
-            text,
-            attachments=files,
-            on_event=lambda event: self.post_message(TurnEventPosted(turn, event)),
-            cancel=cancel,
-        )
+        """Run the turn on an app thread worker; its events come back as TurnEventPosted."""
+
+        def work() -> None:
+            session.run_turn(
+                text,
+                attachments=files,
+                on_event=lambda event: self.post_message(TurnEventPosted(turn, event)),
+                cancel=cancel,
+            )
+
+        run_in_thread(self, work, group="turn")
 
     def stop(self) -> bool:
         """Cancel the running turn at once; its late events are ignored. False when idle."""
@@ -232,9 +237,12 @@ class ChatPanel(Vertical):
         self.call_later(self._finish_turn, self.turn, "stopped", None)
         return True
 
-    def turn_failed(self, error: BaseException) -> None:
-        """The worker raised: end the turn so the composer is usable again."""
-        self.call_later(self._finish_turn, self.turn, "error", None)
+    def turn_failed(self, error: BaseException | None) -> None:
+        """The worker raised: end the turn (the app shows the error) so the chat goes on."""
+        message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+        fix = getattr(error, "fix", None)
+        failed = TurnEnded("error", error=f"The message was not sent: {message}", fix=fix)
+        self.call_later(self._finish_turn, self.turn, "error", failed)
 
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy

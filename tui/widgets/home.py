@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import OptionList, Static, TabPane
 from textual.widgets.option_list import Option
+
+from tui.workers import run_in_thread
 
 
 class HomeTab(TabPane):
@@ -49,9 +50,8 @@ class HomeTab(TabPane):
     def on_mount(self) -> None:
         if self.tables:
             self.query_one(OptionList).highlighted = 0
-        self._count_rows()
+        run_in_thread(self, self._count_rows, group="home-counts")
 
-    @work(thread=True, exit_on_error=False, group="home-counts")
     def _count_rows(self) -> None:
         counts = {}
         for table in self.tables:

@@ -20,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.data.row_source import PAGE_SIZE, ColumnSpec, Page, RowSource
+from tui.workers import run_in_thread
 
 MAX_COLUMN_WIDTH = 40
 HEADER_LINES = 2
@@ -136,10 +137,9 @@ class TableView(ScrollView, can_focus=True):
         if self.total_rows is not None and number * PAGE_SIZE >= max(self.total_rows, 1):
             return
         self._pending.add(number)
-        self.run_worker(
+        run_in_thread(
+            self,
             lambda: self.post_message(self.PageLoaded(self.source.page(number))),
-            thread=True,
-            exit_on_error=False,
             group="pages",
             name=f"page {number}",
         )
@@ -155,7 +155,7 @@ class TableView(ScrollView, can_focus=True):
         self._fit_widths(page)
         if page.number == 0:
             if self.total_rows is None:  # counting starts once the first rows are on screen
-                self.run_worker(self._load_count, thread=True, exit_on_error=False, group="count")
+                run_in_thread(self, self._load_count, group="count")
             if self.total_rows is None and len(page.rows) < PAGE_SIZE:
                 self.total_rows = len(page.rows)
                 self._update_virtual_size()
