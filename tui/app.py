@@ -177,33 +177,38 @@ class TabletalkApp(AppActions, App[int]):
 
     # ----- tabs (UiPort, chips, palette) ------------------------------------------------------
 
-    async def open_table(self, table: str, query: str | None = None) -> str:
+    async def open_table(self, table: str, query: str | None = None, *, focus: bool = True) -> str:
         tab = await self.opener.open_table(table, query)
         self._show_tabs()
         self._tint(tab)
-        tab.focus_table()
+        if focus:  # a click or key moves the keyboard there; the model's opens do not
+            self.call_after_refresh(tab.focus_table)
         return f"Opened table '{tab.table}' in a tab" + (f" filtered by: {query}" if query else "")
 
-    async def open_joined_view(self, spec: dict[str, Any]) -> str:
+    async def open_joined_view(self, spec: dict[str, Any], *, focus: bool = True) -> str:
         tab = await self.opener.open_joined_view(spec)
         self._show_tabs()
-        tab.focus_table()
+        if focus:  # a click or key moves the keyboard there; the model's opens do not
+            self.call_after_refresh(tab.focus_table)
         return f"Opened the joined view {tab.tab_title} in a tab"
 
-    async def open_saved_spec(self, spec: dict[str, Any]) -> str:
+    async def open_saved_spec(self, spec: dict[str, Any], *, focus: bool = True) -> str:
         tab = await self.opener.open_saved_spec(spec)
         self._show_tabs()
         self._tint(tab)
-        tab.focus_table()
+        if focus:  # a click or key moves the keyboard there; the model's opens do not
+            self.call_after_refresh(tab.focus_table)
         return f"Opened saved spec '{spec.get('name')}' in a tab"
 
-    async def open_staging_panel(self) -> str:
+    async def open_staging_panel(self, *, focus: bool = True) -> str:
         from tui.widgets.staging_panel import StagingPanel
 
         tabs = self.query_one("#tabs", TabbedContent)
         if not tabs.query("#staging"):
             await tabs.add_pane(StagingPanel(self.staging_watch))
         tabs.active = "staging"
+        if focus:
+            self.call_after_refresh(tabs.query_one(StagingPanel).focus_first)
         self._show_tabs()
         self.staging_watch.refresh_now()
         return f"Opened the staging panel ({len(self.staged_changes)} staged changes)"
@@ -284,7 +289,12 @@ class TabletalkApp(AppActions, App[int]):
         self.staging_watch.refresh_now()
 
     def on_staging_changed(self, message: StagingChanged) -> None:
+        now = {c.id for c in message.changes}
+        gone_tables = {c.table for c in self.staged_changes if c.id not in now}
         self.staged_changes = message.changes
+        for tab in self.query(TableTab):
+            if tab.table in gone_tables and tab.kind == "table":  # committed or rejected
+                tab.reload()
         self.status.staged = len(message.changes)
         for tab in self.query(TableTab):
             tab.set_staged(message.changes)

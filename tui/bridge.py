@@ -21,16 +21,16 @@ class AppBridge:
         self.app = app
 
     def open_table(self, table: str, query: str | None = None) -> str:
-        return self.app.call_from_thread(self.app.open_table, table, query)
+        return self.app.call_from_thread(self.app.open_table, table, query, focus=False)
 
     def open_joined_view(self, spec: dict[str, Any]) -> str:
-        return self.app.call_from_thread(self.app.open_joined_view, spec)
+        return self.app.call_from_thread(self.app.open_joined_view, spec, focus=False)
 
     def open_saved_spec(self, spec: dict[str, Any]) -> str:
-        return self.app.call_from_thread(self.app.open_saved_spec, spec)
+        return self.app.call_from_thread(self.app.open_saved_spec, spec, focus=False)
 
     def open_staging_panel(self) -> str:
-        return self.app.call_from_thread(self.app.open_staging_panel)
+        return self.app.call_from_thread(self.app.open_staging_panel, focus=False)
 
     def list_open_tabs(self) -> list[dict[str, Any]]:
         return self.app.call_from_thread(self.app.list_open_tabs)

@@ -71,6 +71,7 @@ async def test_reject_one_attribute_and_commit_just_one_change(
     other = area.stage("orders", "update", {"id": 6}, {"status": "lost"}, origin="test")
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("orders")
         await app.open_staging_panel()
         await settle(app, pilot)
         card = app.query_one(f"#change-{kept.id}", ChangeCard)
@@ -86,6 +87,9 @@ async def test_reject_one_attribute_and_commit_just_one_change(
             row5 = conn.execute("SELECT status, quantity FROM orders WHERE id = 5").fetchone()
         assert row5[0] == "lost" and row5[1] != 9
         assert [c.id for c in area.list()] == [other.id]
+        view = app.query_one(TableTab).view
+        values, staged = view.row_at(4)
+        assert values[0] == 5 and values[5] == "lost" and staged is None, "the tab shows the commit"
 
 
 async def test_conflict_is_shown_and_the_change_stays_staged(

@@ -119,6 +119,13 @@ class SQLiteRowSource:
             self._order = list(self.key_columns)
         self._dense_rowid_start: int | None = None
 
+    def invalidate(self) -> None:
+        """Forget cached pages and the count (the table changed, e.g. after a commit)."""
+        with self._lock, self._count_lock:
+            self._pages.clear()
+            self._count = None
+            self._dense_rowid_start = None
+
     def _table_has_rowid(self) -> bool:
         try:
             self._conn.execute(f"SELECT rowid FROM {_quote(self.table)} LIMIT 0")
@@ -254,6 +261,9 @@ class QueryRowSource:
 
     def count(self) -> int:
         return len(self._rows)
+
+    def invalidate(self) -> None:
+        """Fixed rows: a query tab shows what the query returned when it opened."""
 
     def page(self, number: int) -> Page:
         start = number * PAGE_SIZE

@@ -177,6 +177,11 @@ class StagingPanel(TabPane):
     def on_mount(self) -> None:
         self.show(getattr(self.app, "staged_changes", []), force=True)
 
+    def focus_first(self) -> None:
+        """Keyboard to the panel: Commit all when there is something to commit, else Refresh."""
+        target = self._commit_all if not self._commit_all.disabled else self.query_one("#refresh")
+        target.focus()
+
     def show(self, changes: list[StagedChange], *, force: bool = False) -> None:
         """Render `changes` grouped by table and item (skipped when nothing changed)."""
         signature = tuple(

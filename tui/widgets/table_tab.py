@@ -101,6 +101,11 @@ class TableTab(TabPane):
             self.view.set_staged(self._staged)
             self._update_info()
 
+    def reload(self) -> None:
+        """Show the table as it is now (after a commit)."""
+        self.view.reload()
+        self._update_info()
+
     def on_table_view_count_loaded(self, message: TableView.CountLoaded) -> None:
         self.call_after_refresh(self._update_info)
 

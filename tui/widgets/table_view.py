@@ -114,6 +114,7 @@ class TableView(ScrollView, can_focus=True):
         self.total_rows: int | None = None
         self._pages: dict[int, Page] = {}
         self._pending: set[int] = set()
+        self._counting = False
         self._creates: list[Any] = []
         self._staged: dict[tuple[tuple[str, str], ...], Any] = {}
         self._update_virtual_size()
@@ -153,15 +154,16 @@ class TableView(ScrollView, can_focus=True):
             far = max(self._pages, key=lambda n: abs(n - self._cursor_page()))
             self._pages.pop(far, None)
         self._fit_widths(page)
+        if self.total_rows is None:  # counting starts once the first rows are on screen
+            self._start_count()
         if page.number == 0:
-            if self.total_rows is None:  # counting starts once the first rows are on screen
-                run_in_thread(self, self._load_count, group="count")
             if self.total_rows is None and len(page.rows) < PAGE_SIZE:
                 self.total_rows = len(page.rows)
                 self._update_virtual_size()
         self.refresh()
 
     def on_table_view_count_loaded(self, message: TableView.CountLoaded) -> None:
+        self._counting = False
         self.total_rows = message.count
         self._update_virtual_size()
         self.refresh()
@@ -173,6 +175,21 @@ class TableView(ScrollView, can_focus=True):
             header = max(cell_len(self._header(column)), len(column.type))
             self.widths[i] = min(MAX_COLUMN_WIDTH, max(self.widths[i], header, longest, 4))
         self._update_virtual_size()
+
+    def reload(self) -> None:
+        """Re-read the rows (the table changed): drop pages, recount, fetch what is in view."""
+        self.source.invalidate()
+        self._pages.clear()
+        self._pending.clear()
+        self._counting = False
+        self._start_count()  # the old total stays until the new one arrives (no scroll jump)
+        self.request_page(max(0, round(self.scroll_y) - len(self._creates)) // PAGE_SIZE)
+        self.refresh()
+
+    def _start_count(self) -> None:
+        if not self._counting:
+            self._counting = True
+            run_in_thread(self, self._load_count, group="count")
 
     def set_staged(self, changes: list[Any]) -> None:
         """Tint rows with these staged changes (of this table); creates are pinned on top."""
