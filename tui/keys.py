@@ -33,6 +33,7 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
     ("complete", "tab", "Complete an @table or @column name in the composer"),
     ("—", "ctrl+p", "Command palette: every action of the app"),
     ("table.row_detail", "enter", "Row detail (in a table)"),
+    ("table.*", "arrows, pgup/pgdn, home/end", "Move in a table (ids table.up … table.last)"),
     ("—", "/attach PATH", "Attach a file by typing its path; pasting a file path also attaches it"),
     ("permission.*", "y / a / n", "Permission prompt: allow once / allow for this chat / deny"),
 ]

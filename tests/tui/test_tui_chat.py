@@ -159,3 +159,15 @@ async def test_a_message_sent_while_the_chat_starts_goes_out_when_ready(
         await settle(app, pilot)
         assert [m.text for m in app.query(UserMessage)] == ["early question"]
         assert app.query(AssistantMessage).last().source == "Ready now."
+
+
+async def test_a_long_answer_keeps_the_view_at_the_bottom(make_app, scripted_bedrock) -> None:
+    scripted_bedrock.add(
+        Reply(text="\n\n".join(f"Paragraph {n} of a long answer." for n in range(80)))
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "tell me everything")
+        log = app.chat.log_view
+        assert log.max_scroll_y > 0
+        assert log.scroll_y == log.max_scroll_y

@@ -48,14 +48,14 @@ class TableView(ScrollView, can_focus=True):
     """Rows of one RowSource with a fixed header, a cursor row and staged-change tints."""
 
     BINDINGS = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "jump(0)", "First row", show=False),
-        Binding("end", "jump(-1)", "Last row", show=False),
-        Binding("left", "scroll_left", "Left", show=False),
-        Binding("right", "scroll_right", "Right", show=False),
+        Binding("up", "cursor(-1)", "Up", show=False, id="table.up"),
+        Binding("down", "cursor(1)", "Down", show=False, id="table.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="table.page_up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="table.page_down"),
+        Binding("home", "jump(0)", "First row", show=False, id="table.first"),
+        Binding("end", "jump(-1)", "Last row", show=False, id="table.last"),
+        Binding("left", "scroll_left", "Left", show=False, id="table.left"),
+        Binding("right", "scroll_right", "Right", show=False, id="table.right"),
         Binding("enter", "open_row", "Row detail", id="table.row_detail"),
     ]
 
