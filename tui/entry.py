@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 VALUE_FLAGS = frozenset(
     {"--db", "--profile", "--region", "--model", "--mode", "--config", "--conversation"}
@@ -41,6 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def prepare(argv: list[str]) -> tuple[Any, Any, str | None]:
+    """Parse the app's flags: (store, settings, conversation id). Raises TabletalkError."""
+    from agent.cli.common import resolve_settings, store_path
+    from agent.stores.open import open_store
+
+    args = build_parser().parse_args(argv)
+    settings = resolve_settings(args)
+    return open_store(store_path(args, settings)), settings, args.conversation
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -48,20 +59,16 @@ def main(argv: list[str] | None = None) -> int:
         from agent.cli.main import main as cli_main
 
         return cli_main(argv)
-    from agent.cli.common import report_error, resolve_settings, store_path
+    from agent.cli.common import report_error
     from agent.errors import TabletalkError
 
-    args = build_parser().parse_args(argv)
     try:
-        settings = resolve_settings(args)
-        from agent.stores.open import open_store
-
-        store = open_store(store_path(args, settings))
+        store, settings, conversation_id = prepare(argv)
     except TabletalkError as exc:
         return report_error(exc)
     from tui.app import TabletalkApp
 
-    app = TabletalkApp(store, settings, conversation_id=args.conversation)
+    app = TabletalkApp(store, settings, conversation_id=conversation_id)
     try:
         app.run()
     finally:

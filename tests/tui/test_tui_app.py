@@ -10,12 +10,14 @@ from tests.tui.helpers import SIZE, send, settle
 from tui.app import TabletalkApp
 from tui.screens.error import ErrorScreen
 from tui.screens.picker import PickerScreen
+from tui.screens.row_detail import RowDetailScreen
 from tui.widgets.chat_items import (
     AnswerChip,
     AskBlock,
     AssistantMessage,
     ChipButton,
     NoteLine,
+    ToolLine,
     UserMessage,
 )
 from tui.widgets.staging_panel import StagingPanel
@@ -114,7 +116,10 @@ async def test_markup_in_cells_and_model_text_is_shown_literally(
 ) -> None:
     with sqlite3.connect(demo_path) as conn:
         conn.execute("UPDATE customers SET name = '[bold red]Eve[/] [link=x]' WHERE id = 1")
-    scripted_bedrock.add(Reply(text="Name: [/] [bold]Eve[/bold] [@click=app.quit]x[/]"))
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("describeTable", {"table": "[bold]x[/] [@click=app.quit]"})]),
+        Reply(text="Name: [/] [bold]Eve[/bold] [@click=app.quit]x[/]"),
+    )
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "who is customer 1? [/]")
@@ -124,6 +129,13 @@ async def test_markup_in_cells_and_model_text_is_shown_literally(
         assert "[bold red]Eve[/]" in line
         assert app.is_running
         assert "[/]" in app.query(UserMessage).last().text
+        title = app.query_one(ToolLine).query_one("CollapsibleTitle").render()
+        assert "[bold]x[/]" in str(title)
+        view = app.query_one(TableTab).view
+        view.cursor_row = 0
+        view.action_open_row()
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, RowDetailScreen)
 
 
 async def test_at_completes_table_and_column_names(make_app) -> None:

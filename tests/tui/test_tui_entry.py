@@ -48,3 +48,29 @@ def test_a_bad_db_path_is_an_error_with_a_fix_not_a_traceback(tmp_path: Path, ca
     err = capsys.readouterr().err
     assert status == 2
     assert "missing.sqlite" in err and "fix:" in err and "Traceback" not in err
+
+
+def test_app_flags_override_the_config_file(tmp_path: Path, demo_path: Path) -> None:
+    from tui.entry import prepare
+
+    config = tmp_path / "config.toml"
+    config.write_text('mode = "auto"\nmodel = "haiku-4.5"\n[keys]\nstop = "ctrl+c"\n')
+    store, settings, conversation = prepare(
+        [
+            "--db",
+            str(demo_path),
+            "--config",
+            str(config),
+            "--mode",
+            "full-auto",
+            "--conversation",
+            "abc",
+        ]
+    )
+    try:
+        assert store.label == "demo.sqlite"
+        assert settings.mode == "full-auto" and settings.model == "haiku-4.5"
+        assert settings.keys == {"stop": "ctrl+c"}
+        assert conversation == "abc"
+    finally:
+        store.close()

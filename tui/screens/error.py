@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -33,7 +34,7 @@ class ErrorScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = self.error_title
+            box.border_title = escape(self.error_title)
             yield Static(Text(self.message))
             if self.fix:
                 yield Static(Text(f"What to do: {self.fix}"), classes="fix")

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -43,7 +44,7 @@ class RowDetailScreen(ModalScreen[None]):
                 cell = Text.assemble(cell, (" → ", "dim"), (str(new_values[name]), "bold yellow"))
             grid.add_row(Text(name), cell)
         with VerticalScroll() as scroll:
-            scroll.border_title = self.row_title
+            scroll.border_title = escape(self.row_title)
             if self.staged is not None:
                 op = self.staged.op
                 colour = {"create": "green", "update": "yellow", "delete": "red"}.get(op, "")
