@@ -52,7 +52,7 @@ class Composer(TextArea):
             soft_wrap=True,
             show_line_numbers=False,
             highlight_cursor_line=False,
-            placeholder="Ask about your tables…  (enter send · ctrl+j newline · @ names · ctrl+o attach)",
+            placeholder="Ask about your tables…  (@ completes names)",
             compact=False,
         )
         self.names = names or (lambda: [])
