@@ -106,3 +106,16 @@ async def test_attach_key_opens_a_picker_that_adds_the_file(make_app, tmp_path) 
         await pilot.press("enter")
         await pilot.pause()
         assert app.chat.attachments.paths == [notes.resolve()]
+
+
+async def test_dragging_the_splitter_resizes_the_chat(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        before = app.chat.outer_size.width
+        x = app.query_one("#splitter").region.x
+        await pilot.mouse_down("#splitter", offset=(0, 5))
+        await pilot.hover(None, offset=(x - 10, 5))
+        await pilot.mouse_up(None, offset=(x - 10, 5))
+        await pilot.pause()
+        assert app.chat.outer_size.width == before + 10
