@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `tests.support` without pythonpath
-
-from agent.config import Settings  # noqa: E402
-from tests.support import scripted_bedrock as scripted_support  # noqa: E402
-from tui.app import TabletalkApp  # noqa: E402
+from agent.config import Settings
+from tests.support import scripted_bedrock as scripted_support
+from tui.app import TabletalkApp
 
 scripted_bedrock = scripted_support.scripted_bedrock
 
