@@ -287,13 +287,13 @@ def _interrupt_on_cancel(cancel: threading.Event, context: Any) -> Iterator[None
                     interrupt()
                 return
 
-    watcher = threading.Thread(target=watch, name="tabletalk-stop-watch", daemon=True)
-    watcher.start()
+    # Not joined: the watcher notices `finished` within one poll and exits on its own, so
+    # a step never waits for it.
+    threading.Thread(target=watch, name="tabletalk-stop-watch", daemon=True).start()
     try:
         yield
     finally:
         finished.set()
-        watcher.join(timeout=1)
 
 
 def _json_safe(result: dict[str, Any]) -> dict[str, Any]:
