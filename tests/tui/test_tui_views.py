@@ -119,3 +119,21 @@ async def test_dragging_the_splitter_resizes_the_chat(make_app) -> None:
         await pilot.mouse_up(None, offset=(x - 10, 5))
         await pilot.pause()
         assert app.chat.outer_size.width == before + 10
+
+
+async def test_mode_and_model_switches_apply_to_the_next_turn(make_app, scripted_bedrock) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("runQuery", {"query": "SELECT 1 AS one"})]), Reply(text="ok")
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f4")
+        assert app.session.mode == "auto" and app.status.mode == "auto"
+        app.set_model("haiku-4.5")
+        await send(app, pilot, "run it")  # auto mode: the gated read runs without a prompt
+        assert app.query_one(ToolLine).status == "success"
+        assert {r.model_id for r in scripted_bedrock.requests} == {
+            "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+        }
+        assert "claude-haiku" in app.status.model
