@@ -46,7 +46,7 @@ async def measure(messages: int) -> None:
     from agent.config import Settings
     from agent.stores.open import open_store
     from tui.app import TabletalkApp
-    from tui.widgets.chat_items import AssistantMessage
+    from tui.widgets.chat_items import SavedAnswer
 
     store = open_store(None)
     conversation_id = build_conversation(store.identity, messages)
@@ -54,7 +54,7 @@ async def measure(messages: int) -> None:
     app = TabletalkApp(store, Settings(), conversation_id=conversation_id, staging_poll_seconds=0)
     async with app.run_test(size=(120, 36)) as pilot:
         started = time.perf_counter()
-        while len(app.query(AssistantMessage)) < min(messages // 2, 30):
+        while len(app.query(SavedAnswer)) < min(messages // 2, 30):
             await pilot.pause(0.01)
         shown = time.perf_counter() - started
         await pilot.pause()

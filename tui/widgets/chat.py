@@ -39,6 +39,7 @@ from tui.widgets.chat_items import (
     ChipButton,
     ChipRow,
     NoteLine,
+    SavedAnswer,
     ToolLine,
     UserMessage,
 )
@@ -76,7 +77,7 @@ def item_widget(item: dict[str, Any]) -> Any:
         return line
     if item.get("role") == "user":
         return UserMessage(item.get("text", ""))
-    return AssistantMessage(item.get("text", ""))
+    return SavedAnswer(item.get("text", ""))
 
 
 class ChatLog(VerticalScroll):

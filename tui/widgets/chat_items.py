@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -64,6 +65,19 @@ class AssistantMessage(Markdown):
     DEFAULT_CSS = """
     AssistantMessage { margin: 1 0 0 0; padding: 0 1; background: transparent; }
     """
+
+
+class SavedAnswer(Static):
+    """An answer from a resumed conversation: Rich Markdown in one widget (far lighter than
+    a Markdown widget per message, which matters for long histories)."""
+
+    DEFAULT_CSS = """
+    SavedAnswer { margin: 1 0 0 0; padding: 0 1; }
+    """
+
+    def __init__(self, source: str) -> None:
+        super().__init__(RichMarkdown(source))
+        self.source = source
 
 
 class ToolLine(Collapsible):
