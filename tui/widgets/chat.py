@@ -62,6 +62,9 @@ END_NOTES = {
 STAGING_TOOLS = frozenset({"stageItem", "bulkEdit"})
 """Tools whose success puts a "Review staged changes" chip under the answer."""
 
+LIVE_ANSWERS = 20
+"""Answers kept as (heavy) Markdown widgets; older ones are re-rendered as one light widget."""
+
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
 
@@ -324,10 +327,18 @@ class ChatPanel(Vertical):
             )
         elif note is not None:
             await self.log_view.mount(NoteLine(note[0], level=note[1]))
+        await self._lighten_old_answers()
         self._set_busy(False)
         self.app.refresh_staging()
         if self.app.focused is None or not self.app.focused.is_attached:
             self.composer.focus()
+
+    async def _lighten_old_answers(self) -> None:
+        """Keep the newest LIVE_ANSWERS as Markdown widgets; older ones become SavedAnswers."""
+        live = list(self.log_view.query(AssistantMessage))
+        for old in live[:-LIVE_ANSWERS]:
+            await self.log_view.mount(SavedAnswer(old.source), before=old)
+            await old.remove()
 
     # ----- whole-log operations -------------------------------------------------------------
 
