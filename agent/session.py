@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import paths
 from agent.active_set import ActiveSet
@@ -27,7 +27,6 @@ from agent.conversations import (
 from agent.errors import TabletalkError
 from agent.events import Notice, TurnEnded, TurnEvent, Usage
 from agent.loop import TurnRecord, TurnRunner
-from agent.mcp_client.sources import McpSources
 from agent.permissions import AuditLog, PermissionGate, Prompter
 from agent.prompt import system_prompt
 from agent.search.decider import Decider
@@ -38,6 +37,9 @@ from agent.stores.base import Store
 from agent.tools.base import ToolContext
 from agent.toolset import Toolset
 from agent.ui_port import HeadlessUi, UiPort
+
+if TYPE_CHECKING:
+    from agent.mcp_client.sources import McpSources
 
 
 def build_toolset(settings: Settings, sources: McpSources | None = None) -> Toolset:
@@ -53,6 +55,8 @@ def start_mcp_sources(settings: Settings, warn: Callable[[str], None]) -> McpSou
     """Connect to the configured MCP servers (blocking, bounded); None when there are none."""
     if not settings.mcp_servers:
         return None
+    from agent.mcp_client.sources import McpSources  # the SDK is slow to import: only if used
+
     return McpSources.start(settings.mcp_servers, warn)
 
 

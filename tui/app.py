@@ -70,6 +70,7 @@ class TabletalkApp(AppActions, App[int]):
         self.settings = settings or Settings()
         self.conversation_id = conversation_id
         self.session_factory = session_factory or default_session_factory
+        self._mcp_sources: Any = None
         self.session: Any | None = None
         self.bridge = AppBridge(self)
         self.staging_watch = StagingWatch(self, store, poll_seconds=staging_poll_seconds)
@@ -114,14 +115,35 @@ class TabletalkApp(AppActions, App[int]):
     @work(thread=True, exit_on_error=False, group="session", exclusive=True)
     def open_session(self, conversation_id: str | None) -> None:
         """Open (or resume) a conversation on a worker; posts SessionReady."""
+        extra: dict[str, Any] = {}
+        if self.settings.mcp_servers:
+            extra["toolset"] = self.external_toolset()
         session = self.session_factory(
             self.settings,
             self.store,
             conversation_id=conversation_id,
             ui=self.bridge,
             prompter=self.bridge.prompt,
+            **extra,
         )
         self.post_message(SessionReady(session))
+
+    def external_toolset(self) -> Any:
+        """Connect the configured MCP servers once (worker thread); warnings become notices."""
+        from agent.session import build_toolset, start_mcp_sources
+
+        if self._mcp_sources is None:
+            self._mcp_sources = start_mcp_sources(
+                self.settings,
+                lambda text: self.call_from_thread(
+                    self.notify, text, title="MCP server", severity="warning", markup=False
+                ),
+            )
+        return build_toolset(self.settings, self._mcp_sources)
+
+    def on_unmount(self) -> None:
+        if self._mcp_sources is not None:
+            self._mcp_sources.close()
 
     async def on_session_ready(self, message: SessionReady) -> None:
         self.session = message.session

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,12 +57,25 @@ def commits_in_progress(conn: sqlite3.Connection, store: str) -> set[str]:
     return held
 
 
+def _enable_wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
+    """Switch to WAL; retried, because two processes creating the file at once can make the
+    switch report "database is locked" without waiting on the busy timeout."""
+    for attempt in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05)
+
+
 def open_staging_db(path: Path) -> sqlite3.Connection:
     """Open (creating dirs, file and schema as needed) the staging database at `path`."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
-        conn.execute("PRAGMA journal_mode=WAL")
+        _enable_wal(conn)
         conn.execute("PRAGMA synchronous=FULL")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:

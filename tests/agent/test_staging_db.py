@@ -71,3 +71,28 @@ def test_an_older_staging_file_keeps_its_changes_and_loses_the_slow_check(
     reopened = StagingArea(demo_store, path)  # reopening is a no-op
     assert reopened.count() == 0
     reopened.close()
+
+
+def test_many_openers_of_a_new_staging_db_at_once_all_succeed(tmp_path: Path) -> None:
+    import threading
+
+    from agent.staging.db import open_staging_db
+
+    for round_number in range(5):
+        path = tmp_path / f"race{round_number}" / "staging.sqlite"
+        errors: list[BaseException] = []
+        start = threading.Barrier(4)
+
+        def opener() -> None:
+            try:
+                start.wait()
+                open_staging_db(path).close()
+            except BaseException as exc:  # noqa: BLE001 - collected for the assert
+                errors.append(exc)
+
+        threads = [threading.Thread(target=opener) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []

@@ -204,3 +204,26 @@ async def test_an_unexpected_worker_error_is_a_modal_not_a_crash(make_app) -> No
         assert "boom" in app.screen.message and "tui-errors.log" in (app.screen.fix or "")
         await pilot.press("escape")
         assert app.is_running
+
+
+async def test_configured_mcp_servers_join_the_chat_and_a_dead_one_is_a_notice(
+    make_app, scripted_bedrock
+) -> None:
+    import sys
+    from pathlib import Path
+
+    from agent.config import McpServerSettings
+
+    server = Path(__file__).resolve().parents[1] / "support" / "mcp_echo_server.py"
+    app = make_app(
+        mcp_servers={
+            "notes": McpServerSettings(command=sys.executable, args=[str(server), "notes"]),
+            "ghost": McpServerSettings(command="/nonexistent/tabletalk-ghost"),
+        }
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.session is not None
+        assert app.session.toolset.row("notes__echo") is not None
+        notices = [n.message for n in app._notifications]
+        assert any("ghost" in message for message in notices)
