@@ -83,7 +83,9 @@ def test_many_openers_of_a_new_staging_db_at_once_all_succeed(tmp_path: Path) ->
         errors: list[BaseException] = []
         start = threading.Barrier(4)
 
-        def opener() -> None:
+        def opener(
+            start: threading.Barrier = start, path: Path = path, errors: list = errors
+        ) -> None:
             try:
                 start.wait()
                 open_staging_db(path).close()
