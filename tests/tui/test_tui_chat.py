@@ -185,3 +185,23 @@ async def test_older_answers_become_light_widgets(make_app, scripted_bedrock, mo
         await send(app, pilot, "two")
         assert [w.source for w in app.query(SavedAnswer)] == ["First **answer**."]
         assert [w.source for w in app.query(AssistantMessage)] == ["Second answer."]
+
+
+async def test_text_and_enter_arriving_in_one_burst_send_the_whole_text(
+    make_app, scripted_bedrock
+) -> None:
+    from textual import events
+
+    scripted_bedrock.add(Reply(text="Got it."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        await pilot.pause()
+        for character in "hi there":  # queued at once, as a terminal delivers a fast paste
+            app.post_message(events.Key(character if character != " " else "space", character))
+        app.post_message(events.Key("enter", "\r"))
+        await settle(app, pilot)
+        assert texts(app, UserMessage) == ["hi there"]
+        user_text = scripted_bedrock.requests[0].body["messages"][0]["content"][0]["text"]
+        assert user_text == "hi there"

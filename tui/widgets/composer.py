@@ -58,6 +58,11 @@ class Composer(TextArea):
         self.names = names or (lambda: [])
 
     def action_submit(self) -> None:
+        # Priority bindings run before keys already queued for this widget (text and Enter
+        # arriving in one burst, e.g. from tmux or a fast paste): send after those keys land.
+        self.call_later(self._submit)
+
+    def _submit(self) -> None:
         text = self.text.strip()
         if text:
             self.post_message(self.Submitted(self, text))
