@@ -468,3 +468,44 @@ def test_rewind_reaches_a_prompt_sent_after_a_step_limit(
     messages = session.conversation.messages
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert all("toolResult" in block for block in messages[-1]["content"])
+
+
+def test_display_items_show_attachment_names_and_a_review_chip_after_staging(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes; v2.txt"
+    notes.write_text("ship order 1")
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse(
+                    "stageItem",
+                    {
+                        "table": "orders",
+                        "op": "update",
+                        "key": {"id": 1},
+                        "values": {"quantity": 2},
+                    },
+                )
+            ]
+        ),
+        Reply(text="Staged."),
+        Reply(text="Hello."),
+    )
+    session = session_for(db_path)
+    session.run_turn("do what the file says", attachments=[notes])
+    session.run_turn("thanks")
+    items = ChatSession.open(
+        Settings(), open_store(db_path), conversation_id=session.conversation_id
+    ).display_items()
+    users = [item for item in items if item.get("role") == "user"]
+    assert users[0] == {
+        "role": "user",
+        "text": "do what the file says",
+        "attachments": ["notes; v2.txt"],
+    }
+    assert users[1] == {"role": "user", "text": "thanks"}
+    chips = [index for index, item in enumerate(items) if item.get("chip")]
+    assert len(chips) == 1
+    assert items[chips[0]]["chip"]["action"] == {"kind": "openStagingPanel"}
+    assert chips[0] < items.index(users[1])
