@@ -77,7 +77,23 @@ class AppActions:
     def action_cycle_mode(self) -> None:
         current = self.session.mode if self.session is not None else self.status.mode
         mode = MODES[(MODES.index(current) + 1) % len(MODES)] if current in MODES else MODES[0]
-        self.set_mode(mode)
+        if mode != "full-auto":
+            self.set_mode(mode)
+            return
+        from tui.screens.confirm import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            self.set_mode("full-auto" if yes else current)
+
+        self.push_screen(
+            ConfirmScreen(
+                "Full-auto mode",
+                "Switch to full-auto? Every tool then runs without asking you first, including "
+                "exports to files. Edits are still only staged for your review.",
+                yes="Full-auto",
+            ),
+            answered,
+        )
 
     def set_mode(self, mode: str) -> None:
         """Switch the permission mode for this session."""

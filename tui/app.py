@@ -88,7 +88,7 @@ class TabletalkApp(AppActions, App[int]):
                 yield HomeTab(self.store)
             yield Splitter(id="splitter")
             yield ChatPanel(id="chat")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         if self.settings.keys:

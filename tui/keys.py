@@ -1,4 +1,7 @@
-"""The app's key bindings: each has an id that `keys` in config.toml can remap (set_keymap)."""
+"""The app's key bindings: each has an id that `keys` in config.toml can remap (set_keymap).
+
+The footer shows the ones a user needs most; the rest are in the palette (ctrl+p) and F1.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +11,15 @@ APP_BINDINGS: list[Binding] = [
     Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
     Binding("f1", "help", "Help", id="help"),
     Binding("escape", "stop", "Stop", id="stop", show=False),
-    Binding("ctrl+n", "new_chat", "New chat", id="new_chat"),
-    Binding("ctrl+l", "conversations", "Chats", id="conversations"),
-    Binding("ctrl+r", "rewind", "Rewind", id="rewind"),
+    Binding("ctrl+n", "new_chat", "New chat", id="new_chat", show=False),
+    Binding("ctrl+l", "conversations", "Chats", id="conversations", show=False),
+    Binding("ctrl+r", "rewind", "Rewind", id="rewind", show=False),
     Binding("ctrl+o", "attach", "Attach", id="attach"),
-    Binding("ctrl+t", "pick_table", "Open table", id="open_table"),
+    Binding("ctrl+t", "pick_table", "Table", id="open_table", tooltip="Open a table"),
     Binding("ctrl+s", "open_staging_panel", "Staged", id="staging"),
     Binding("ctrl+w", "close_tab", "Close tab", id="close_tab", show=False),
     Binding("f2", "toggle_chat", "Full chat", id="toggle_chat"),
-    Binding("f3", "switch_focus", "Chat ⇄ tabs", id="switch_focus"),
+    Binding("f3", "switch_focus", "Chat ⇄ tabs", id="switch_focus", show=False),
     Binding("f4", "cycle_mode", "Mode", id="mode"),
     Binding("f5", "pick_model", "Model", id="model", show=False),
     Binding("alt+left", "resize_chat(4)", "Wider chat", id="chat_wider", show=False),

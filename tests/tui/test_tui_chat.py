@@ -205,3 +205,97 @@ async def test_text_and_enter_arriving_in_one_burst_send_the_whole_text(
         assert texts(app, UserMessage) == ["hi there"]
         user_text = scripted_bedrock.requests[0].body["messages"][0]["content"][0]["text"]
         assert user_text == "hi there"
+
+
+async def test_clicking_stop_ends_a_running_turn(make_app, scripted_bedrock) -> None:
+    scripted_bedrock.add(Reply(text="word " * 400, chunk_delay=0.01))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "write a lot"
+        await pilot.press("enter")
+        while not app.query(AssistantMessage):
+            await pilot.pause()
+        assert await pilot.click("#stop")
+        assert not app.chat.busy
+        await settle(app, pilot)
+        assert any("Stopped" in str(n.render()) for n in app.query(NoteLine))
+
+
+async def test_pasting_a_file_path_attaches_it(make_app, tmp_path: Path) -> None:
+    from textual import events
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("remember the milk\n")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        app.chat.composer.post_message(events.Paste(f"'{notes}'"))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.chat.attachments.paths == [notes.resolve()]
+        assert app.chat.composer.text == "", "the path is not typed into the message"
+
+
+async def test_a_resumed_chat_shows_attachments_and_one_review_chip(
+    make_app, scripted_bedrock, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("put order 3 on hold\n")
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse(
+                    "bulkEdit",
+                    {"table": "orders", "keys": [{"id": 3}], "set": {"status": "on hold"}},
+                )
+            ]
+        ),
+        Reply(text="Staged."),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.chat.attach(notes)
+        await send(app, pilot, "do what the notes say")
+
+        def review_chips() -> int:
+            return sum(
+                1 for c in app.query(ChipButton) if c.chip_action == {"kind": "openStagingPanel"}
+            )
+
+        def user_texts() -> list[str]:
+            return [str(m.render()) for m in app.query(UserMessage)]
+
+        assert review_chips() == 1
+        assert user_texts() == ["do what the notes say\n📎 notes.txt"]
+        await app.chat.show_items(app.session.display_items())  # as after a restart or rewind
+        await pilot.pause()
+        assert review_chips() == 1
+        assert user_texts() == ["do what the notes say\n📎 notes.txt"]
+        review = next(c for c in app.query(ChipButton) if c.chip_label == "Review staged changes")
+        await pilot.click(review)
+        await settle(app, pilot)
+        assert app.query_one("#tabs").active == "staging"
+
+
+async def test_tab_cycles_through_at_completions(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        composer = app.chat.composer
+        composer.focus()
+        names = [n for n in app.completion_names() if n.startswith("c")]
+        assert len(names) >= 2
+        await pilot.press("@", "c")
+        await pilot.pause()
+        assert "tab → " + names[0] in str(app.chat.query_one("#chat-hint").render())
+        await pilot.press("tab")
+        assert composer.text == names[0] + " "
+        await pilot.press("tab")
+        assert composer.text == names[1] + " "
+        assert composer.has_focus, "Tab cycles instead of leaving the composer"
+        await pilot.press("x")
+        await pilot.press("tab")
+        assert not composer.has_focus, "after typing on, Tab moves focus again"

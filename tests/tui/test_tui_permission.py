@@ -24,11 +24,14 @@ def _gated_script(scripted_bedrock) -> None:
 async def test_allow_once_runs_the_gated_call(make_app, scripted_bedrock) -> None:
     _gated_script(scripted_bedrock)
     app = make_app()
+    rings: list[bool] = []
+    app.bell = lambda: rings.append(True)  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         app.chat.composer.text = "count customers"
         await pilot.press("enter")
         screen = await _until_prompt(app, pilot)
+        assert rings == [True], "the prompt rings the bell once"
         assert screen.request.tool == "runQuery"
         assert "SELECT count(*)" in str(screen.query_one("#tool-input Static").render())
         await pilot.press("y")

@@ -10,7 +10,8 @@ import sqlite3
 
 from agent.permissions import PermissionRequest
 from agent.staging import StagingArea
-from tests.tui.helpers import SIZE, settle
+from tests.support.scripted_bedrock import Reply, ToolUse
+from tests.tui.helpers import SIZE, send, settle
 from tui.screens.permission import PermissionScreen
 
 
@@ -31,6 +32,19 @@ class TestMainScreen:
             await _steady(pilot)
 
         assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+    def test_small_terminal_with_a_conversation(self, snap_compare, make_app, scripted_bedrock):
+        """80x24: header values, footer keys and the composer hint all fit."""
+        scripted_bedrock.add(
+            Reply(tool_uses=[ToolUse("countItems", {"table": "orders"})]),
+            Reply(text="There are **1,200** orders."),
+        )
+
+        async def run_before(pilot) -> None:
+            await send(pilot.app, pilot, "how many orders?")
+            await _steady(pilot)
+
+        assert snap_compare(make_app(mode="auto"), terminal_size=(80, 24), run_before=run_before)
 
 
 class TestStagingPanel:

@@ -13,6 +13,14 @@ from tui.widgets.staging_panel import ChangeCard, SmallButton, StagingPanel
 from tui.widgets.table_tab import TableTab
 
 
+async def _click_again(app, pilot, selector: str) -> None:
+    """Click a button a second time (a Button ignores clicks during its 0.2 s press effect)."""
+    button = app.query_one(selector)
+    while button.has_class("-active"):
+        await pilot.pause(0.05)
+    await pilot.click(selector)
+
+
 def _statuses(path, ids) -> dict[int, str]:
     with sqlite3.connect(path) as conn:
         marks = ",".join("?" * len(ids))
@@ -130,3 +138,84 @@ async def test_changes_staged_by_another_process_appear_and_tint_the_table(
         values, staged = view.row_at(1)
         assert values[0] == 2 and staged.op == "delete"
         other.close()
+
+
+async def test_commit_n_commits_what_the_panel_shows_and_refreshes_when_the_set_moved(
+    make_app, demo_store, demo_path
+) -> None:
+    area = StagingArea(demo_store)
+    seen = area.stage("orders", "update", {"id": 11}, {"status": "seen"}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        panel = app.query_one(StagingPanel)
+        assert str(panel.query_one("#commit-all").label) == "Commit 1"
+        late = area.stage("orders", "update", {"id": 12}, {"status": "unseen"}, origin="mcp:x")
+        await pilot.click("#commit-all")  # the panel has not shown `late` yet
+        await settle(app, pilot)
+        assert _statuses(demo_path, [11, 12]) != {11: "seen", 12: "unseen"}
+        assert {c.id for c in area.list()} == {seen.id, late.id}, "nothing committed unseen"
+        assert any("changed since" in n.message for n in app._notifications)
+        assert str(panel.query_one("#commit-all").label) == "Commit 2", "refreshed"
+        await _click_again(app, pilot, "#commit-all")
+        await settle(app, pilot)
+        assert _statuses(demo_path, [11, 12]) == {11: "seen", 12: "unseen"}, [
+            n.message for n in app._notifications
+        ]
+        assert area.list() == []
+
+
+async def test_a_conflict_shows_only_what_conflicts_and_the_others_can_be_committed(
+    make_app, demo_store, demo_path
+) -> None:
+    area = StagingArea(demo_store)
+    stuck = area.stage("orders", "update", {"id": 7}, {"status": "refunded"}, origin="test")
+    fine = area.stage("orders", "update", {"id": 8}, {"status": "packed"}, origin="test")
+    with sqlite3.connect(demo_path) as conn:
+        old = conn.execute("SELECT status FROM orders WHERE id = 7").fetchone()[0]
+        conn.execute("UPDATE orders SET status = 'lost in transit' WHERE id = 7")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        card = app.query_one(f"#change-{stuck.id}", ChangeCard)
+        shown = str(card.query_one(".conflict").render())
+        assert f"status: staged {old} → refunded, now 'lost in transit'" in shown
+        assert "customer_id" not in shown, "only the conflicting attribute, not the whole row"
+        notice = next(n for n in app._notifications if n.title == "Commit conflict")
+        assert "Commit the 1 without conflict" in notice.message
+        button = app.query_one("#commit-clean")
+        assert button.display and str(button.label) == "Commit the 1 without conflict"
+        await pilot.click("#commit-clean")
+        await settle(app, pilot)
+        assert _statuses(demo_path, [7, 8]) == {7: "lost in transit", 8: "packed"}
+        assert [c.id for c in area.list()] == [stuck.id]
+        assert fine.id not in {c.id for c in area.list()}
+
+
+async def test_reject_all_asks_first(make_app, demo_store) -> None:
+    from tui.screens.confirm import ConfirmScreen
+
+    area = StagingArea(demo_store)
+    for i in (21, 22):
+        area.stage("orders", "update", {"id": i}, {"status": "x"}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.click("#reject-all")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Discard 2 staged changes?" in app.screen.question
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert len(area.list()) == 2, "No keeps everything"
+        await _click_again(app, pilot, "#reject-all")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert area.list() == []
+        assert app.status.staged == 0

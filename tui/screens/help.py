@@ -36,7 +36,9 @@ class HelpScreen(ModalScreen[None]):
         table.add_column("id", style="dim", no_wrap=True)
         for binding in APP_BINDINGS:
             keys = self.keymap.get(binding.id or "", binding.key)
-            table.add_row(Text(keys), Text(binding.description), Text(binding.id or ""))
+            table.add_row(
+                Text(keys), Text(binding.tooltip or binding.description), Text(binding.id or "")
+            )
         for binding_id, keys, does in HELP_EXTRA:
             table.add_row(Text(self.keymap.get(binding_id, keys)), Text(does), Text(binding_id))
         with VerticalScroll() as scroll:

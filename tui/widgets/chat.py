@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Button, Markdown, Static, TextArea
-from textual.widgets._markdown import MarkdownStream
+from textual.widgets.markdown import MarkdownStream
 
 from agent.attachments import AttachmentSet
 from agent.errors import TabletalkError
@@ -59,8 +59,12 @@ END_NOTES = {
 }
 
 
+HINTS = ("⏎ send · ^j ⏎ · esc stop", "⏎ send · ^j ⏎", "⏎ send")
+"""The composer's key hint, longest first; the widest that fits is shown."""
+
 STAGING_TOOLS = frozenset({"stageItem", "bulkEdit"})
-"""Tools whose success puts a "Review staged changes" chip under the answer."""
+"""Tools whose success puts a "Review staged changes" chip under the answer (live; a resumed
+chat gets the same chip from ChatSession.display_items, and never both: the log is rebuilt)."""
 
 LIVE_ANSWERS = 20
 """Answers kept as (heavy) Markdown widgets; older ones are re-rendered as one light widget."""
@@ -79,8 +83,26 @@ def item_widget(item: dict[str, Any]) -> Any:
         line.finish(item.get("status"), item.get("result"))
         return line
     if item.get("role") == "user":
-        return UserMessage(item.get("text", ""))
+        return UserMessage(item.get("text", ""), list(item.get("attachments") or []))
     return SavedAnswer(item.get("text", ""))
+
+
+class ChatHint(Static):
+    """The key hint under the composer, or the `@` completions while there are some."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.completions: list[str] = []
+
+    def show_completions(self, options: list[str]) -> None:
+        self.completions = options
+        self.refresh()
+
+    def render(self) -> Text:
+        if self.completions:
+            return Text("tab → " + ", ".join(self.completions[:6]), style="bold", no_wrap=True)
+        width = self.size.width - 2
+        return Text(next((h for h in HINTS if len(h) <= width), HINTS[-1]), no_wrap=True)
 
 
 class ChatLog(VerticalScroll):
@@ -99,7 +121,7 @@ class ChatPanel(Vertical):
     ChatPanel { height: 1fr; }
     ChatPanel > #chat-actions { height: 1; }
     ChatPanel > #chat-actions > #chat-hint { width: 1fr; color: $text-muted; padding: 0 1; }
-    ChatPanel > #chat-actions Button { min-width: 8; margin: 0 0 0 1; }
+    ChatPanel > #chat-actions Button { min-width: 6; margin: 0 0 0 1; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -119,7 +141,7 @@ class ChatPanel(Vertical):
         yield AttachmentBar(id="attachment-bar")
         yield Composer(id="composer", names=self._completion_names)
         with Horizontal(id="chat-actions"):
-            yield Static(Text("⏎ send · ^j newline · esc stop"), id="chat-hint")
+            yield ChatHint(id="chat-hint")
             yield Button("Send", id="send", variant="primary", compact=True)
             yield Button("Stop", id="stop", variant="error", compact=True, disabled=True)
 
@@ -382,9 +404,4 @@ class ChatPanel(Vertical):
 
     @on(TextArea.Changed, "#composer")
     def _on_composer_changed(self, event: TextArea.Changed) -> None:
-        options = self.composer.completions()
-        hint = self.query_one("#chat-hint", Static)
-        if options:
-            hint.update(Text("tab → " + ", ".join(options[:6]), style="bold"))
-        else:
-            hint.update(Text("⏎ send · ^j newline · esc stop"))
+        self.query_one(ChatHint).show_completions(self.composer.completions())

@@ -1,5 +1,6 @@
 """The message composer: a multi-line TextArea where Enter sends and ctrl+j adds a newline.
 
+Send and Newline stay out of the footer (the hint under the composer shows them).
 ctrl+j arrives as its own key in every common terminal and in tmux; shift+enter also works in
 terminals that report it (kitty keyboard protocol). `@` completes table and column names.
 """
@@ -18,8 +19,10 @@ class Composer(TextArea):
     """Multi-line input; posts Submitted on Enter."""
 
     BINDINGS = [
-        Binding("enter", "submit", "Send", id="send", priority=True),
-        Binding("ctrl+j,shift+enter", "newline", "Newline", id="newline", priority=True),
+        Binding("enter", "submit", "Send", id="send", priority=True, show=False),
+        Binding(
+            "ctrl+j,shift+enter", "newline", "Newline", id="newline", priority=True, show=False
+        ),
         Binding("tab", "complete", "Complete @name", id="complete", show=False, priority=True),
     ]
 
@@ -52,10 +55,11 @@ class Composer(TextArea):
             soft_wrap=True,
             show_line_numbers=False,
             highlight_cursor_line=False,
-            placeholder="Ask about your tables…  (@ completes names)",
+            placeholder="Ask about your tables… (@name)",
             compact=False,
         )
         self.names = names or (lambda: [])
+        self._cycle: tuple[tuple[int, int], list[str], int] | None = None
 
     def action_submit(self) -> None:
         # Priority bindings run before keys already queued for this widget (text and Enter
@@ -78,27 +82,45 @@ class Composer(TextArea):
         return line[start:]
 
     def completions(self) -> list[str]:
-        """Table and column names matching the `@word` before the cursor."""
+        """Table and column names matching the `@word` before the cursor (or, right after a
+        completion, the names Tab cycles through)."""
+        if self._cycling():
+            return self._cycle[1] if self._cycle else []
         word = self.current_word()
         if not word.startswith("@"):
             return []
         prefix = word[1:].lower()
         return [name for name in self.names() if name.lower().startswith(prefix)]
 
+    def _cycling(self) -> bool:
+        """The cursor sits right after a name that Tab put there (so Tab picks the next one)."""
+        if self._cycle is None:
+            return False
+        (row, column), options, index = self._cycle
+        inserted = options[index] + " "
+        if self.cursor_location != (row, column + len(inserted)):
+            return False
+        return self.document.get_line(row)[column : column + len(inserted)] == inserted
+
     def action_complete(self) -> None:
         """Replace `@prefix` with the first matching name; Tab again cycles; else move focus."""
+        if self._cycling() and self._cycle is not None:
+            start, options, index = self._cycle
+            index = (index + 1) % len(options)
+            end = (start[0], start[1] + len(options[self._cycle[2]]) + 1)
+            self._cycle = (start, options, index)
+            self.replace(options[index] + " ", start, end)
+            return
         options = self.completions()
         if not options:
+            self._cycle = None
             self.screen.focus_next()
             return
         word = self.current_word()
         row, column = self.cursor_location
-        choice = options[0]
-        self.replace(choice + " ", (row, column - len(word)), (row, column))
-        if len(options) > 1:
-            self.notify(
-                "Also: " + ", ".join(options[1:8]), title="@ completions", markup=False, timeout=3
-            )
+        start = (row, column - len(word))
+        self._cycle = (start, options, 0) if len(options) > 1 else None
+        self.replace(options[0] + " ", start, (row, column))
 
     async def _on_paste(self, event: events.Paste) -> None:
         from pathlib import Path

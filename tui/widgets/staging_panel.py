@@ -43,6 +43,34 @@ def key_text(key: dict[str, Any]) -> str:
     return ", ".join(f"{k}={show_value(v)}" for k, v in key.items())
 
 
+def signature(changes: list[StagedChange]) -> tuple[tuple[str, str], ...]:
+    """What identifies a staged set as the user saw it: ids and staged values."""
+    return tuple((c.id, json.dumps(c.values, sort_keys=True, default=str)) for c in changes)
+
+
+def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
+    """Only what conflicts: `status: staged pending → shipped, now 'cancelled'` per attribute."""
+    current = conflict.current
+    if current is None:
+        return [f"⚠ conflict: the item is gone now ({conflict.reason})"]
+    if change.op == "create":
+        return [f"⚠ conflict: an item with this key exists now ({conflict.reason})"]
+    before = change.pre_image or {}
+    lines = []
+    for attribute in sorted(set(before) | set(current)):
+        old, now = before.get(attribute), current.get(attribute)
+        if old == now:
+            continue
+        if change.op == "update" and attribute in change.values:
+            staged = f"staged {show_value(old)} → {show_value(change.values[attribute])}"
+        else:
+            staged = f"was {show_value(old)}"
+        now_text = repr(now) if isinstance(now, str) else show_value(now)
+        lines.append(f"  {attribute}: {staged}, now {now_text}")
+    head = f"⚠ conflict: {conflict.reason}"
+    return [head, *lines] if lines else [head]
+
+
 class CommitProgress(Message):
     def __init__(self, done: int, total: int) -> None:
         super().__init__()
@@ -127,12 +155,7 @@ class ChangeCard(Vertical):
                     button.tooltip = f"Reject the change to {diff.attribute}"
                     yield button
         if self.conflict is not None:
-            yield Static(
-                Text(
-                    f"⚠ conflict: {self.conflict.reason}\n  now: {show_value(self.conflict.current)}"
-                ),
-                classes="conflict",
-            )
+            yield Static(Text("\n".join(conflict_lines(change, self.conflict))), classes="conflict")
 
 
 class StagingPanel(TabPane):
@@ -143,6 +166,8 @@ class StagingPanel(TabPane):
     StagingPanel > #staging-bar { height: 1; margin: 0 0 1 0; }
     StagingPanel > #staging-bar > #staging-summary { width: 1fr; }
     StagingPanel > #staging-bar Button { margin: 0 0 0 1; min-width: 10; }
+    StagingPanel > #staging-bar > #commit-clean { display: none; }
+    StagingPanel.-conflicts > #staging-bar > #commit-clean { display: block; }
     StagingPanel > #commit-progress { display: none; height: 1; }
     StagingPanel.-committing > #commit-progress { display: block; }
     StagingPanel .table-head { text-style: bold; margin: 0 0 0 0; }
@@ -162,12 +187,19 @@ class StagingPanel(TabPane):
         self._reject_all = Button(
             Content("Reject all"), id="reject-all", variant="error", compact=True, disabled=True
         )
+        self._commit_clean = Button(
+            Content("Commit the 0 without conflict"),
+            id="commit-clean",
+            variant="success",
+            compact=True,
+        )
         self._body = VerticalScroll(id="changes")
         self._progress = ProgressBar(id="commit-progress", show_eta=False)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="staging-bar"):
             yield self._summary
+            yield self._commit_clean
             yield self._commit_all
             yield self._reject_all
             yield Button(Content("Refresh"), id="refresh", compact=True)
@@ -184,13 +216,10 @@ class StagingPanel(TabPane):
 
     def show(self, changes: list[StagedChange], *, force: bool = False) -> None:
         """Render `changes` grouped by table and item (skipped when nothing changed)."""
-        signature = tuple(
-            (c.id, json.dumps(c.values, sort_keys=True, default=str)) for c in changes
-        )
-        signature += tuple(sorted(self.conflicts))
-        if signature == self._shown and not force:
+        shown = signature(changes) + tuple(sorted(self.conflicts))
+        if shown == self._shown and not force:
             return
-        self._shown = signature
+        self._shown = shown
         self.changes = changes
         self.conflicts = {
             k: v for k, v in self.conflicts.items() if any(c.id == k for c in changes)
@@ -208,6 +237,10 @@ class StagingPanel(TabPane):
         self._commit_all.label = Content(f"Commit {count}")
         self._commit_all.disabled = not count
         self._reject_all.disabled = not count
+        clean = count - len(self.conflicts)
+        self._commit_clean.label = Content(f"Commit the {clean} without conflict")
+        self._commit_clean.disabled = not clean
+        self.set_class(bool(self.conflicts), "-conflicts")
         self.call_later(self._rebuild)
 
     async def _rebuild(self) -> None:
@@ -222,7 +255,9 @@ class StagingPanel(TabPane):
         if len(self.changes) > MAX_SHOWN:
             widgets.append(
                 Static(
-                    Text(f"… and {len(self.changes) - MAX_SHOWN} more (Commit all includes them)")
+                    Text(
+                        f"… and {len(self.changes) - MAX_SHOWN} more (the Commit button includes them)"
+                    )
                 )
             )
         if not self.changes:
@@ -243,14 +278,41 @@ class StagingPanel(TabPane):
         self.watch.refresh_now()
 
     @on(Button.Pressed, "#commit-all")
-    def _commit_all(self) -> None:
-        self.commit(None)
+    def _commit_all_pressed(self) -> None:
+        self.commit([c.id for c in self.changes], expect=self.changes)
+
+    @on(Button.Pressed, "#commit-clean")
+    def _commit_clean_pressed(self) -> None:
+        clean = [c for c in self.changes if c.id not in self.conflicts]
+        self.commit([c.id for c in clean], expect=self.changes)
 
     @on(Button.Pressed, "#reject-all")
-    def _reject_all(self) -> None:
-        self.watch.run(
-            lambda area: area.discard(all=True), done=self._said_rejected, name="reject-all"
+    def _reject_all_pressed(self) -> None:
+        from tui.screens.confirm import ConfirmScreen
+
+        changes = list(self.changes)
+        count = len(changes)
+        question = (
+            f"Discard {count:,} staged change{'s' * (count != 1)}? "
+            "They are dropped from staging and never reach the table."
         )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.reject(changes)
+
+        self.app.push_screen(ConfirmScreen("Reject all", question, yes="Discard"), answered)
+
+    def reject(self, changes: list[StagedChange]) -> None:
+        """Discard exactly `changes` (what the panel showed); if the set moved, refresh instead."""
+        ids = [c.id for c in changes]
+
+        def job(area: Any) -> Any:
+            if signature(area.list()) != signature(changes):
+                return None
+            return area.discard(ids=ids) if ids else 0
+
+        self.watch.run(job, done=self._said_rejected, name="reject-all")
 
     @on(Button.Pressed, "SmallButton")
     def _small(self, event: Button.Pressed) -> None:
@@ -266,16 +328,31 @@ class StagingPanel(TabPane):
             attribute = button.attribute or ""
             self.watch.run(lambda area: area.reject_attribute(button.change_id, attribute))
 
-    def _said_rejected(self, count: int) -> None:
+    def _said_rejected(self, count: int | None) -> None:
+        if count is None:
+            self._said_moved()
+            return
         self.app.notify(f"Rejected {count} staged change{'s' * (count != 1)}.", markup=False)
 
-    def commit(self, ids: list[str] | None) -> None:
-        """Commit all (None) or some changes on a worker, with a progress bar."""
-        total = len(self.changes) if ids is None else len(ids)
+    def _said_moved(self) -> None:
+        self._shown = None
+        self.app.notify(
+            "The staged changes changed since this panel showed them, so nothing was done. "
+            "The panel is refreshed: review it and press the button again.",
+            title="Staged changes moved",
+            severity="warning",
+            markup=False,
+        )
+
+    def commit(self, ids: list[str], *, expect: list[StagedChange] | None = None) -> None:
+        """Commit exactly `ids` on a worker, with a progress bar. With `expect` (the set the
+        panel showed) nothing is committed if the staging area no longer holds that set."""
         self.add_class("-committing")
-        self._progress.update(total=max(total, 1), progress=0)
+        self._progress.update(total=max(len(ids), 1), progress=0)
 
         def job(area: Any) -> Any:
+            if expect is not None and signature(area.list()) != signature(expect):
+                return None
             return area.commit(
                 ids, progress=lambda done, of: self.post_message(CommitProgress(done, of))
             )
@@ -287,12 +364,20 @@ class StagingPanel(TabPane):
 
     def _committed(self, report: Any) -> None:
         self.remove_class("-committing")
-        if report.conflicts:
+        if report is None:
+            self._said_moved()
+        elif report.conflicts:
             for conflict in report.conflicts:
                 self.conflicts[conflict.change_id] = conflict
+            clean = len(self.changes) - len(self.conflicts)
+            after = (
+                f"Reject them, or commit the others with “Commit the {clean} without conflict”."
+                if clean
+                else "Reject them, or change the table back and commit again."
+            )
             self.app.notify(
                 f"Nothing was committed: {len(report.conflicts)} change(s) conflict with the table "
-                "as it is now. They stay staged; review them below.",
+                f"as it is now. They stay staged (marked ⚠ below). {after}",
                 title="Commit conflict",
                 severity="error",
                 markup=False,

@@ -22,6 +22,10 @@ def short_model(model_id: str) -> str:
     return name.split(":", 1)[0]
 
 
+COMPACT_BELOW = 100
+"""Header width (columns) under which labels are dropped so every value still fits."""
+
+
 class StatusBar(Static):
     """Shows the session's state; every field is a reactive set by the app."""
 
@@ -37,24 +41,44 @@ class StatusBar(Static):
     busy: reactive[bool] = reactive(False)
 
     def render(self) -> Text:
+        """Busy marker first and tokens last, both kept whole; the store label is what gets cut.
+
+        Below COMPACT_BELOW columns the labels go and tokens read `84↑ 49↓ 0c`.
+        """
+        width = max(self.size.width - 2, 1)
+        compact = width < COMPACT_BELOW
         tokens_in, tokens_out, cached = self.tokens
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("tabletalk", style="bold")
-        text.append("  ▸ ", style="dim")
-        text.append(self.store_label)
-        text.append("  model ", style="dim")
-        text.append(short_model(self.model) or "…")
-        text.append("  mode ", style="dim")
         mode_style = {"manual": "green", "auto": "yellow", "full-auto": "bold red"}.get(
             self.mode, ""
         )
-        text.append(self.mode, style=mode_style)
-        text.append("  staged ", style="dim")
-        text.append(str(self.staged), style="bold yellow" if self.staged else "")
-        text.append("  tokens ", style="dim")
-        text.append(
-            f"{short_count(tokens_in)} in / {short_count(tokens_out)} out / {short_count(cached)} cached"
-        )
+        head = Text(no_wrap=True)
         if self.busy:
-            text.append("  ● working", style="italic cyan")
+            head.append("● " if compact else "● working  ", style="bold cyan")
+        head.append("tabletalk", style="bold")
+        head.append(" ▸ " if compact else "  ▸ ", style="dim")
+        tail = Text(no_wrap=True)
+        tail.append("  " if compact else "  model ", style="dim")
+        tail.append(short_model(self.model) or "…")
+        tail.append("  " if compact else "  mode ", style="dim")
+        tail.append(self.mode, style=mode_style)
+        tail.append("  staged ", style="dim")
+        tail.append(str(self.staged), style="bold yellow" if self.staged else "")
+        tail.append("  " if compact else "  tokens ", style="dim")
+        if compact:
+            tail.append(
+                f"{short_count(tokens_in)}↑ {short_count(tokens_out)}↓ {short_count(cached)}c"
+            )
+        else:
+            tail.append(
+                f"{short_count(tokens_in)} in / {short_count(tokens_out)} out / "
+                f"{short_count(cached)} cached"
+            )
+        room = width - head.cell_len - tail.cell_len
+        store = self.store_label
+        if len(store) > room:  # keep the end of a path: the file name says the most
+            store = "…" + store[len(store) - room + 1 :] if room > 1 else ""
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append_text(head)
+        text.append(store)
+        text.append_text(tail)
         return text

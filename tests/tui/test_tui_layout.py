@@ -1,0 +1,101 @@
+"""What stays on screen at common terminal sizes: header values, footer keys, notices."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets._footer import FooterKey
+
+from tests.support.scripted_bedrock import Reply
+from tests.tui.helpers import send, settle
+
+IMPORTANT_ACTIONS = {
+    "help",
+    "attach",
+    "pick_table",
+    "open_staging_panel",
+    "toggle_chat",
+    "cycle_mode",
+    "quit",
+}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+async def test_the_header_keeps_tokens_and_the_busy_marker_visible(
+    make_app, scripted_bedrock, size
+) -> None:
+    scripted_bedrock.add(Reply(text="Hello."))
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await send(app, pilot, "hi")
+        status = app.status
+        status.busy = True
+        await pilot.pause()
+        text = status.render()
+        assert text.cell_len <= status.size.width - 2, "nothing is cut at the end"
+        plain = text.plain
+        assert plain.startswith("●"), "busy comes first"
+        tokens_in, tokens_out, _ = status.tokens
+        assert str(tokens_in) in plain and str(tokens_out) in plain
+        assert "staged 0" in plain and "manual" in plain
+        if size[0] < 100:
+            assert "↑" in plain and "↓" in plain
+        else:
+            assert "working" in plain and "tokens" in plain
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+async def test_the_footer_shows_the_important_keys(make_app, size) -> None:
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        assert app.chat.composer.has_focus
+        shown = {
+            key.action
+            for key in app.query(FooterKey)
+            if key.display and key.region.width and key.region.right <= size[0]
+        }
+        assert IMPORTANT_ACTIONS <= shown, IMPORTANT_ACTIONS - shown
+
+
+async def test_the_composer_hint_fits_the_sidebar(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        hint = app.chat.query_one("#chat-hint")
+        text = hint.render()
+        assert "send" in text.plain and text.cell_len <= hint.size.width - 2
+
+
+async def test_notices_do_not_cover_the_composer(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(app, pilot)
+        app.notify("A long notice\nover several\nlines", timeout=30)
+        await pilot.pause()
+        await pilot.pause()
+        toast = app.screen.query_one("Toast")
+        composer = app.chat.composer
+        assert toast.region.height
+        assert not toast.region.overlaps(composer.region)
+        assert toast.region.y >= 1, "the header stays readable"
+
+
+async def test_f4_into_full_auto_asks_first(make_app) -> None:
+    from tui.screens.confirm import ConfirmScreen
+
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f4")
+        assert app.status.mode == "auto", "manual → auto needs no question"
+        await pilot.press("f4")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.session.mode == "auto" and app.status.mode == "auto"
+        await pilot.press("f4")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.session.mode == "full-auto" and app.status.mode == "full-auto"
