@@ -41,6 +41,9 @@ from tui.widgets.table_view import TableView
 
 SessionFactory = Callable[..., Any]
 
+HIDDEN_SYSTEM_COMMANDS = frozenset({"Keys", "Maximize"})
+"""Textual's built-in palette entries left out: a second key help besides F1, and maximize."""
+
 
 def default_session_factory(settings: Settings, store: Any, **kwargs: Any) -> Any:
     """Open a ChatSession (imported here: boto3 loads on the worker, after the first paint)."""
@@ -378,7 +381,9 @@ class TabletalkApp(AppActions, App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         from tui.commands import app_commands
 
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title not in HIDDEN_SYSTEM_COMMANDS:  # F1 is the one key help
+                yield command
         yield from app_commands(self)
 
     @on(Splitter.Dragged)

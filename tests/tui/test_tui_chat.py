@@ -100,7 +100,7 @@ async def test_rewind_rolls_back_and_puts_the_text_in_the_composer(
         await send(app, pilot, "second question")
         await pilot.press("ctrl+r")
         await pilot.pause()
-        await pilot.press("down", "enter")  # the second (newest) of the two messages
+        await pilot.press("enter")  # the picker starts on the newest message
         await settle(app, pilot)
         assert [m.text for m in app.query(UserMessage)] == ["first question"]
         assert app.chat.composer.text == "second question"
@@ -231,7 +231,7 @@ async def test_pasting_a_file_path_attaches_it(make_app, tmp_path: Path) -> None
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         app.chat.composer.focus()
-        app.chat.composer.post_message(events.Paste(f"'{notes}'"))
+        app.post_message(events.Paste(f"'{notes}'"))
         await pilot.pause()
         await pilot.pause()
         assert app.chat.attachments.paths == [notes.resolve()]
@@ -299,3 +299,34 @@ async def test_tab_cycles_through_at_completions(make_app) -> None:
         await pilot.press("x")
         await pilot.press("tab")
         assert not composer.has_focus, "after typing on, Tab moves focus again"
+
+
+async def test_pasting_a_bare_word_that_names_a_file_types_it(
+    make_app, tmp_path: Path, monkeypatch
+) -> None:
+    from textual import events
+
+    (tmp_path / "README.md").write_text("hello\n")
+    monkeypatch.chdir(tmp_path)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        app.post_message(events.Paste("README.md"))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.chat.attachments.paths == []
+        assert app.chat.composer.text == "README.md"
+
+
+async def test_pasted_text_is_typed_once(make_app) -> None:
+    from textual import events
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        app.post_message(events.Paste("orders from last week"))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.chat.composer.text == "orders from last week"

@@ -68,6 +68,24 @@ class TestStagingPanel:
 
         assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
+    def test_panel_with_a_conflict(self, snap_compare, make_app, demo_store) -> None:
+        """After a failed commit: only the conflicting attribute, and Commit the others."""
+        area = StagingArea(demo_store)
+        area.stage("orders", "update", {"id": 7}, {"status": "refunded"}, origin="chat:test")
+        area.stage("orders", "update", {"id": 8}, {"status": "packed"}, origin="chat:test")
+        with sqlite3.connect(area.path) as conn:
+            conn.execute("UPDATE staged_changes SET created_at = '2026-03-15T09:30:00Z'")
+        with sqlite3.connect(demo_store.path) as conn:
+            conn.execute("UPDATE orders SET status = 'lost in transit' WHERE id = 7")
+
+        async def run_before(pilot) -> None:
+            await pilot.app.open_staging_panel()
+            await _steady(pilot)
+            await pilot.click("#commit-all")
+            await _steady(pilot)
+
+        assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
 
 class TestPermissionModal:
     def test_modal(self, snap_compare, make_app) -> None:

@@ -91,6 +91,7 @@ async def test_help_lists_every_binding_id_and_the_palette_offers_the_actions(ma
             assert wanted in titles
         assert any(t.startswith("Switch model") for t in titles)
         assert any(t.startswith("Switch mode") for t in titles)
+        assert "Keys" not in titles, "F1 is the one key help"
 
 
 async def test_attach_key_opens_a_picker_that_adds_the_file(make_app, tmp_path) -> None:

@@ -13,7 +13,9 @@ from textual.widgets.option_list import Option
 
 
 class PickerScreen(ModalScreen[str | None]):
-    """Options as (id, label) pairs; Enter picks (dismisses with the id), Esc cancels (None)."""
+    """Options as (id, label) pairs; Enter picks (dismisses with the id), Esc cancels (None).
+
+    `highlighted` is the option the cursor starts on (the first when None)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel")]
 
@@ -34,12 +36,14 @@ class PickerScreen(ModalScreen[str | None]):
         *,
         help_text: str = "",
         empty: str = "Nothing to choose from.",
+        highlighted: int | None = None,
     ) -> None:
         super().__init__()
         self.picker_title = title
         self.options = options
         self.help_text = help_text
         self.empty = empty
+        self.highlighted = highlighted
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -47,7 +51,10 @@ class PickerScreen(ModalScreen[str | None]):
             if self.help_text:
                 yield Static(Text(self.help_text), classes="picker-help")
             if self.options:
-                yield OptionList(*(Option(Text(label), id=key) for key, label in self.options))
+                options = OptionList(*(Option(Text(label), id=key) for key, label in self.options))
+                if self.highlighted is not None:
+                    options.highlighted = self.highlighted
+                yield options
             else:
                 yield Static(Text(self.empty))
             yield Static(Text("enter choose · esc cancel"), classes="picker-help")

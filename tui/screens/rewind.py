@@ -32,14 +32,20 @@ def pick_rewind(app: TabletalkApp) -> None:
         composer.text = text
         composer.move_cursor(composer.document.end)
         composer.focus()
-        app.notify("Rolled back. Edit the message and press Enter to send it again.", markup=False)
+        app.notify(
+            "Rolled back. Edit the message and press Enter to send it again. "
+            "Changes staged by the removed turns stay staged (ctrl+s).",
+            markup=False,
+        )
 
     app.push_screen(
         PickerScreen(
             "Rewind to…",
             options,
-            help_text="The chosen message and everything after it are removed; its text returns to the composer.",
+            help_text="The chosen message and everything after it are removed; its text returns to the "
+            "composer. Staged changes stay staged.",
             empty="You have not sent a message yet.",
+            highlighted=len(options) - 1 if options else None,
         ),
         chosen,
     )

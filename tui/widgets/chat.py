@@ -10,12 +10,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import Button, Markdown, Static, TextArea
+from textual.widgets import Button, Markdown, TextArea
 from textual.widgets.markdown import MarkdownStream
 
 from agent.attachments import AttachmentSet
@@ -36,6 +35,7 @@ from tui.widgets.chat_items import (
     AnswerChip,
     AskBlock,
     AssistantMessage,
+    ChatHint,
     ChipButton,
     ChipRow,
     NoteLine,
@@ -58,9 +58,6 @@ END_NOTES = {
     ),
 }
 
-
-HINTS = ("⏎ send · ^j ⏎ · esc stop", "⏎ send · ^j ⏎", "⏎ send")
-"""The composer's key hint, longest first; the widest that fits is shown."""
 
 STAGING_TOOLS = frozenset({"stageItem", "bulkEdit"})
 """Tools whose success puts a "Review staged changes" chip under the answer (live; a resumed
@@ -85,24 +82,6 @@ def item_widget(item: dict[str, Any]) -> Any:
     if item.get("role") == "user":
         return UserMessage(item.get("text", ""), list(item.get("attachments") or []))
     return SavedAnswer(item.get("text", ""))
-
-
-class ChatHint(Static):
-    """The key hint under the composer, or the `@` completions while there are some."""
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.completions: list[str] = []
-
-    def show_completions(self, options: list[str]) -> None:
-        self.completions = options
-        self.refresh()
-
-    def render(self) -> Text:
-        if self.completions:
-            return Text("tab → " + ", ".join(self.completions[:6]), style="bold", no_wrap=True)
-        width = self.size.width - 2
-        return Text(next((h for h in HINTS if len(h) <= width), HINTS[-1]), no_wrap=True)
 
 
 class ChatLog(VerticalScroll):

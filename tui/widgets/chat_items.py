@@ -1,4 +1,5 @@
-"""The pieces of the chat log: user and assistant messages, tool lines, chips, questions, notes.
+"""The pieces of the chat: user and assistant messages, tool lines, chips, questions, notes,
+and the key hint under the composer.
 
 Everything untrusted (model text, tool input and results) goes in as plain Text/Content or
 Markdown, never as Textual markup.
@@ -17,6 +18,9 @@ from textual.content import Content
 from textual.widgets import Button, Collapsible, Markdown, Static
 
 from tui.messages import ChipClicked
+
+HINTS = ("⏎ send · ^j ⏎ · esc stop", "⏎ send · ^j ⏎", "⏎ send")
+"""The composer's key hint, longest first; the widest that fits is shown."""
 
 STATUS_MARKS = {None: ("…", "cyan"), "success": ("✓", "green"), "error": ("✗", "red")}
 
@@ -195,3 +199,21 @@ class NoteLine(Static):
 
     def __init__(self, text: str, *, level: str = "") -> None:
         super().__init__(Text(text), classes=f"-{level}" if level else "")
+
+
+class ChatHint(Static):
+    """The key hint under the composer, or the `@` completions while there are some."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.completions: list[str] = []
+
+    def show_completions(self, options: list[str]) -> None:
+        self.completions = options
+        self.refresh()
+
+    def render(self) -> Text:
+        if self.completions:
+            return Text("tab → " + ", ".join(self.completions[:6]), style="bold", no_wrap=True)
+        width = self.size.width - 2
+        return Text(next((h for h in HINTS if len(h) <= width), HINTS[-1]), no_wrap=True)

@@ -123,10 +123,12 @@ class Composer(TextArea):
         self.replace(options[0] + " ", start, (row, column))
 
     async def _on_paste(self, event: events.Paste) -> None:
+        """A pasted single-line path to an existing file attaches it instead of typing it."""
         from pathlib import Path
 
         pasted = event.text.strip().strip("'\"")
-        if pasted and "\n" not in pasted and len(pasted) < 1024:
+        looks_like_path = any(mark in pasted for mark in ("/", "\\", "~"))
+        if looks_like_path and "\n" not in pasted and len(pasted) < 1024:
             try:
                 candidate = Path(pasted).expanduser()
                 if candidate.is_file():
@@ -136,4 +138,5 @@ class Composer(TextArea):
                     return
             except OSError:
                 pass
-        await super()._on_paste(event)
+        # Anything else: TextArea's own paste handler runs next (Textual calls each class's
+        # handler along the MRO), so calling super() here would insert the text twice.

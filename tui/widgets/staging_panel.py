@@ -67,8 +67,9 @@ def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
             staged = f"was {show_value(old)}"
         now_text = repr(now) if isinstance(now, str) else show_value(now)
         lines.append(f"  {attribute}: {staged}, now {now_text}")
-    head = f"⚠ conflict: {conflict.reason}"
-    return [head, *lines] if lines else [head]
+    if not lines:
+        return [f"⚠ conflict: {conflict.reason}"]
+    return ["⚠ conflict: changed in the table since it was staged", *lines]
 
 
 class CommitProgress(Message):
@@ -163,11 +164,12 @@ class StagingPanel(TabPane):
 
     DEFAULT_CSS = """
     StagingPanel { padding: 0 1; }
+    StagingPanel > #staging-summary { height: auto; }
     StagingPanel > #staging-bar { height: 1; margin: 0 0 1 0; }
-    StagingPanel > #staging-bar > #staging-summary { width: 1fr; }
-    StagingPanel > #staging-bar Button { margin: 0 0 0 1; min-width: 10; }
+    StagingPanel > #staging-bar Button { margin: 0 1 0 0; min-width: 10; }
     StagingPanel > #staging-bar > #commit-clean { display: none; }
     StagingPanel.-conflicts > #staging-bar > #commit-clean { display: block; }
+    StagingPanel.-conflicts > #staging-bar > #commit-all { display: none; }
     StagingPanel > #commit-progress { display: none; height: 1; }
     StagingPanel.-committing > #commit-progress { display: block; }
     StagingPanel .table-head { text-style: bold; margin: 0 0 0 0; }
@@ -197,8 +199,8 @@ class StagingPanel(TabPane):
         self._progress = ProgressBar(id="commit-progress", show_eta=False)
 
     def compose(self) -> ComposeResult:
+        yield self._summary
         with Horizontal(id="staging-bar"):
-            yield self._summary
             yield self._commit_clean
             yield self._commit_all
             yield self._reject_all
@@ -210,8 +212,10 @@ class StagingPanel(TabPane):
         self.show(getattr(self.app, "staged_changes", []), force=True)
 
     def focus_first(self) -> None:
-        """Keyboard to the panel: Commit all when there is something to commit, else Refresh."""
-        target = self._commit_all if not self._commit_all.disabled else self.query_one("#refresh")
+        """Keyboard to the panel: the commit button when there is something to commit, else
+        Refresh."""
+        commit = self._commit_clean if self.conflicts else self._commit_all
+        target = commit if not commit.disabled else self.query_one("#refresh")
         target.focus()
 
     def show(self, changes: list[StagedChange], *, force: bool = False) -> None:
@@ -275,6 +279,9 @@ class StagingPanel(TabPane):
 
     @on(Button.Pressed, "#refresh")
     def _refresh(self) -> None:
+        """Re-read the staged changes; conflicts are checked again at the next commit."""
+        self.conflicts.clear()
+        self._shown = None
         self.watch.refresh_now()
 
     @on(Button.Pressed, "#commit-all")
