@@ -227,3 +227,20 @@ async def test_configured_mcp_servers_join_the_chat_and_a_dead_one_is_a_notice(
         assert app.session.toolset.row("notes__echo") is not None
         notices = [n.message for n in app._notifications]
         assert any("ghost" in message for message in notices)
+
+
+async def test_ask_takes_a_typed_answer_too(make_app, scripted_bedrock) -> None:
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("ask", {"question": "Which city?", "choices": ["Lyon"]})]),
+        Reply(text="Nantes then."),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "customers in a city")
+        assert app.query_one(AskBlock).question == "Which city?"
+        await send(app, pilot, "Nantes")
+        assert [m.text for m in app.query(UserMessage)] == ["customers in a city", "Nantes"]
+        sent = scripted_bedrock.requests[-1].body["messages"]
+        assert any("Nantes" in block.get("text", "") for m in sent[-1:] for block in m["content"])
+        assert app.query(AssistantMessage).last().source == "Nantes then."
+        assert all(chip.disabled for chip in app.query(AnswerChip)), "the old choices are spent"

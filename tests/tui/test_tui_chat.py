@@ -330,3 +330,11 @@ async def test_pasted_text_is_typed_once(make_app) -> None:
         await pilot.pause()
         await pilot.pause()
         assert app.chat.composer.text == "orders from last week"
+
+
+async def test_an_empty_chat_says_what_to_do_and_what_it_runs_on(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        intro = str(app.chat.log_view.query_one(NoteLine).render())
+        assert "demo.sqlite" in intro and "Bedrock" in intro and "staging" in intro

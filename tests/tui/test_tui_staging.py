@@ -221,3 +221,30 @@ async def test_reject_all_asks_first(make_app, demo_store) -> None:
         await settle(app, pilot)
         assert area.list() == []
         assert app.status.staged == 0
+
+
+async def test_a_long_commit_shows_its_progress(make_app, demo_store, demo_path) -> None:
+    from tui.widgets.staging_panel import CommitProgress
+
+    area = StagingArea(demo_store)
+    ids = list(range(100, 400))
+    for i in ids:
+        area.stage("orders", "update", {"id": i}, {"status": "archived"}, origin="test")
+    seen: list[tuple[int, int]] = []
+
+    def hook(message) -> None:
+        if isinstance(message, CommitProgress):
+            seen.append((message.done, message.total))
+
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        panel = app.query_one(StagingPanel)
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        assert seen and seen[-1] == (len(ids), len(ids))
+        assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+        assert not panel.has_class("-committing")
+        assert panel._progress.progress == len(ids)
+        assert set(_statuses(demo_path, ids).values()) == {"archived"}

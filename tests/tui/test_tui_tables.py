@@ -69,6 +69,8 @@ async def test_filter_and_row_detail(make_app) -> None:
         await settle(app, pilot)
         view = tab.view
         assert view.total_rows == 86
+        label = app.query_one("#tabs").get_tab(tab.id).label
+        assert str(label) == "orders (status = 'pending')", "the tab title follows the filter"
         view.focus()
         await pilot.press("enter")
         await pilot.pause()

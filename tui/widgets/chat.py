@@ -44,6 +44,7 @@ from tui.widgets.chat_items import (
     UserMessage,
 )
 from tui.widgets.composer import Composer
+from tui.widgets.status_bar import short_model
 from tui.workers import run_in_thread
 
 END_NOTES = {
@@ -355,10 +356,21 @@ class ChatPanel(Vertical):
         widgets = [item_widget(item) for item in items[-RECENT_ITEMS:]]
         if self._hidden_items:
             widgets.insert(0, self._earlier_button())
+        if not items:
+            widgets.append(NoteLine(self.intro()))
         if widgets:
             await log.mount_all(widgets)
         log.scroll_end(animate=False)
         log.anchor()
+
+    def intro(self) -> str:
+        """The first line of an empty chat: what to ask, what it runs on, that edits wait."""
+        store = getattr(getattr(self.app, "store", None), "label", "your database")
+        model = short_model(getattr(getattr(self.app, "settings", None), "model", "") or "")
+        return (
+            f"Ask about the tables in {store}. Runs on Amazon Bedrock ({model}) with your AWS "
+            "credentials. Edits wait in staging for your review (ctrl+s)."
+        )
 
     def _earlier_button(self) -> Button:
         return Button(

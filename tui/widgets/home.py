@@ -39,13 +39,18 @@ class HomeTab(TabPane):
             yield Static(Text(f"Could not list tables: {exc}"))
             self.tables = []
         yield OptionList(*(Option(Text(t), id=t) for t in self.tables), id="table-list")
+        example = " e.g. “which customers ordered most last month?”" if self._example_fits() else ""
         yield Static(
             Text(
-                "Enter opens a table. Ask the chat on the right, e.g. “which customers ordered "
-                "most last month?”\nF1 keys · ctrl+p commands · ctrl+s staged changes · f2 full-width chat"
+                f"Enter opens a table. Ask the chat on the right,{example or ' in your words.'}\n"
+                "F1 keys · ctrl+p commands · ctrl+s staged changes · f2 full-width chat"
             ),
             classes="home-help",
         )
+
+    def _example_fits(self) -> bool:
+        """The store has the demo's customers and orders (the example question fits there)."""
+        return {"customers", "orders"} <= set(self.tables)
 
     def on_mount(self) -> None:
         if self.tables:

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Input, Static, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from agent.errors import TabletalkError
 from tui.data.row_source import RowSource
@@ -17,6 +17,19 @@ from tui.widgets.table_view import TableView
 
 SourceFactory = Callable[[str | None], RowSource]
 """Builds the tab's row source for a filter (None: unfiltered)."""
+
+
+NUMERIC_TYPES = ("int", "real", "num", "float", "double", "dec")
+
+
+def example_condition(columns: list[Any]) -> str:
+    """A filter example built from the table's first non-key column (`price > 100`)."""
+    column = next((c for c in columns if not c.key), columns[0] if columns else None)
+    if column is None:
+        return "1 = 1"
+    if any(word in column.type.lower() for word in NUMERIC_TYPES):
+        return f"{column.name} > 100"
+    return f"{column.name} LIKE 'A%'"
 
 
 class TableTab(TabPane):
@@ -52,7 +65,8 @@ class TableTab(TabPane):
     def compose(self) -> ComposeResult:
         if self.make_source is not None:
             yield Input(
-                placeholder="filter: a SQL condition such as  total > 100  (Enter applies, empty clears)",
+                placeholder=f"filter: a SQL condition such as  {example_condition(self._source.columns)}"
+                "  (Enter applies, empty clears)",
                 id="filter",
                 compact=True,
             )
@@ -93,6 +107,17 @@ class TableTab(TabPane):
         new.set_staged(self._staged)
         new.focus()
         self._update_info()
+        self._retitle(condition)
+
+    def _retitle(self, condition: str | None) -> None:
+        """The tab's label follows the filter: `orders (total > 1000)`."""
+        if self.kind != "table" or not self.table:
+            return
+        title = (self.table if not condition else f"{self.table} ({condition})")[:40]
+        self.tab_title = title
+        tabs = next((a for a in self.ancestors if isinstance(a, TabbedContent)), None)
+        if tabs is not None and self.id:
+            tabs.get_tab(self.id).label = Content(title)
 
     def set_staged(self, changes: list[Any]) -> None:
         """Tint the rows that have staged changes (only changes of this tab's table)."""

@@ -56,7 +56,7 @@ class TableView(ScrollView, can_focus=True):
         Binding("end", "jump(-1)", "Last row", show=False, id="table.last"),
         Binding("left", "scroll_left", "Left", show=False, id="table.left"),
         Binding("right", "scroll_right", "Right", show=False, id="table.right"),
-        Binding("enter", "open_row", "Row detail", id="table.row_detail"),
+        Binding("enter", "open_row", "Row detail", id="table.row_detail", show=False),
     ]
 
     COMPONENT_CLASSES = {
@@ -73,7 +73,7 @@ class TableView(ScrollView, can_focus=True):
     TableView { height: 1fr; background: $surface; }
     TableView > .table-view--header { text-style: bold; background: $panel; color: $text; }
     TableView > .table-view--cursor { background: $accent 40%; }
-    TableView:focus > .table-view--cursor { background: $accent; color: $text; }
+    TableView:focus > .table-view--cursor { background: $primary; color: $text; text-style: bold; }
     TableView > .table-view--create { background: $success 25%; }
     TableView > .table-view--update { background: $warning 15%; }
     TableView > .table-view--changed-cell { background: $warning 45%; text-style: bold; }
