@@ -96,6 +96,7 @@ class TabletalkApp(AppActions, App[int]):
     def on_mount(self) -> None:
         if self.settings.keys:
             self.set_keymap(dict(self.settings.keys))
+            self._warn_unknown_keys()
         status = self.status
         status.store_label = self.store.label
         status.model = self.settings.model
@@ -104,6 +105,20 @@ class TabletalkApp(AppActions, App[int]):
         self.chat.composer.focus()
         self.staging_watch.start()
         self.open_session(self.conversation_id)
+
+    def _warn_unknown_keys(self) -> None:
+        """A `[keys]` id that matches no binding would be ignored silently: say so."""
+        from tui.keys import known_binding_ids
+
+        unknown = sorted(set(self.settings.keys) - known_binding_ids())
+        if unknown:
+            self.notify(
+                f"config.toml [keys]: unknown id {', '.join(map(repr, unknown))}; "
+                "the ids are listed in F1.",
+                title="Key remap ignored",
+                severity="warning",
+                markup=False,
+            )
 
     @property
     def status(self) -> StatusBar:

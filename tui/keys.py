@@ -39,4 +39,34 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
     ("table.*", "arrows, pgup/pgdn, home/end", "Move in a table (ids table.up … table.last)"),
     ("—", "/attach PATH", "Attach a file by typing its path; pasting a file path also attaches it"),
     ("permission.*", "y / a / n", "Permission prompt: allow once / allow for this chat / deny"),
+    ("—", "ctrl+u", "Delete to the start of the line in the composer (clears a one-line message)"),
 ]
+
+
+def known_binding_ids() -> set[str]:
+    """Every binding id that `[keys]` in config.toml may remap (the app's, widgets', screens')."""
+    from tui.screens.attach import AttachScreen
+    from tui.screens.confirm import ConfirmScreen
+    from tui.screens.error import ErrorScreen
+    from tui.screens.help import HelpScreen
+    from tui.screens.permission import PermissionScreen
+    from tui.screens.picker import PickerScreen
+    from tui.screens.row_detail import RowDetailScreen
+    from tui.widgets.composer import Composer
+    from tui.widgets.table_view import TableView
+
+    owners = (
+        AttachScreen,
+        ConfirmScreen,
+        ErrorScreen,
+        HelpScreen,
+        PermissionScreen,
+        PickerScreen,
+        RowDetailScreen,
+        Composer,
+        TableView,
+    )
+    bindings = list(APP_BINDINGS)
+    for owner in owners:
+        bindings += [b for b in owner.BINDINGS if isinstance(b, Binding)]
+    return {b.id for b in bindings if b.id}

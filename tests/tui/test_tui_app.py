@@ -109,6 +109,17 @@ async def test_keys_are_remapped_from_config(demo_store) -> None:
         await pilot.press("f9")
         await settle(app, pilot)
         assert app.query(StagingPanel)
+        assert not any(n.title == "Key remap ignored" for n in app._notifications)
+
+
+async def test_an_unknown_key_id_in_config_is_named(demo_store) -> None:
+    keys = {"not_a_binding": "f9", "table.row_detail": "space"}
+    app = TabletalkApp(demo_store, Settings(keys=keys), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        warned = [n.message for n in app._notifications if n.title == "Key remap ignored"]
+        assert len(warned) == 1
+        assert "'not_a_binding'" in warned[0] and "row_detail" not in warned[0]
 
 
 async def test_markup_in_cells_and_model_text_is_shown_literally(
