@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent.cli.main import main
-from tests.support.scripted_bedrock import Error, Reply, ScriptedBedrock, ToolUse
+from tests.support.scripted_bedrock import Error, Reply, ScriptedBedrock, ToolUse, stage_update
 
 
 @pytest.fixture
@@ -42,19 +42,7 @@ def test_ask_json_transcript(
     scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scripted_bedrock.add(
-        Reply(
-            tool_uses=[
-                ToolUse(
-                    "stageItem",
-                    {
-                        "table": "orders",
-                        "op": "update",
-                        "key": {"id": 3},
-                        "values": {"quantity": 9},
-                    },
-                )
-            ]
-        ),
+        stage_update({"id": 3}, {"quantity": 9}),
         Reply(text="Staged."),
     )
     assert main(["--db", db, "ask", "set order 3 quantity to 9", "--json", "--no-stream"]) == 0
@@ -187,19 +175,7 @@ def test_a_continued_conversation_keeps_its_store(
 ) -> None:
     scripted_bedrock.add(
         Reply(text="Which one?"),
-        Reply(
-            tool_uses=[
-                ToolUse(
-                    "stageItem",
-                    {
-                        "table": "orders",
-                        "op": "update",
-                        "key": {"id": 2},
-                        "values": {"quantity": 4},
-                    },
-                )
-            ]
-        ),
+        stage_update({"id": 2}, {"quantity": 4}),
         Reply(text="Staged."),
     )
     main(["ask", "change an order", "--db", db, "--json"])
@@ -220,14 +196,7 @@ def test_edits_folded_into_a_staged_change_are_reported(
     scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def update(values: dict) -> Reply:
-        return Reply(
-            tool_uses=[
-                ToolUse(
-                    "stageItem",
-                    {"table": "orders", "op": "update", "key": {"id": 5}, "values": values},
-                )
-            ]
-        )
+        return stage_update({"id": 5}, values)
 
     scripted_bedrock.add(
         update({"quantity": 2}), Reply(text="a"), update({"status": "shipped"}), Reply(text="b")

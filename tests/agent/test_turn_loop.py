@@ -14,7 +14,7 @@ from agent.events import AskUser, ChipProposed, StepStarted, TextDelta, ToolCall
 from agent.session import ChatSession
 from agent.stores.demo import build_demo_db
 from agent.stores.open import open_store
-from tests.support.scripted_bedrock import Error, Reply, ScriptedBedrock, ToolUse
+from tests.support.scripted_bedrock import Error, Reply, ScriptedBedrock, ToolUse, stage_update
 
 BUDGET_JSON = {
     "error": "search-budget-exhausted",
@@ -418,19 +418,7 @@ def test_bedrock_error_ends_the_turn_saves_the_conversation_and_keeps_staged(
     scripted_bedrock: ScriptedBedrock, db_path: Path
 ) -> None:
     scripted_bedrock.add(
-        Reply(
-            tool_uses=[
-                ToolUse(
-                    "stageItem",
-                    {
-                        "table": "orders",
-                        "op": "update",
-                        "key": {"id": 1},
-                        "values": {"status": "cancelled"},
-                    },
-                )
-            ]
-        ),
+        stage_update({"id": 1}, {"status": "cancelled"}),
         *[Error(429, "ThrottlingException", "Too many requests") for _ in range(10)],
     )
     session = session_for(db_path)
@@ -476,19 +464,7 @@ def test_display_items_show_attachment_names_and_a_review_chip_after_staging(
     notes = tmp_path / "notes; v2.txt"
     notes.write_text("ship order 1")
     scripted_bedrock.add(
-        Reply(
-            tool_uses=[
-                ToolUse(
-                    "stageItem",
-                    {
-                        "table": "orders",
-                        "op": "update",
-                        "key": {"id": 1},
-                        "values": {"quantity": 2},
-                    },
-                )
-            ]
-        ),
+        stage_update({"id": 1}, {"quantity": 2}),
         Reply(text="Staged."),
         Reply(text="Hello."),
     )

@@ -41,6 +41,7 @@ __all__ = [
     "Usage",
     "encode_frame",
     "scripted_bedrock",
+    "stage_update",
 ]
 
 NO_REPLY_LEFT = "scripted endpoint: no reply left"
@@ -107,6 +108,15 @@ class Error:
     message: str = "Too many requests, please wait before trying again."
     in_stream: bool = False
     text_before: str = "Partial answer "
+
+
+def stage_update(key: dict[str, Any], values: dict[str, Any], table: str = "orders") -> Reply:
+    """A reply that calls stageItem to update one item (the most common scripted step)."""
+    return Reply(
+        tool_uses=[
+            ToolUse("stageItem", {"table": table, "op": "update", "key": key, "values": values})
+        ]
+    )
 
 
 ReplySpec = Reply | Error | Callable[[dict[str, Any]], "Reply | Error"]
