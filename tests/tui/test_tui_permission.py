@@ -8,7 +8,11 @@ from tui.screens.permission import PermissionScreen
 from tui.widgets.chat_items import ToolLine
 
 
-async def _until_prompt(app, pilot) -> PermissionScreen:
+async def _send_until_prompt(app, pilot, text: str) -> PermissionScreen:
+    """Send `text` and wait until the permission modal is up."""
+    await settle(app, pilot)
+    app.chat.composer.text = text
+    await pilot.press("enter")
     while not isinstance(app.screen, PermissionScreen):
         await pilot.pause()
     return app.screen
@@ -27,10 +31,7 @@ async def test_allow_once_runs_the_gated_call(make_app, scripted_bedrock) -> Non
     rings: list[bool] = []
     app.bell = lambda: rings.append(True)  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        app.chat.composer.text = "count customers"
-        await pilot.press("enter")
-        screen = await _until_prompt(app, pilot)
+        screen = await _send_until_prompt(app, pilot, "count customers")
         assert rings == [True], "the prompt rings the bell once"
         assert screen.request.tool == "runQuery"
         assert "SELECT count(*)" in str(screen.query_one("#tool-input Static").render())
@@ -47,10 +48,7 @@ async def test_deny_returns_an_error_result_and_the_turn_goes_on(
     _gated_script(scripted_bedrock)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        app.chat.composer.text = "count customers"
-        await pilot.press("enter")
-        await _until_prompt(app, pilot)
+        await _send_until_prompt(app, pilot, "count customers")
         await pilot.click("#deny")
         await settle(app, pilot)
         assert app.query_one(ToolLine).status == "error"
@@ -68,10 +66,7 @@ async def test_allow_for_the_conversation_asks_only_once(make_app, scripted_bedr
     )
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        app.chat.composer.text = "twice"
-        await pilot.press("enter")
-        await _until_prompt(app, pilot)
+        await _send_until_prompt(app, pilot, "twice")
         await pilot.press("a")
         await settle(app, pilot)
         assert [line.status for line in app.query(ToolLine)] == ["success", "success"]
@@ -83,10 +78,7 @@ async def test_stop_while_the_prompt_is_open_denies_and_ends_the_turn(
     _gated_script(scripted_bedrock)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        app.chat.composer.text = "count customers"
-        await pilot.press("enter")
-        await _until_prompt(app, pilot)
+        await _send_until_prompt(app, pilot, "count customers")
         app.chat.stop()
         await settle(app, pilot)
         assert not isinstance(app.screen, PermissionScreen)
