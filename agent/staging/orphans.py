@@ -10,7 +10,9 @@ from agent.staging.model import StagedChange
 from agent.stores.references import Reference, ReferencingRows
 
 
-def relationship_references(store: Any, table: str, relationships: Iterable[Any]) -> list[Reference]:
+def relationship_references(
+    store: Any, table: str, relationships: Iterable[Any]
+) -> list[Reference]:
     """Declared relationships as references to `table`: the side of `table` must join on its
     key (the parent side); the other side holds the referencing rows."""
     schema = getattr(store, "schema", None)

@@ -51,7 +51,8 @@ def json_path(attribute: str) -> str:
 class ChangeFilter:
     """Which staged changes to show or act on; empty parts match everything.
 
-    `values_json` narrows to one bulk group (the changes staging exactly those values).
+    `values_json` narrows to one bulk group (the changes staging exactly those values), `ids`
+    to given changes (e.g. those in conflict).
     """
 
     table: str | None = None
@@ -59,6 +60,7 @@ class ChangeFilter:
     attribute: str | None = None
     text: str | None = None
     values_json: str | None = None
+    ids: tuple[str, ...] | None = None
 
     @classmethod
     def parse(cls, typed: str) -> ChangeFilter:
@@ -86,7 +88,8 @@ class ChangeFilter:
 
     @property
     def empty(self) -> bool:
-        return not (self.table or self.op or self.attribute or self.text or self.values_json)
+        parts = (self.table, self.op, self.attribute, self.text, self.values_json)
+        return not any(parts) and self.ids is None
 
     def where(self) -> tuple[str, list[Any]]:
         """SQL conditions (ANDed after `store = ?`) and their parameters."""
@@ -101,6 +104,9 @@ class ChangeFilter:
         if self.values_json is not None:
             sql.append("values_json = ?")
             params.append(self.values_json)
+        if self.ids is not None:
+            sql.append(f"id IN ({', '.join('?' * len(self.ids))})" if self.ids else "0")
+            params += list(self.ids)
         if self.attribute:
             sql.append(
                 "(EXISTS (SELECT 1 FROM json_each(values_json) WHERE key = ? COLLATE NOCASE)"

@@ -9,8 +9,31 @@ from agent.stores.sqlite import SQLiteStore
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import SIZE, send, settle
 from tui.widgets.chat_items import ChipButton
+from tui.widgets.staged_change import ChangeDetailScreen
 from tui.widgets.staging_panel import ChangeCard, SmallButton, StagingPanel
 from tui.widgets.table_tab import TableTab
+
+
+def listed(app) -> list[str]:
+    """Ids of the staged changes on the panel's current page."""
+    options = app.query_one("#staging-list").options
+    return [o.id for o in options if o.id != "staging-empty"]
+
+
+async def open_change(app, pilot, change_id: str) -> ChangeCard:
+    """Highlight a change in the list and press Enter: its detail screen, with its card."""
+    view = app.query_one("#staging-list")
+    view.focus()
+    view.highlighted = listed(app).index(change_id)
+    await pilot.press("enter")
+    await pilot.pause()
+    assert isinstance(app.screen, ChangeDetailScreen)
+    return app.screen.query_one(ChangeCard)
+
+
+def screen_text(app) -> str:
+    """What the terminal shows, line by line."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 async def _click_again(app, pilot, selector: str) -> None:
@@ -57,16 +80,17 @@ async def test_bulk_edit_reviewed_in_the_panel_and_committed(
         assert review.chip_action == {"kind": "openStagingPanel"}
         await pilot.click(review)
         await settle(app, pilot)
-        panel = app.query_one(StagingPanel)
-        cards = list(panel.query(ChangeCard))
-        assert len(cards) == 3
-        first = str(cards[0].query(".attr").first().render())
+        assert len(listed(app)) == 3
+        assert "3 orders: status" in screen_text(app) and "→ on hold" in screen_text(app)
+        card = await open_change(app, pilot, listed(app)[0])
+        first = str(card.query(".attr").first().render())
         assert "status" in first and "on hold" in first
+        await pilot.press("escape")
         await pilot.click("#commit-all")
         await settle(app, pilot)
         assert _statuses(demo_path, ids) == {1: "on hold", 2: "on hold", 3: "on hold"}
         assert app.status.staged == 0
-        assert not panel.query(ChangeCard)
+        assert listed(app) == []
 
 
 async def test_reject_one_attribute_and_commit_just_one_change(
@@ -82,12 +106,12 @@ async def test_reject_one_attribute_and_commit_just_one_change(
         await app.open_table("orders")
         await app.open_staging_panel()
         await settle(app, pilot)
-        card = app.query_one(f"#change-{kept.id}", ChangeCard)
+        card = await open_change(app, pilot, kept.id)
         reject_qty = next(b for b in card.query(SmallButton) if b.attribute == "quantity")
         await pilot.click(reject_qty)
         await settle(app, pilot)
         assert area.get(kept.id).values == {"status": "lost"}
-        card = app.query_one(f"#change-{kept.id}", ChangeCard)
+        card = await open_change(app, pilot, kept.id)
         commit_this = next(b for b in card.query(SmallButton) if b.action_name == "commit")
         await pilot.click(commit_this)
         await settle(app, pilot)
@@ -113,7 +137,7 @@ async def test_conflict_is_shown_and_the_change_stays_staged(
         await settle(app, pilot)
         await pilot.click("#commit-all")
         await settle(app, pilot)
-        card = app.query_one(f"#change-{change.id}", ChangeCard)
+        card = await open_change(app, pilot, change.id)
         assert card.has_class("-conflict")
         assert "changed elsewhere" in str(card.query_one(".conflict").render())
         assert [c.id for c in area.list()] == [change.id]
@@ -133,7 +157,7 @@ async def test_changes_staged_by_another_process_appear_and_tint_the_table(
         app.staging_watch._check()
         await settle(app, pilot)
         assert app.status.staged == 1
-        assert len(app.query(ChangeCard)) == 1
+        assert len(listed(app)) == 1
         view = app.query_one(TableTab).view
         values, staged = view.row_at(1)
         assert values[0] == 2 and staged.op == "delete"
@@ -181,7 +205,8 @@ async def test_a_conflict_shows_only_what_conflicts_and_the_others_can_be_commit
         await settle(app, pilot)
         await pilot.click("#commit-all")
         await settle(app, pilot)
-        card = app.query_one(f"#change-{stuck.id}", ChangeCard)
+        assert listed(app) == [stuck.id], "the conflicts are listed"
+        card = await open_change(app, pilot, stuck.id)
         shown = str(card.query_one(".conflict").render())
         assert f"status: staged {old} → refunded, now 'lost in transit'" in shown
         assert shown.count("lost in transit") == 1
@@ -191,6 +216,7 @@ async def test_a_conflict_shows_only_what_conflicts_and_the_others_can_be_commit
         button = app.query_one("#commit-clean")
         assert button.display and str(button.label) == "Commit the 1 without conflict"
         assert not app.query_one("#commit-all").display, "the commit that fails again is gone"
+        await pilot.press("escape")
         await pilot.click("#commit-clean")
         await settle(app, pilot)
         assert _statuses(demo_path, [7, 8]) == {7: "lost in transit", 8: "packed"}
