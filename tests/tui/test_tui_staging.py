@@ -274,3 +274,198 @@ async def test_a_long_commit_shows_its_progress(make_app, demo_store, demo_path)
         assert not panel.has_class("-committing")
         assert panel._progress.progress == len(ids)
         assert set(_statuses(demo_path, ids).values()) == {"archived"}
+
+
+async def test_long_values_stay_readable_at_80_and_120_columns(make_app, demo_store) -> None:
+    area = StagingArea(demo_store)
+    old = demo_store.get_item("customers", {"id": 3})["email"]
+    new = "linus.shannon.new.address@example.org"
+    area.stage("customers", "update", {"id": 3}, {"email": new}, origin="test")
+    created = area.stage(
+        "customers",
+        "create",
+        {"id": 9001},
+        {"name": "Ada", "email": "ada@example.org", "city": "Oslo", "created_at": "2026-11-30"},
+        origin="test",
+    )
+    for size in ((80, 24), (120, 36)):
+        app = make_app()
+        async with app.run_test(size=size) as pilot:
+            app.action_toggle_chat() if size == (80, 24) else None
+            await app.open_staging_panel()
+            await settle(app, pilot)
+            if app.screen.has_class("-chat-full"):
+                app.action_toggle_chat()
+                await settle(app, pilot)
+            shown = screen_text(app)
+            assert old in shown and new in shown, (size, shown)
+            assert "created_at: 2026-11-30" in shown, "a create shows its values"
+            card = await open_change(app, pilot, created.id)
+            assert "Oslo" in str(card.query(".attr")[3].render())
+
+
+async def test_a_huge_value_is_cut_in_the_list_and_whole_in_the_detail(
+    make_app, demo_store
+) -> None:
+    area = StagingArea(demo_store)
+    note = "word " * 400
+    change = area.stage("customers", "update", {"id": 4}, {"city": note}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        prompt = str(app.query_one("#staging-list").get_option(change.id).prompt)
+        assert "…" in prompt and len(prompt) < 400
+        card = await open_change(app, pilot, change.id)
+        assert " ".join(note.split()) in str(card.query(".attr").first().render())
+
+
+async def test_ten_thousand_changes_are_all_reviewable_with_groups_filter_and_pages(
+    make_app, tmp_path
+) -> None:
+    db = tmp_path / "big.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT)")
+        conn.executemany(
+            "INSERT INTO orders VALUES (?, ?)",
+            [(i, "delivered" if i <= 9_000 else "pending") for i in range(1, 10_001)],
+        )
+        conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.execute("INSERT INTO notes VALUES (1, 'hello')")
+    store = SQLiteStore.open(db)
+    area = StagingArea(store)
+    area.stage_many(
+        "orders", query="SELECT id FROM orders WHERE id <= 9000", set={"status": "cancelled"}
+    )
+    area.stage_many("orders", query="SELECT id FROM orders WHERE id > 9000", delete=True)
+    single = area.stage("notes", "update", {"id": 1}, {"body": "bye"})
+    from agent.config import Settings
+    from tui.app import TabletalkApp
+
+    app = TabletalkApp(store, Settings(mode="manual"), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        panel = app.query_one(StagingPanel)
+        shown = screen_text(app)
+        assert "10,001 staged changes (notes 1, orders 10,000)" in shown
+        assert "9,000 orders: status delivered → cancelled" in shown
+        assert "1,000 orders: delete" in shown
+        assert str(panel.query_one("#commit-all").label) == "Commit 10,001"
+        # every change can be reached: page to the last one
+        while not panel.query_one("#page-next").disabled:
+            panel._next()
+            await settle(app, pilot)
+        assert listed(app)[-1] == single.id
+        # a bulk group is one decision: choose it, reject exactly its 1,000 changes
+        groups = app.query_one("#staging-groups")
+        groups.focus()
+        groups.highlighted = 1
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert panel.snapshot.matching == 1_000
+        assert "1–50 of 1,000" in screen_text(app) and "Reject 1,000" in screen_text(app)
+        await pilot.click("#reject-matching")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert area.review().count() == 9_001
+        assert not [c for c in area.list() if c.op == "delete"]
+        # the filter: table, op, attribute and text
+        panel.set_filter("table:notes")
+        await settle(app, pilot)
+        assert listed(app) == [single.id]
+        panel.set_filter("op:update attr:status 8999")
+        await settle(app, pilot)
+        assert len(listed(app)) == 1 and area.get(listed(app)[0]).key == {"id": 8999}
+        panel.set_filter("op:bogus")
+        await settle(app, pilot)
+        assert any("unknown op" in n.message for n in app._notifications)
+    area.close()
+    store.close()
+
+
+async def test_a_delete_that_orphans_rows_is_shown_and_the_commit_asks_again(
+    make_app, demo_store, demo_path
+) -> None:
+    from tui.screens.confirm import ConfirmScreen
+
+    with sqlite3.connect(demo_path) as conn:
+        (referencing,) = conn.execute("SELECT count(*) FROM orders WHERE product_id = 5").fetchone()
+    assert referencing > 0
+    area = StagingArea(demo_store)
+    area.stage("products", "delete", {"id": 5}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        shown = screen_text(app)
+        assert f"{referencing} rows of orders still point at 1 deleted item" in shown
+        assert "orders.product_id → products.id" in shown
+        await pilot.click("#commit-all")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert f"leave {referencing + 0:,} rows" in app.screen.question or (
+            f"{referencing} rows of orders" in app.screen.question
+        )
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert demo_store.get_item("products", {"id": 5}) is not None, "No keeps the item"
+        assert len(area.list()) == 1
+        await _click_again(app, pilot, "#commit-all")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert demo_store.get_item("products", {"id": 5}) is None
+
+
+async def test_declared_relationships_count_as_references(make_app, demo_store) -> None:
+    from agent.specs import Relationship, SpecBook
+
+    SpecBook(None, demo_store.identity).declare_relationship(
+        Relationship("stock of product", "products", "id", "stock_levels", "product_id")
+    )
+    area = StagingArea(demo_store)
+    area.stage("customers", "delete", {"id": 2}, origin="test")
+    from agent.staging.orphans import orphaned_by
+
+    found = orphaned_by(
+        demo_store,
+        area.list(),
+        [Relationship("buyer", "orders", "customer_id", "customers", "id")],
+    )
+    assert [r.reference.table for r in found] == ["orders"]  # FK and relationship: one entry
+    mine = [Relationship("cities", "customers", "city", "customers", "city")]
+    assert orphaned_by(demo_store, area.list(), mine)[0].reference.table == "orders"
+
+
+async def test_only_conflicts_left_hides_the_commit_of_none(
+    make_app, demo_store, demo_path
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage("orders", "update", {"id": 7}, {"status": "refunded"}, origin="test")
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'elsewhere' WHERE id = 7")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        assert "Commit the 0" not in screen_text(app)
+        assert not app.query_one("#commit-clean").display
+        assert not app.query_one("#commit-all").display
+        assert app.query_one("#reject-all").display
+
+
+async def test_quitting_with_staged_changes_says_they_are_kept(make_app, demo_store) -> None:
+    area = StagingArea(demo_store)
+    for i in (1, 2):
+        area.stage("orders", "update", {"id": i}, {"status": "x"}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+q")
+        said = " ".join(str(r) for r in app._exit_renderables)  # printed when the app ends
+    assert "2 staged changes are kept" in said
+    assert "ctrl+s" in said and "tabletalk staged list" in said

@@ -94,7 +94,7 @@ class StagingPanel(TabPane):
     StagingPanel > #staging-groups { height: auto; max-height: 5; border: none; padding: 0; }
     StagingPanel > #staging-filter { height: 1; border: none; padding: 0 1; background: $boost; }
     StagingPanel > #staging-filter:focus { background: $primary 20%; }
-    StagingPanel #staging-showing { width: 1fr; color: $text-muted; }
+    StagingPanel #staging-showing { width: auto; margin: 0 1 0 0; color: $text-muted; }
     StagingPanel > #staging-list { height: 1fr; border: none; padding: 0; }
     StagingPanel #staging-empty { color: $text-muted; }
     """
@@ -143,8 +143,8 @@ class StagingPanel(TabPane):
         yield self._groups
         yield self._filter_input
         with Horizontal(id="staging-pager"):
-            yield self._showing
             yield Button(Content("◀"), id="page-prev", compact=True)
+            yield self._showing
             yield Button(Content("▶"), id="page-next", compact=True)
             yield Button(Content("Commit these"), id="commit-matching", compact=True)
             yield Button(Content("Reject these"), id="reject-matching", compact=True)
@@ -236,11 +236,10 @@ class StagingPanel(TabPane):
         )
         self._groups.display = bool(snap.groups)
         end = snap.offset + len(snap.page)
-        what = "matching" if not self.filter.empty else "staged"
         self._showing.update(
-            Text(f"{snap.offset + 1:,}–{end:,} of {snap.matching:,} {what}")
+            Text(f"{snap.offset + 1:,}–{end:,} of {snap.matching:,}")
             if snap.matching
-            else Text(f"none {what}")
+            else Text("none")
         )
         self.query_one("#page-prev", Button).disabled = snap.offset == 0
         self.query_one("#page-next", Button).disabled = end >= snap.matching
@@ -248,7 +247,9 @@ class StagingPanel(TabPane):
             button = self.query_one(name, Button)
             button.disabled = self.filter.empty or not snap.matching
             verb = "Commit" if name == "#commit-matching" else "Reject"
-            button.label = Content(f"{verb} these {snap.matching:,}")
+            button.label = Content(
+                f"{verb} these" if self.filter.empty else f"{verb} {snap.matching:,}"
+            )
         self._fill_list(snap)
         self.loaded = True
 
@@ -291,6 +292,7 @@ class StagingPanel(TabPane):
 
     def set_filter(self, typed: str) -> None:
         """Show only the changes matching `typed` (see FILTER_HELP); a bad filter says why."""
+        self._filter_input.placeholder = f"filter: {FILTER_HELP}  (enter applies)"
         words = typed.split()
         conflicts = "is:conflict" in words
         try:
@@ -306,7 +308,8 @@ class StagingPanel(TabPane):
         """A bulk group becomes the filter: its changes are listed, commit/reject act on them."""
         event.stop()
         group = self.snapshot.groups[int(event.option.id or 0)]
-        self._filter_input.value = f"table:{group.table} op:{group.op} (one bulk edit)"
+        self._filter_input.value = ""
+        self._filter_input.placeholder = f"showing the bulk edit “{group.summary()}” (enter: all)"
         self.filter = ChangeFilter(table=group.table, op=group.op, values_json=group.values_json)
         self.load(0)
 
