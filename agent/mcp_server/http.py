@@ -33,7 +33,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent.errors import TabletalkError
-from agent.mcp_server.server import Caller, McpBackend, build_server
+from agent.mcp_server.server import Caller, CallRecord, McpBackend, build_server
 from agent.mcp_server.tokens import McpClient, TokenBook
 
 log = logging.getLogger("agent.mcp_server.http")
@@ -183,7 +183,12 @@ def caller_of(ctx: Any) -> Caller:
 def build_app(backend: McpBackend, tokens: TokenBook, consent: Consent | None = None) -> ASGIApp:
     """The whole ASGI app: guard → Starlette → the SDK's streamable HTTP session manager."""
     server = build_server(backend, caller_of)
-    backend.after_call = lambda caller: tokens.record_call(caller.name) if caller.via_token else None
+
+    def count_call(record: CallRecord, caller: Caller) -> None:
+        if caller.via_token:
+            tokens.record_call(caller.name)
+
+    backend.call_hooks.append(count_call)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{name}:*" for name in ("localhost", "127.0.0.1", "[::1]")]

@@ -97,7 +97,7 @@ class McpBackend:
         self._running: object | None = None
         self._contexts: dict[str, ToolContext] = {self.context.origin: self.context}
         self.recent: deque[CallRecord] = deque(maxlen=RECENT_CALLS)
-        self.after_call: Callable[[Caller], None] | None = None
+        self.call_hooks: list[Callable[[CallRecord, Caller], None]] = []
 
     @property
     def own_caller(self) -> Caller:
@@ -123,11 +123,13 @@ class McpBackend:
             finally:
                 self._running = None
             stamp = datetime.now(UTC).isoformat(timespec="seconds")
-            self.recent.append(
-                CallRecord(stamp, caller.name, caller.level, name, not result.is_error)
-            )
-        if self.after_call is not None:
-            self.after_call(caller)
+            record = CallRecord(stamp, caller.name, caller.level, name, not result.is_error)
+            self.recent.append(record)
+        for hook in self.call_hooks:
+            try:
+                hook(record, caller)
+            except Exception:  # a watcher's failure must not fail the client's call
+                log.exception("MCP call hook failed")
         return result
 
     def interrupt(self, token: object) -> None:
