@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -236,3 +237,13 @@ def test_binding_anything_but_loopback_is_refused(tmp_path: Path, host: str) -> 
     done = cli(xdg_env(tmp_path), "mcp", "--http", "--host", host, "--port", "0")
     assert done.returncode == 2
     assert "only binds to this machine" in done.stderr
+
+
+def test_ctrl_c_stops_the_server_cleanly(tmp_path: Path, demo_template: Path) -> None:
+    db = Path(shutil.copy(demo_template, tmp_path / "shop.sqlite"))
+    served = HttpServer(tmp_path / "home", db)
+    token = served.token("brief", "read")
+    assert list_names(served, token)
+    served.process.send_signal(signal.SIGINT)
+    assert served.process.wait(TIMEOUT) == 0
+    assert "stopped" in served.process.stderr.read()  # type: ignore[union-attr]

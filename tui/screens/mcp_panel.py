@@ -35,7 +35,8 @@ class McpPanel(ModalScreen[None]):
     McpPanel Horizontal { height: auto; margin: 1 0 0 0; }
     McpPanel Input { width: 1fr; }
     McpPanel #port { width: 12; }
-    McpPanel Select { width: 14; }
+    McpPanel Select { width: 14; height: 3; margin: 0; }
+    McpPanel Horizontal > * { height: 3; }
     McpPanel Button { margin: 0 0 0 1; }
     McpPanel DataTable { height: auto; max-height: 10; }
     McpPanel #snippet { height: 10; }
