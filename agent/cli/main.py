@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from agent.cli import ask, conversations_cmd, mcp_cmd, staged, tools_cmd
+from agent.cli import ask, conversations_cmd, eval_cmd, mcp_cmd, staged, tools_cmd
 from agent.cli.common import add_model_flags, add_store_flag, report_error, store_path
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
@@ -26,7 +26,9 @@ Config: config.toml in the platform config dir (see README.md). Exit status: 0 o
 1 turn failed or commit conflict, 2 usage or setup error, 3 step/token limit reached.
 """
 
-HEADLESS_COMMANDS = frozenset({"ask", "tools", "staged", "conversations", "info", "mcp"})
+HEADLESS_COMMANDS = frozenset(
+    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval"}
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     staged.add_parser(commands)
     mcp_cmd.add_parser(commands)
     conversations_cmd.add_parser(commands)
+    eval_cmd.add_parser(commands)
     info = commands.add_parser("info", help="summarise the store (tables and row counts)")
     add_store_flag(info, suppress=True)
     return parser
@@ -76,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         "conversations": conversations_cmd.run,
         "info": run_info,
         "mcp": mcp_cmd.run,
+        "eval": eval_cmd.run,
         None: run_info,
     }
     try:
