@@ -13,9 +13,10 @@ import threading
 import time
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agent.errors import ReadOnlyQueryError, StoreError
+from agent.stores.base import MAX_READ_BYTES, NARROWER_QUERY
 
 _ALLOWED_ACTIONS = {
     sqlite3.SQLITE_SELECT,
@@ -35,6 +36,9 @@ _READ_ONLY_PRAGMAS = {
     "function_list",
     "pragma_list",
 }
+_READ_ONLY_VTABLES = ("json_each", "json_tree", "dbstat", "generate_series")
+"""Eponymous virtual tables that only read; constructed before the authorizer (see
+`_warm_eponymous_tables`). Writable ones (sqlite_dbpage) are never constructed, so stay refused."""
 _DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
 
 READ_ONLY_MESSAGE = "only read-only SELECT/WITH queries are allowed"
@@ -44,6 +48,21 @@ READ_ONLY_FIX = (
 )
 SQL_ERROR_FIX = "Check the table and column names with describeTable, then retry the query."
 QUERY_TIMEOUT_S = 30.0
+class ReadRows(NamedTuple):
+    """What one read returned: `truncated` when rows were left out (row limit or byte budget);
+    `over_budget` when the byte budget was the reason."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
+    over_budget: bool = False
+
+
+def value_bytes(value: Any) -> int:
+    """What one value costs against the byte budget: its length for text and blobs, else 8."""
+    if isinstance(value, str | bytes):
+        return len(value)
+    return 8
 
 
 def quote_ident(name: str) -> str:
@@ -84,7 +103,9 @@ class ReadOnlyConnection:
             uri, uri=True, check_same_thread=False, isolation_level=None, timeout=5.0
         )
         self._conn.execute("PRAGMA query_only=ON")
+        self._conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_READ_BYTES)
         self._warm_pragma_tables()
+        self._warm_eponymous_tables()
         self._lock = threading.Lock()  # one statement at a time
         self._state = threading.Lock()  # guards _running/_stop_requested; never held for long
         self._running = False
@@ -105,6 +126,19 @@ class ReadOnlyConnection:
                 self._conn.execute(f"SELECT * FROM pragma_{name} WHERE 0").fetchall()
             except sqlite3.Error:
                 pass  # a pragma without a table-valued form
+
+    def _warm_eponymous_tables(self) -> None:
+        """Construct the read-only table-valued functions (json_each, dbstat, ...) up front.
+
+        On a connection's first use of an eponymous virtual table SQLite parses its declared
+        schema, which asks the authorizer for SQLITE_UPDATE on sqlite_master; refusing that
+        fails with "vtable constructor failed". Once constructed (for the connection's life),
+        a query on one asks only SQLITE_READ on its columns, which `_authorize` allows.
+        """
+        present = {name for (name,) in self._conn.execute("PRAGMA module_list")}
+        for name in _READ_ONLY_VTABLES:
+            if name in present:
+                self._conn.execute(f"SELECT * FROM {name} WHERE 0").fetchall()
 
     def _should_stop(self) -> int:
         """Non-zero stops the running statement: Stop was pressed, or it ran past its deadline."""
@@ -134,8 +168,9 @@ class ReadOnlyConnection:
 
     def execute(
         self, sql: str, params: tuple[Any, ...] = (), limit: int | None = None
-    ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        """Run one read-only statement; return (columns, rows, truncated)."""
+    ) -> ReadRows:
+        """Run one read-only statement; rows up to `limit` and `MAX_READ_BYTES`, fetched one
+        at a time so a result over the budget is never held whole."""
         with self._lock:
             self._denied = None
             self._deadline = time.monotonic() + self.timeout_s
@@ -143,16 +178,17 @@ class ReadOnlyConnection:
                 self._running, self._stop_requested = True, False
             try:
                 cursor = self._conn.execute(sql, params)
-                columns = [d[0] for d in cursor.description or ()]
-                if limit is None:
-                    rows = cursor.fetchall()
-                    truncated = False
-                else:
-                    rows = cursor.fetchmany(limit + 1)
-                    truncated = len(rows) > limit
-                    rows = rows[:limit]
+                if cursor.description is None:
+                    raise ReadOnlyQueryError(
+                        f"{READ_ONLY_MESSAGE}; this statement returns no rows, so it is not a "
+                        "read (a DROP ... IF EXISTS or CREATE ... IF NOT EXISTS that changes "
+                        "nothing is still a write)",
+                        fix=READ_ONLY_FIX,
+                    )
+                columns = [d[0] for d in cursor.description]
+                result = self._fetch(cursor, columns, limit)
                 cursor.close()
-                return columns, rows, truncated
+                return result
             except sqlite3.Warning as exc:  # several statements in one string
                 raise StoreError(
                     f"only one SQL statement per query is allowed ({exc})",
@@ -165,6 +201,12 @@ class ReadOnlyConnection:
                         fix="Send a single SELECT statement without a second statement after ';'.",
                     ) from exc
                 raise StoreError(f"SQLite error: {exc}", fix=SQL_ERROR_FIX) from exc
+            except sqlite3.DataError as exc:  # a value longer than SQLITE_LIMIT_LENGTH
+                raise StoreError(
+                    f"a value in this result is larger than the {MAX_READ_BYTES // 2**20} MB "
+                    f"limit of one read ({exc})",
+                    fix=NARROWER_QUERY,
+                ) from exc
             except sqlite3.DatabaseError as exc:
                 text = str(exc)
                 if text == "interrupted" and self._stop_requested:
@@ -198,6 +240,28 @@ class ReadOnlyConnection:
                 self._deadline = float("inf")
                 if self._conn.in_transaction:
                     self._conn.rollback()
+
+    @staticmethod
+    def _fetch(cursor: sqlite3.Cursor, columns: list[str], limit: int | None) -> ReadRows:
+        rows: list[tuple[Any, ...]] = []
+        used = 0
+        while limit is None or len(rows) <= limit:
+            row = cursor.fetchone()
+            if row is None:
+                return ReadRows(columns, rows, False)
+            if limit is not None and len(rows) == limit:
+                break
+            used += sum(map(value_bytes, row))
+            if used > MAX_READ_BYTES:
+                if not rows:
+                    raise StoreError(
+                        f"one row of this result is larger than the {MAX_READ_BYTES // 2**20} MB "
+                        "limit of one read",
+                        fix=NARROWER_QUERY,
+                    )
+                return ReadRows(columns, rows, True, over_budget=True)
+            rows.append(row)
+        return ReadRows(columns, rows, True)
 
     def close(self) -> None:
         """Close the connection."""
