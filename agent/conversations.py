@@ -212,6 +212,10 @@ class ConversationSummary:
     store: str
 
 
+Summaries = list[ConversationSummary]
+DamagedFiles = list[BrokenConversationFile]
+
+
 class ConversationStore:
     """Reads and writes conversation files in one directory."""
 
@@ -261,10 +265,10 @@ class ConversationStore:
         """Saved conversations, most recently updated first; damaged files are skipped."""
         return self.scan()[0]
 
-    def scan(self) -> tuple[list[ConversationSummary], list[BrokenConversationFile]]:
+    def scan(self) -> tuple[Summaries, DamagedFiles]:
         """Saved conversations (most recently updated first) and the files that are damaged."""
-        summaries: list[ConversationSummary] = []
-        broken: list[BrokenConversationFile] = []
+        summaries: Summaries = []
+        broken: DamagedFiles = []
         if not self.directory.exists():
             return summaries, broken
         for path in sorted(self.directory.glob("*.json")):

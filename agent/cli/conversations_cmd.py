@@ -11,8 +11,10 @@ from agent.cli.common import printable_line
 from agent.conversations import ConversationStore
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("conversations", help="list saved conversations")
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser("conversations", help="list saved conversations")
     parser.add_argument("--json", action="store_true", help="print JSON")
     return parser
 

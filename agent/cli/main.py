@@ -74,11 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     raw, as it carries the protocol.
     """
     streams = sys.stdout, sys.stderr
-    sys.stderr = SafeStream(sys.stderr)  # type: ignore[assignment]
+    sys.stderr = SafeStream(sys.stderr)
     try:
         args = build_parser().parse_args(argv)
         if args.command != "mcp":
-            sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
+            sys.stdout = SafeStream(sys.stdout)
         return _run(args)
     finally:
         sys.stdout, sys.stderr = streams
