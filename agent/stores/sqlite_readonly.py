@@ -38,7 +38,7 @@ _READ_ONLY_PRAGMAS = {
 }
 _READ_ONLY_VTABLES = ("json_each", "json_tree", "dbstat", "generate_series")
 """Eponymous virtual tables that only read; constructed before the authorizer (see
-`_warm_eponymous_tables`). Writable ones (sqlite_dbpage) are never constructed, so stay refused."""
+`_warm_tables`). Writable ones (sqlite_dbpage) are never constructed, so stay refused."""
 _DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
 
 READ_ONLY_MESSAGE = "only read-only SELECT/WITH queries are allowed"
@@ -48,6 +48,10 @@ READ_ONLY_FIX = (
 )
 SQL_ERROR_FIX = "Check the table and column names with describeTable, then retry the query."
 QUERY_TIMEOUT_S = 30.0
+class _NewVirtualTable(Exception):
+    """A virtual table this connection has not constructed yet (see `_warm_tables`)."""
+
+
 class ReadRows(NamedTuple):
     """What one read returned: `truncated` when rows were left out (row limit or byte budget);
     `over_budget` when the byte budget was the reason."""
@@ -105,7 +109,7 @@ class ReadOnlyConnection:
         self._conn.execute("PRAGMA query_only=ON")
         self._conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_READ_BYTES)
         self._warm_pragma_tables()
-        self._warm_eponymous_tables()
+        self._warm_tables()
         self._lock = threading.Lock()  # one statement at a time
         self._state = threading.Lock()  # guards _running/_stop_requested; never held for long
         self._running = False
@@ -127,18 +131,40 @@ class ReadOnlyConnection:
             except sqlite3.Error:
                 pass  # a pragma without a table-valued form
 
-    def _warm_eponymous_tables(self) -> None:
-        """Construct the read-only table-valued functions (json_each, dbstat, ...) up front.
+    def _warm_tables(self) -> None:
+        """Construct the read-only table-valued functions (json_each, dbstat, ...) and the
+        database's own virtual tables (FTS, R-tree) with our own SQL, outside the authorizer.
 
-        On a connection's first use of an eponymous virtual table SQLite parses its declared
-        schema, which asks the authorizer for SQLITE_UPDATE on sqlite_master; refusing that
-        fails with "vtable constructor failed". Once constructed (for the connection's life),
-        a query on one asks only SQLITE_READ on its columns, which `_authorize` allows.
+        On a connection's first use of a virtual table SQLite parses its declared schema,
+        which asks the authorizer for SQLITE_UPDATE on sqlite_master; refusing that fails
+        with "vtable constructor failed". Once constructed (for the connection's life), a
+        query on one asks only SQLITE_READ on its columns, which `_authorize` allows; writing
+        to one asks SQLITE_INSERT/UPDATE/DELETE, which it refuses.
         """
         present = {name for (name,) in self._conn.execute("PRAGMA module_list")}
-        for name in _READ_ONLY_VTABLES:
-            if name in present:
+        names = [quote_ident(name) for name in _READ_ONLY_VTABLES if name in present]
+        names += [
+            quote_ident(name)
+            for (name,) in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+            )
+        ]
+        for name in names:
+            try:
                 self._conn.execute(f"SELECT * FROM {name} WHERE 0").fetchall()
+            except sqlite3.Error:
+                pass  # a module this SQLite lacks: queries on it fail with SQLite's message
+
+    def _warm_new_virtual_tables(self) -> None:
+        """`_warm_tables` again with the authorizer off (our SQL only): a virtual table was
+        created after this connection opened."""
+        with self._lock:
+            self._conn.set_authorizer(None)
+            try:
+                self._warm_tables()
+            finally:
+                self._conn.set_authorizer(self._authorize)
 
     def _should_stop(self) -> int:
         """Non-zero stops the running statement: Stop was pressed, or it ran past its deadline."""
@@ -161,6 +187,8 @@ class ReadOnlyConnection:
         if action == sqlite3.SQLITE_PRAGMA:
             if (arg1 or "").lower() in _READ_ONLY_PRAGMAS:
                 return sqlite3.SQLITE_OK
+            if (arg1 or "").lower() == "data_version" and arg2 is None:
+                return sqlite3.SQLITE_OK  # read by FTS5 on every MATCH
             self._denied = f"PRAGMA {arg1}"
             return sqlite3.SQLITE_DENY
         self._denied = f"action {action}"
@@ -171,6 +199,15 @@ class ReadOnlyConnection:
     ) -> ReadRows:
         """Run one read-only statement; rows up to `limit` and `MAX_READ_BYTES`, fetched one
         at a time so a result over the budget is never held whole."""
+        try:
+            return self._execute(sql, params, limit, first_try=True)
+        except _NewVirtualTable:
+            self._warm_new_virtual_tables()
+            return self._execute(sql, params, limit, first_try=False)
+
+    def _execute(
+        self, sql: str, params: tuple[Any, ...], limit: int | None, *, first_try: bool
+    ) -> ReadRows:
         with self._lock:
             self._denied = None
             self._deadline = time.monotonic() + self.timeout_s
@@ -209,6 +246,8 @@ class ReadOnlyConnection:
                 ) from exc
             except sqlite3.DatabaseError as exc:
                 text = str(exc)
+                if first_try and text.startswith("vtable constructor failed"):
+                    raise _NewVirtualTable from exc
                 if text == "interrupted" and self._stop_requested:
                     raise StoreError(
                         "the query was stopped",

@@ -125,3 +125,43 @@ def test_no_op_writes_are_refused_as_writes(demo_store: SQLiteStore, sql: str) -
         demo_store.query(sql)
     assert "only read-only SELECT/WITH queries are allowed" in caught.value.message
     assert digest(demo_store.path) == before
+
+
+def _add_search_tables(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE VIRTUAL TABLE notes USING fts5(body)")
+    conn.execute("INSERT INTO notes VALUES ('late delivery'), ('on time')")
+    conn.execute("CREATE VIRTUAL TABLE boxes USING rtree(id, x0, x1)")
+    conn.execute("INSERT INTO boxes VALUES (1, 0, 5)")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("created_after_open", [False, True])
+def test_the_databases_own_virtual_tables_are_readable_not_writable(
+    demo_path: Path, created_after_open: bool
+) -> None:
+    if not created_after_open:
+        _add_search_tables(demo_path)
+    store = SQLiteStore.open(demo_path)
+    try:
+        if created_after_open:
+            assert store.query("SELECT 1 AS ok").rows == [{"ok": 1}]
+            _add_search_tables(demo_path)
+        found = store.query("SELECT body FROM notes WHERE notes MATCH 'late'").rows
+        assert found == [{"body": "late delivery"}]
+        assert store.query("SELECT id FROM boxes WHERE x1 > 3").rows == [{"id": 1}]
+        before = digest(demo_path)
+        for sql in ("INSERT INTO notes VALUES ('x')", "DELETE FROM boxes", "PRAGMA data_version = 3"):
+            with pytest.raises(ReadOnlyQueryError):
+                store.query(sql)
+        assert digest(demo_path) == before
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    "sql", ["PRAGMA table_info('no_such_table')", "SELECT * FROM orders WHERE 0", "EXPLAIN SELECT 1"]
+)
+def test_reads_without_rows_are_still_reads(demo_store: SQLiteStore, sql: str) -> None:
+    assert demo_store.query(sql).columns
