@@ -14,7 +14,9 @@ from agent.conversations import ConversationStore
 def add_parser(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = subparsers.add_parser("conversations", help="list saved conversations")
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "conversations", help="list saved conversations"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     return parser
 

@@ -48,6 +48,8 @@ READ_ONLY_FIX = (
 )
 SQL_ERROR_FIX = "Check the table and column names with describeTable, then retry the query."
 QUERY_TIMEOUT_S = 30.0
+
+
 class _NewVirtualTable(Exception):
     """A virtual table this connection has not constructed yet (see `_warm_tables`)."""
 
@@ -194,9 +196,7 @@ class ReadOnlyConnection:
         self._denied = f"action {action}"
         return sqlite3.SQLITE_DENY
 
-    def execute(
-        self, sql: str, params: tuple[Any, ...] = (), limit: int | None = None
-    ) -> ReadRows:
+    def execute(self, sql: str, params: tuple[Any, ...] = (), limit: int | None = None) -> ReadRows:
         """Run one read-only statement; rows up to `limit` and `MAX_READ_BYTES`, fetched one
         at a time so a result over the budget is never held whole."""
         try:

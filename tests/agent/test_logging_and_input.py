@@ -104,8 +104,17 @@ def test_ask_with_crashing_tool_inputs_prints_no_traceback(
         Reply(text="Done."),
     )
     done = subprocess.run(
-        [sys.executable, "-c", "import sys; from tui.entry import main; sys.exit(main())",
-         "ask", "export", "--db", str(demo_path), "--mode", "full-auto"],
+        [
+            sys.executable,
+            "-c",
+            "import sys; from tui.entry import main; sys.exit(main())",
+            "ask",
+            "export",
+            "--db",
+            str(demo_path),
+            "--mode",
+            "full-auto",
+        ],
         capture_output=True,
         text=True,
         env={**os.environ, **scripted_bedrock.env()},
@@ -122,10 +131,14 @@ def test_ask_with_crashing_tool_inputs_prints_no_traceback(
 @pytest.mark.parametrize(
     ("args", "field"),
     [
-        ({"table": "orders", "op": "update", "key": {"id\ud800": 1}, "values": {"status": "x"}},
-         "key.id\\ud800"),
-        ({"table": "orders", "op": "update", "key": {"id": 1}, "values": {"status": "x\ud800"}},
-         "values.status"),
+        (
+            {"table": "orders", "op": "update", "key": {"id\ud800": 1}, "values": {"status": "x"}},
+            "key.id\\ud800",
+        ),
+        (
+            {"table": "orders", "op": "update", "key": {"id": 1}, "values": {"status": "x\ud800"}},
+            "values.status",
+        ),
     ],
 )
 def test_lone_surrogates_are_refused_at_validation(
@@ -161,7 +174,11 @@ def test_a_conversation_with_a_lone_surrogate_saves_and_loads(tmp_path: Path) ->
     conversation = Conversation("c-1", "demo", "m")
     conversation.append_user([{"text": "hi"}])
     conversation.append_assistant(
-        {"content": [{"toolUse": {"toolUseId": "t1", "name": "stageItem", "input": {"k\ud800": 1}}}]}
+        {
+            "content": [
+                {"toolUse": {"toolUseId": "t1", "name": "stageItem", "input": {"k\ud800": 1}}}
+            ]
+        }
     )
     store.save(conversation)
     assert store.load("c-1").messages == conversation.messages

@@ -25,9 +25,7 @@ def big_store(tmp_path: Path) -> SQLiteStore:
     path = tmp_path / "big.sqlite"
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT)")
-    conn.executemany(
-        "INSERT INTO docs VALUES (?, ?)", [(i, "x" * 1_000_000) for i in range(1, 21)]
-    )
+    conn.executemany("INSERT INTO docs VALUES (?, ?)", [(i, "x" * 1_000_000) for i in range(1, 21)])
     conn.commit()
     conn.close()
     store = SQLiteStore.open(path)
@@ -152,7 +150,11 @@ def test_the_databases_own_virtual_tables_are_readable_not_writable(
         assert found == [{"body": "late delivery"}]
         assert store.query("SELECT id FROM boxes WHERE x1 > 3").rows == [{"id": 1}]
         before = digest(demo_path)
-        for sql in ("INSERT INTO notes VALUES ('x')", "DELETE FROM boxes", "PRAGMA data_version = 3"):
+        for sql in (
+            "INSERT INTO notes VALUES ('x')",
+            "DELETE FROM boxes",
+            "PRAGMA data_version = 3",
+        ):
             with pytest.raises(ReadOnlyQueryError):
                 store.query(sql)
         assert digest(demo_path) == before
@@ -161,7 +163,8 @@ def test_the_databases_own_virtual_tables_are_readable_not_writable(
 
 
 @pytest.mark.parametrize(
-    "sql", ["PRAGMA table_info('no_such_table')", "SELECT * FROM orders WHERE 0", "EXPLAIN SELECT 1"]
+    "sql",
+    ["PRAGMA table_info('no_such_table')", "SELECT * FROM orders WHERE 0", "EXPLAIN SELECT 1"],
 )
 def test_reads_without_rows_are_still_reads(demo_store: SQLiteStore, sql: str) -> None:
     assert demo_store.query(sql).columns
