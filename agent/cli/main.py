@@ -11,6 +11,7 @@ from agent.cli.common import add_model_flags, add_store_flag, report_error, stor
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
 from agent.search import cli as search_cli
+from agent.text_safety import SafeStream, printable_line
 
 EXAMPLES = """\
 examples:
@@ -61,17 +62,32 @@ def run_info(args: argparse.Namespace) -> int:
     from agent.stores.open import open_store
 
     store = open_store(store_path(args))
-    print(f"{store.label} ({store.identity})")
+    print(f"{printable_line(store.label)} ({printable_line(store.identity)})")
     for table in store.list_tables():
         info = store.describe_table(table)
-        print(f"  {table:<20} {info.row_count:>9,} rows  key ({', '.join(info.key_columns)})")
+        key = printable_line(", ".join(info.key_columns))
+        print(f"  {printable_line(table):<20} {info.row_count:>9,} rows  key ({key})")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a headless command; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run a headless command; returns the exit status.
+
+    Everything it prints passes the terminal sanitiser (`SafeStream`); `mcp` keeps stdout
+    raw, as it carries the protocol.
+    """
+    streams = sys.stdout, sys.stderr
+    sys.stderr = SafeStream(sys.stderr)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command != "mcp":
+            sys.stdout = SafeStream(sys.stdout)
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(args: argparse.Namespace) -> int:
     log_path = setup_logging()
     handlers = {
         "ask": ask.run,

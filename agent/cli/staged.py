@@ -10,12 +10,15 @@ import json
 import sys
 from typing import Any, TextIO
 
-from agent.cli.common import report_error, resolve_settings, store_path
+from agent.cli.common import printable_line, report_error, resolve_settings, store_path
 from agent.errors import TabletalkError
 from agent.staging import StagedChange, StagingArea
 from agent.stores.open import open_store
 
 DB_HELP = "SQLite database file (default: the demo database)"
+LIST_WIDTH = 80
+"""`staged list` cuts longer values (`staged diff` shows them whole)."""
+ELIDED = "…"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -87,20 +90,29 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
         return 0
     print(f"{len(changes)} staged change(s) for {area.store.label}:", file=out)
     table = None
+    cut = False
     for change in changes:
         if change.table != table:
             table = change.table
-            print(f"\n{table}", file=out)
-        summary = ", ".join(
-            f"{d.attribute}: {_show(d.old)} → {_show(d.new)}"
+            print(f"\n{printable_line(table)}", file=out)
+        shown = [
+            (printable_line(d.attribute), _show(d.old, LIST_WIDTH), _show(d.new, LIST_WIDTH))
             for d in area.diff(change)
             if d.attribute not in change.key
-        )
+        ]
+        cut = cut or any(old.endswith(ELIDED) or new.endswith(ELIDED) for _, old, new in shown)
+        summary = ", ".join(f"{name}: {old} → {new}" for name, old, new in shown)
         if change.op == "delete":
             summary = "(delete)"
         print(
             f"  {change.id}  {change.op:<6}  {_key(change)}  {summary}  "
-            f"[{change.origin}, {change.created_at}]",
+            f"[{printable_line(change.origin)}, {change.created_at}]",
+            file=out,
+        )
+    if cut:
+        print(
+            f"\nValues longer than {LIST_WIDTH} characters are cut ({ELIDED}); "
+            "`tabletalk staged diff ID` shows them whole.",
             file=out,
         )
     return 0
@@ -111,9 +123,9 @@ def _diff(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
     if not changes:
         print(f"No staged changes for {area.store.label}.", file=out)
     for change in changes:
-        print(f"{change.id}  {change.op} {change.table} {_key(change)}", file=out)
+        print(f"{change.id}  {change.op} {printable_line(change.table)} {_key(change)}", file=out)
         for d in area.diff(change):
-            print(f"    {d.attribute}: {_show(d.old)} → {_show(d.new)}", file=out)
+            print(f"    {printable_line(d.attribute)}: {_show(d.old)} → {_show(d.new)}", file=out)
     return 0
 
 
@@ -167,8 +179,14 @@ def _progress(err: TextIO) -> Any:
 
 
 def _key(change: StagedChange) -> str:
-    return ", ".join(f"{k}={_show(v)}" for k, v in change.key.items())
+    return ", ".join(f"{printable_line(k)}={_show(v, LIST_WIDTH)}" for k, v in change.key.items())
 
 
-def _show(value: Any) -> str:
-    return "∅" if value is None else json.dumps(value, ensure_ascii=False)
+def _show(value: Any, width: int | None = None) -> str:
+    """A value on one terminal line as JSON; cut to `width` characters (ending in …) if given."""
+    if value is None:
+        return "∅"
+    if width is not None and isinstance(value, str) and len(value) > width:
+        return printable_line(json.dumps(value[:width], ensure_ascii=False)[:-1]) + ELIDED
+    text = printable_line(json.dumps(value, ensure_ascii=False))
+    return text if width is None or len(text) <= width else text[:width] + ELIDED

@@ -68,13 +68,25 @@ class TableInfo:
         }
 
 
+MAX_READ_BYTES = 8 * 1024 * 1024
+"""Byte budget of one read (text and blob lengths, 8 per number); also SQLite's limit on any
+single value it builds on the read-only connection, so zeroblob(10e9) fails instead of
+allocating."""
+NARROWER_QUERY = (
+    "Select fewer columns, cut long text or blobs with substr(column, 1, 200) or length(column), "
+    "or lower the limit."
+)
+
+
 @dataclass
 class QueryResult:
-    """Rows of a read-only query; `truncated` when more rows existed than `limit`."""
+    """Rows of a read-only query; `truncated` when more rows existed than `limit` or than
+    the read's byte budget allowed (`over_budget`)."""
 
     columns: list[str]
     rows: list[Item]
     truncated: bool = False
+    over_budget: bool = False
 
 
 class ChangeToApply(NamedTuple):
