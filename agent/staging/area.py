@@ -46,7 +46,7 @@ from agent.staging.encoding import (
     row_to_change,
     take_ids,
 )
-from agent.staging.lock import WAIT_S, CommitLock
+from agent.staging.lock import CommitLock
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
 from agent.staging.rebase import RebaseReport, plan_rebase
@@ -475,11 +475,12 @@ class StagingArea:
         self,
         ids: builtins.list[str] | None = None,
         progress: Callable[[int, int], Any] | None = None,
-        wait_s: float = WAIT_S,
+        wait_s: float | None = None,
     ) -> CommitReport:
         """Commit this store's changes (or `ids`); see `staging.commit`.
 
-        One commit at a time per staging area: waits up to `wait_s` for a running one, then
+        One commit at a time per staging area: waits up to `wait_s` (default
+        `lock.WAIT_S`) for a running one, then
         raises StagingError naming it. An interrupted commit is settled first; its landed
         changes are reported in `recovered` (and `committed`).
         """

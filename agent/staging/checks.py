@@ -73,10 +73,10 @@ def validate_values(info: TableShape, op: Op, values: Item | None) -> Item:
 
 def too_many(count: int | None) -> StagingError:
     """The error for a bulk edit above the per-call limit."""
-    found = "more than" if count is None else f"{count} items,"
+    found = f"more than {MAX_ITEMS_PER_CALL:,}" if count is None else f"{count:,}"
     return StagingError(
-        f"bulk edit matches {found} {MAX_ITEMS_PER_CALL:,} items (the limit per call); "
-        "nothing was staged",
+        f"the selection matches {found} items; bulkEdit stages at most "
+        f"{MAX_ITEMS_PER_CALL:,} per call, so nothing was staged",
         fix="Narrow the query (add a WHERE condition, or a key range) and stage in several calls.",
     )
 
@@ -84,8 +84,8 @@ def too_many(count: int | None) -> StagingError:
 def in_commit_error(change_id: str) -> StagingError:
     """The error for staging onto an item whose change a running or interrupted commit holds."""
     return StagingError(
-        f"change {change_id} on this item is part of a commit that is running or was interrupted",
-        fix=f"Commit it again (`tabletalk staged commit {change_id}`) or discard it, then stage.",
+        f"change {change_id} on this item is part of a commit that is running",
+        fix="Wait for that commit to finish, then stage again; nothing was staged.",
     )
 
 

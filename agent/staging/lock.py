@@ -52,9 +52,10 @@ class CommitLock:
         self._fd, self._depth = fd, 1
         return True
 
-    def acquire(self, wait_s: float = WAIT_S) -> None:
-        """Take the lock, waiting up to `wait_s`; else StagingError naming the holder."""
-        deadline = time.monotonic() + wait_s
+    def acquire(self, wait_s: float | None = None) -> None:
+        """Take the lock, waiting up to `wait_s` (default WAIT_S); else StagingError naming
+        the holder."""
+        deadline = time.monotonic() + (WAIT_S if wait_s is None else wait_s)
         while not self.try_acquire():
             if time.monotonic() >= deadline:
                 raise self.busy_error()
