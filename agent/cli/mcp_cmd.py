@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+import catalog
 from agent.cli.common import report_error, resolve_settings, store_path
 from agent.errors import ConfigError, TabletalkError
 from agent.logs import setup_logging
-from agent.mcp_server import LEVELS, McpBackend, serve_stdio
 from agent.stores.open import open_store
+
+LEVELS: tuple[str, ...] = tuple(level.value for level in catalog.MCP_LEVEL_ORDER)
 
 DESCRIPTION = """\
 Serve tabletalk's tools to an MCP client (Claude Desktop, an IDE, another agent) over stdio.
@@ -59,6 +59,11 @@ def add_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) ->
 
 def run(args: argparse.Namespace) -> int:
     """Open the store and serve until the client disconnects; exit 2 on a startup error."""
+    # The MCP SDK takes seconds to import: only `tabletalk mcp` itself pays for it.
+    import anyio
+
+    from agent.mcp_server import McpBackend, serve_stdio
+
     logging.getLogger("mcp").addHandler(logging.NullHandler())  # SDK logs stay off the terminal
     try:
         config = getattr(args, "config", None)
