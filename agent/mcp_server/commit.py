@@ -38,7 +38,8 @@ def commit_staged(
     try:
         report = staging.commit(ids)
     except StagingError as exc:
-        return "error", {"error": exc.message, "fix": exc.fix or LIST_FIX}
+        fix = (exc.fix or LIST_FIX).replace("`tabletalk staged list`", "listStagedChanges")
+        return "error", {"error": exc.message, "fix": fix}
     if report.conflicts:
         committed = len(report.committed)
         done = f"committed {committed} change(s)" if committed else "nothing was committed"

@@ -27,11 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from agent import paths
-from agent.errors import BadKeyError, StagingError, TabletalkError
+from agent.errors import StagingError, TabletalkError
 from agent.staging.checks import (
     MAX_ITEMS_PER_CALL,
     TableShape,
+    check_key_values,
     in_commit_error,
+    keys_from_query,
     summarize,
     too_many,
     validate_values,
@@ -120,7 +122,7 @@ class StagingArea:
         clean = validate_values(info, op, values)
         normalized = self.store.normalize_key(info.name, key)
         if op == "create":
-            self._check_key_values(info, normalized, values or {})
+            check_key_values(self.store, info, normalized, values or {})
         item = self.store.get_item(info.name, normalized)
         return self._write(
             info.name, op, [(key_json(normalized), normalized, item)], clean, origin
@@ -151,7 +153,7 @@ class StagingArea:
         op: Op = "delete" if delete else "update"
         info = self._shape(table)
         clean = validate_values(info, op, set)
-        raw_keys = keys if keys is not None else self._keys_from_query(info, query or "")
+        raw_keys = keys if keys is not None else keys_from_query(self.store, info, query or "")
         if len(raw_keys) > MAX_ITEMS_PER_CALL:
             raise too_many(len(raw_keys))
         get_items = getattr(self.store, "get_items", None)
@@ -183,37 +185,6 @@ class StagingArea:
         if callable(schema):
             return schema(table)
         return self.store.describe_table(table)
-
-    def _check_key_values(self, info: TableShape, key: Key, values: Item) -> None:
-        """A create may repeat key columns in its values, but only with the key's own values."""
-        names = {c.name.lower(): c.name for c in info.columns}
-        for given, value in values.items():
-            name = names.get(str(given).lower())
-            if name in key and self.store.normalize_key(info.name, {**key, name: value}) != key:
-                raise BadKeyError(
-                    f"values give key column {name} the value {value!r}, but the key says "
-                    f"{key[name]!r}",
-                    fix="Put key columns only in the key (or give the same value in both).",
-                )
-
-    def _keys_from_query(self, info: TableShape, query: str) -> list[Key]:
-        result = self.store.query(query, limit=MAX_ITEMS_PER_CALL + 1)
-        if result.truncated or len(result.rows) > MAX_ITEMS_PER_CALL:
-            raise too_many(None)
-        by_lower = {c.lower(): c for c in result.columns}
-        missing = [k for k in info.key_columns if k.lower() not in by_lower]
-        if missing:
-            key_list = ", ".join(info.key_columns)
-            raise StagingError(
-                f"the query must return the key columns of {info.name} ({key_list}); "
-                f"it returned: {', '.join(result.columns) or 'no columns'}",
-                fix=f"Select the key columns, e.g. SELECT {key_list} FROM {info.name} WHERE ...",
-            )
-        pairs = [(k, by_lower[k.lower()]) for k in info.key_columns]
-        if len(pairs) == 1:
-            ((name, column),) = pairs
-            return [{name: row[column]} for row in result.rows]
-        return [{k: row[c] for k, c in pairs} for row in result.rows]
 
     def _write(
         self,
