@@ -83,7 +83,7 @@ def open_staging_db(path: Path, notices: list[str] | None = None) -> sqlite3.Con
     except OSError as exc:
         raise StagingError(
             f"cannot create the folder of the staging database {path}: {exc.strerror}",
-            fix="Make the folder writable (or set XDG_DATA_HOME to a writable folder).",
+            fix="Make the folder writable (or set XDG_STATE_HOME to a writable folder).",
         ) from exc
     try:
         return connect(path)
@@ -96,12 +96,38 @@ def open_staging_db(path: Path, notices: list[str] | None = None) -> sqlite3.Con
                 fix="Check that the file and its folder are readable and writable; "
                 "the staged changes are kept in that file.",
             ) from exc
-        from agent.staging.recover import recover
+        try:
+            return _recover_once(path, str(exc), notices)
+        except sqlite3.Error as again:
+            raise StagingError(
+                f"the staging database {path} is damaged ({exc}) and could not be rebuilt "
+                f"({again})",
+                fix="Nothing was deleted: the damaged file (or its copy named .damaged-<time> "
+                "beside it) keeps the staged changes; free disk space or fix permissions and "
+                "try again.",
+            ) from again
 
-        note = recover(path, str(exc))
+
+def _recover_once(path: Path, reason: str, notices: list[str] | None) -> sqlite3.Connection:
+    """Recover under the commit lock, so two processes never move the same file aside; the
+    second finds the file already rebuilt."""
+    from agent.staging.lock import CommitLock
+    from agent.staging.recover import recover
+
+    lock = CommitLock(path)
+    lock.acquire()
+    try:
+        try:
+            return connect(path)
+        except sqlite3.DatabaseError as exc:
+            if not corrupt(exc):
+                raise
+        note = recover(path, reason)
         if notices is not None:
             notices.append(note)
         return connect(path)
+    finally:
+        lock.release()
 
 
 def connect(path: Path) -> sqlite3.Connection:
