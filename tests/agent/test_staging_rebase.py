@@ -80,3 +80,19 @@ def test_cli_commit_conflict_advice_names_rebase_and_it_works(
     code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
     assert code == 0 and out.startswith("Committed 1 change(s)")
     assert area.store.get_item("customers", {"id": 4})["name"] == "Mine"
+
+
+def test_a_create_whose_key_was_taken_becomes_an_update_of_that_item(
+    area: StagingArea, demo_path: Path
+) -> None:
+    values = {"name": "Nine", "email": "n@x", "city": "Oslo", "created_at": "2026-01-01"}
+    change = area.stage("customers", "create", {"id": 900}, values)
+    other_program(
+        demo_path, "INSERT INTO customers VALUES (900, 'Other', 'o@x', 'Rome', '2026-01-02')"
+    )
+    assert not area.commit().ok
+    assert area.rebase([change.id]).refreshed == [change.id]
+    rebased = area.get(change.id)
+    assert rebased.op == "update" and rebased.pre_image["name"] == "Other"
+    assert area.commit().ok
+    assert area.store.get_item("customers", {"id": 900})["name"] == "Nine"

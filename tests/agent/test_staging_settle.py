@@ -165,3 +165,33 @@ print("held", flush=True)
 sys.stdin.read()
 """
 
+
+def test_two_commit_processes_started_together_both_tell_the_truth(
+    area: StagingArea, demo_path: Path
+) -> None:
+    """The issue's race with real processes: whichever order they run in, one commits every
+    change and the other reports a running commit or nothing left, never conflicts."""
+    area.stage_many("orders", query="SELECT id FROM orders", set={"status": "raced"})
+    total = area.count()
+    command = [sys.executable, "-m", "agent", "staged", "commit", "--all", "--db", str(demo_path)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    children = [
+        subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(2)
+    ]
+    outputs = [child.communicate(timeout=300) for child in children]
+    codes = sorted(child.returncode for child in children)
+    said = [out + err for out, err in outputs]
+    assert not any("conflict" in text for text in said), said
+    assert sum(f"Committed {total} change(s)" in text for text in said) == 1, said
+    other = next(text for text in said if f"Committed {total}" not in text)
+    assert (
+        "another commit is running" in other
+        or "Nothing to commit" in other
+        or "Nothing left to commit" in other
+    ), said
+    assert codes in ([0, 0], [0, 2])
+    assert area.count() == 0
+    assert area.store.count("orders", "status != 'raced'") == 0
