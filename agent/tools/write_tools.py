@@ -225,18 +225,11 @@ def list_staged_changes(ctx: ToolContext, args: ListStagedInput) -> dict[str, An
     return out
 
 
-def own_changes_only(origin: str) -> bool:
-    """True when a caller may discard only what it staged itself: an MCP client below full.
-
-    The model in chat works in the user's own session, so it may discard any change there.
-    """
-    return origin.startswith("mcp:") and origin != "mcp:full"
-
-
 def discard_staged_changes(ctx: ToolContext, args: DiscardInput) -> dict[str, Any]:
     """discardStagedChanges: drop all, one table's, or some changes by id.
 
-    An MCP client below `full` drops only changes of its own origin; others' stay staged.
+    An MCP client below `full` (`ctx.own_changes_only`) drops only changes of its own origin;
+    others' stay staged. The model in chat works in the user's own session: it may drop any.
     """
     table = require_table(ctx, args.table).name if args.table else None
     staged = ctx.staging.list(table)
@@ -249,15 +242,15 @@ def discard_staged_changes(ctx: ToolContext, args: DiscardInput) -> dict[str, An
                 f"{', '.join(unknown)}; nothing was discarded",
                 "call listStagedChanges to see the ids",
             )
-    origin = ctx.origin if own_changes_only(ctx.origin) else None
+    origin = ctx.origin if ctx.own_changes_only else None
     if origin is not None and args.ids is not None:
         others = [c.id for c in staged if c.id in set(args.ids) and c.origin != origin]
         if others:
             raise ToolFailure(
                 f"change{'s' if len(others) > 1 else ''} {', '.join(others[:5])} "
                 "were staged by someone else; nothing was discarded",
-                f"at MCP level {origin.removeprefix('mcp:')} you may discard only the changes "
-                f"you staged (origin {origin}); discarding others' changes needs level full",
+                f"at your MCP level you may discard only the changes you staged (origin "
+                f"{origin}); discarding others' changes needs level full",
             )
     try:
         count = ctx.staging.discard(ids=args.ids, table=table, all=bool(args.all), origin=origin)
