@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -121,6 +122,10 @@ class ApplyResult:
     conflicts: list[Conflict] = field(default_factory=list)
 
 
+Landed = Callable[[list[str]], None]
+"""Told the ids of one atomic unit of a commit as soon as the store made it durable."""
+
+
 class Store(Protocol):
     """A place with tables. All reads are read-only; writes happen only through `apply`."""
 
@@ -157,6 +162,20 @@ class Store(Protocol):
 
     def normalize_key(self, table: str, key: Key) -> Key: ...
 
-    def apply(self, changes: list[ChangeToApply], progress: Any = None) -> ApplyResult: ...
+    def apply(
+        self,
+        changes: list[ChangeToApply],
+        progress: Any = None,
+        landed: Landed | None = None,
+    ) -> ApplyResult:
+        """Apply `changes` optimistically (each update/delete only onto its pre-image).
+
+        `landed(ids)` is called with the ids of each atomic unit right after the store made it
+        durable (SQLite: once, after its one transaction; a store that commits in batches: once
+        per batch), before the next unit starts; the staging area drops those changes then, so
+        an interrupted commit leaves at most one unit in doubt. Raise a TabletalkError only
+        after rolling back the unit in progress.
+        """
+        ...
 
     def close(self) -> None: ...

@@ -16,6 +16,7 @@ from agent.stores.base import (
     IndexInfo,
     Item,
     Key,
+    Landed,
     QueryResult,
     TableInfo,
 )
@@ -349,7 +350,9 @@ class SQLiteStore:
 
     # -- writes -------------------------------------------------------------------------------
 
-    def apply(self, changes: list[ChangeToApply], progress: Any = None) -> ApplyResult:
+    def apply(
+        self, changes: list[ChangeToApply], progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult:
         """Apply every change in ONE transaction, or none of them when any conflicts."""
         if self.read_only_file:
             raise StoreError(
@@ -358,7 +361,7 @@ class SQLiteStore:
                 "the changes stay staged.",
             )
         with self._lock:
-            return apply_changes(self, self._conn, changes, progress)
+            return apply_changes(self, self._conn, changes, progress, landed)
 
     def close(self) -> None:
         """Close both connections."""

@@ -61,6 +61,8 @@ class ToolContext:
     search: SearchPort | None = None
     now: Callable[[], datetime] = local_now
     export_dir: Path = field(default_factory=Path.cwd)
+    own_changes_only: bool = False
+    """True for an MCP client below `full`: it may discard only changes of its own origin."""
 
     def __post_init__(self) -> None:
         if not self.origin:
