@@ -469,3 +469,27 @@ async def test_quitting_with_staged_changes_says_they_are_kept(make_app, demo_st
         said = " ".join(str(r) for r in app._exit_renderables)  # printed when the app ends
     assert "2 staged changes are kept" in said
     assert "ctrl+s" in said and "tabletalk staged list" in said
+
+
+async def test_take_current_restages_a_conflict_and_it_commits(
+    make_app, demo_store, demo_path
+) -> None:
+    area = StagingArea(demo_store)
+    change = area.stage("orders", "update", {"id": 7}, {"status": "refunded"}, origin="test")
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'lost in transit' WHERE id = 7")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        card = await open_change(app, pilot, change.id)
+        take = next(b for b in card.query(SmallButton) if b.action_name == "take_current")
+        await pilot.click(take)
+        await settle(app, pilot)
+        assert area.get(change.id).pre_image["status"] == "lost in transit"
+        assert app.query_one("#commit-all").display, "no conflict left: Commit all is back"
+        await _click_again(app, pilot, "#commit-all")
+        await settle(app, pilot)
+        assert _statuses(demo_path, [7]) == {7: "refunded"}

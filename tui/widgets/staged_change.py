@@ -132,7 +132,7 @@ class ChangeCard(Vertical):
     ChangeCard Horizontal { height: auto; }
     ChangeCard .card-head { width: 1fr; }
     ChangeCard .attr { width: 1fr; height: auto; }
-    ChangeCard .conflict { color: $error; }
+    ChangeCard .conflict { color: $error; width: 1fr; height: auto; }
     """
 
     def __init__(
@@ -159,7 +159,13 @@ class ChangeCard(Vertical):
                     button.tooltip = f"Reject the change to {diff.attribute}"
                     yield button
         if self.conflict is not None:
-            yield Static(Text("\n".join(conflict_lines(change, self.conflict))), classes="conflict")
+            with Horizontal():
+                yield Static(
+                    Text("\n".join(conflict_lines(change, self.conflict))), classes="conflict"
+                )
+                button = SmallButton("Take current", "take_current", change.id, variant="warning")
+                button.tooltip = "Stage this change on top of the item as it is now"
+                yield button
 
 
 class ChangeDetailScreen(ModalScreen[tuple[str, str, str | None] | None]):

@@ -123,6 +123,13 @@ class StagingPanel(TabPane):
             compact=True,
         )
         self._commit_clean.display = False
+        self._take_current = Button(
+            Content("Take current"), id="take-current", variant="warning", compact=True
+        )
+        self._take_current.tooltip = (
+            "Re-stage the changes in conflict on top of the items as they are now"
+        )
+        self._take_current.display = False
         self._groups = OptionList(id="staging-groups", compact=True)
         self._filter_input = Input(
             placeholder=f"filter: {FILTER_HELP}  (enter applies)", id="staging-filter", compact=True
@@ -137,6 +144,7 @@ class StagingPanel(TabPane):
         with Horizontal(id="staging-bar"):
             yield self._commit_clean
             yield self._commit_all
+            yield self._take_current
             yield self._reject_all
             yield Button(Content("Refresh"), id="refresh", compact=True)
         yield self._progress
@@ -230,6 +238,8 @@ class StagingPanel(TabPane):
         self._commit_clean.label = Content(f"Commit the {clean:,} without conflict")
         self._commit_clean.display = bool(self.conflicts) and clean > 0
         self._commit_all.display = not self.conflicts
+        self._take_current.display = bool(self.conflicts)
+        self._take_current.label = Content(f"Take current for {len(self.conflicts):,}")
         self._groups.clear_options()
         self._groups.add_options(
             [Option(Text("▸ " + g.summary()), id=str(i)) for i, g in enumerate(snap.groups)]
@@ -345,6 +355,27 @@ class StagingPanel(TabPane):
             self.watch.run(lambda area: area.discard(ids=[change_id]), done=self._said_rejected)
         elif action == "reject_attribute":
             self.watch.run(lambda area: area.reject_attribute(change_id, attribute or ""))
+        elif action == "take_current":
+            self.take_current([change_id])
+
+    @on(Button.Pressed, "#take-current")
+    def _take_current_pressed(self) -> None:
+        self.take_current(list(self.conflicts))
+
+    def take_current(self, ids: list[str]) -> None:
+        """Resolve conflicts by re-staging these changes on the items' current values."""
+
+        def done(report: Any) -> None:
+            for change_id in [*report.refreshed, *report.dropped]:
+                self.conflicts.pop(change_id, None)
+            if not self.conflicts and self.filter.ids is not None:
+                self._filter_input.value = ""
+                self.filter = ChangeFilter()
+            self._shown = None
+            severity = "warning" if report.refused else "information"
+            self.app.notify(report.describe(), severity=severity, markup=False)
+
+        self.watch.run(lambda area: area.rebase(ids), done=done, name="take-current")
 
     # ----- actions -----------------------------------------------------------------------------
 
