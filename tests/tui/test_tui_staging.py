@@ -399,15 +399,15 @@ async def test_a_delete_that_orphans_rows_is_shown_and_the_commit_asks_again(
     async with app.run_test(size=SIZE) as pilot:
         await app.open_staging_panel()
         await settle(app, pilot)
-        shown = screen_text(app)
-        assert f"{referencing} rows of orders still point at 1 deleted item" in shown
-        assert "orders.product_id → products.id" in shown
+        shown = " ".join(screen_text(app).split())
+        assert "Staged deletes leave" in shown and f"{referencing} in orders" in shown
         await pilot.click("#commit-all")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        assert f"leave {referencing + 0:,} rows" in app.screen.question or (
-            f"{referencing} rows of orders" in app.screen.question
+        assert f"{referencing} rows of orders still point at 1 deleted item" in (
+            app.screen.question
         )
+        assert "orders.product_id → products.id" in app.screen.question
         await pilot.press("n")
         await settle(app, pilot)
         assert demo_store.get_item("products", {"id": 5}) is not None, "No keeps the item"

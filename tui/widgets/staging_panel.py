@@ -91,7 +91,7 @@ class StagingPanel(TabPane):
     StagingPanel Horizontal Button { margin: 0 1 0 0; min-width: 6; }
     StagingPanel > #commit-progress { display: none; height: 1; }
     StagingPanel.-committing > #commit-progress { display: block; }
-    StagingPanel > #staging-groups { height: auto; max-height: 5; border: none; padding: 0; }
+    StagingPanel > #staging-groups { height: auto; max-height: 3; border: none; padding: 0; }
     StagingPanel > #staging-filter { height: 1; border: none; padding: 0 1; background: $boost; }
     StagingPanel > #staging-filter:focus { background: $primary 20%; }
     StagingPanel #staging-showing { width: auto; margin: 0 1 0 0; color: $text-muted; }
@@ -287,11 +287,17 @@ class StagingPanel(TabPane):
             self._list.highlighted = min(highlighted, len(snap.page) - 1)
 
     def _show_orphans(self, orphans: list[ReferencingRows]) -> None:
+        """One short warning; the commit's confirmation lists each reference in full."""
         self.set_class(bool(orphans), "-orphans")
         if orphans:
-            lines = ["⚠ Staged deletes would leave rows pointing at nothing:"]
-            lines += [f"  {o.describe()}" for o in orphans]
-            self._orphans.update(Text("\n".join(lines)))
+            rows = sum(o.count for o in orphans)
+            where = ", ".join(f"{o.count:,} in {o.reference.table}" for o in orphans)
+            self._orphans.update(
+                Text(
+                    f"⚠ Staged deletes leave {rows:,} row{'s' * (rows != 1)} pointing at nothing "
+                    f"({where}); the commit asks first."
+                )
+            )
 
     # ----- filter, pages, groups, detail -------------------------------------------------------
 
