@@ -35,16 +35,16 @@ async def test_long_tab_titles_end_with_an_ellipsis(make_app) -> None:
 
 
 async def test_long_tool_rows_end_with_an_ellipsis(make_app, scripted_bedrock) -> None:
-    sql = "SELECT id, status, quantity FROM orders WHERE status = 'pending' ORDER BY id"
+    words = "tools to count the pending orders of every customer by city and by month"
     scripted_bedrock.add(
-        Reply(tool_uses=[ToolUse("runQuery", {"sql": sql})]), Reply(text="Done.")
+        Reply(tool_uses=[ToolUse("searchTools", {"query": words})]), Reply(text="Done.")
     )
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await send(app, pilot, "pending orders")
         title = app.query_one("ToolLine CollapsibleTitle")
         (line,) = widget_lines(app, title)
-        assert "runQuery" in line and line.rstrip().endswith("…"), line
+        assert "searchTools" in line and line.rstrip().endswith("…"), line
 
 
 async def test_a_clicked_chip_shows_as_done(make_app, scripted_bedrock) -> None:

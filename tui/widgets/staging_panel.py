@@ -70,6 +70,8 @@ class Snapshot:
     offset: int = 0
     page: list[StagedChange] = field(default_factory=list)
     orphans: list[ReferencingRows] = field(default_factory=list)
+    complete: bool = True
+    """False while groups and orphaned rows are still being read (commits wait for them)."""
 
 
 class CommitProgress(Message):
@@ -190,21 +192,23 @@ class StagingPanel(TabPane):
             review = area.review()
             matching = review.count(flt)
             start = max(0, min(offset, (max(matching, 1) - 1) // PAGE * PAGE))
+            first = Snapshot(
+                total=review.count(),
+                tables=review.tables(),
+                groups=self.snapshot.groups,
+                matching=matching,
+                offset=start,
+                page=review.page(flt, offset=start, limit=PAGE),
+                complete=False,
+            )
+            self.app.call_from_thread(self._loaded, first)  # the page first; summaries next
             deletes = review.deletes()
             orphans: list[ReferencingRows] = []
             if deletes:
                 from agent.staging.orphans import orphaned_by
 
                 orphans = orphaned_by(area.store, deletes, relationships())
-            return Snapshot(
-                total=review.count(),
-                tables=review.tables(),
-                groups=review.groups(),
-                matching=matching,
-                offset=start,
-                page=review.page(flt, offset=start, limit=PAGE),
-                orphans=orphans,
-            )
+            return replace(first, groups=review.groups(), orphans=orphans, complete=True)
 
         self.watch.read(job, done=self._loaded)
 
@@ -232,11 +236,12 @@ class StagingPanel(TabPane):
         self._summary.update(Text(summary))
         self._show_orphans(snap.orphans)
         self._commit_all.label = Content(f"Commit {count:,}")
-        self._commit_all.disabled = not count
+        self._commit_all.disabled = not count or not snap.complete
         self._reject_all.disabled = not count
         clean = count - len(self.conflicts)
         self._commit_clean.label = Content(f"Commit the {clean:,} without conflict")
         self._commit_clean.display = bool(self.conflicts) and clean > 0
+        self._commit_clean.disabled = not snap.complete
         self._commit_all.display = not self.conflicts
         self._take_current.display = bool(self.conflicts)
         self._take_current.label = Content(f"Take current for {len(self.conflicts):,}")
@@ -255,7 +260,7 @@ class StagingPanel(TabPane):
         self.query_one("#page-next", Button).disabled = end >= snap.matching
         for name in ("#commit-matching", "#reject-matching"):
             button = self.query_one(name, Button)
-            button.disabled = self.filter.empty or not snap.matching
+            button.disabled = self.filter.empty or not snap.matching or not snap.complete
             verb = "Commit" if name == "#commit-matching" else "Reject"
             button.label = Content(
                 f"{verb} these" if self.filter.empty else f"{verb} {snap.matching:,}"
@@ -482,6 +487,13 @@ class StagingPanel(TabPane):
         """Commit `ids`; when they delete items other rows still reference, ask once more."""
         from tui.screens.confirm import ConfirmScreen
 
+        if not self.snapshot.complete:
+            self.app.notify(
+                "Still checking the staged deletes for orphaned rows: press again in a moment.",
+                severity="warning",
+                markup=False,
+            )
+            return
         chosen = set(ids)
         deleting = {c.table for c in self.changes if c.op == "delete" and c.id in chosen}
         orphans = [o for o in self.snapshot.orphans if o.reference.target in deleting]
