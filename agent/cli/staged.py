@@ -73,9 +73,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             print(f"tabletalk staged {command}: give change ids or --all", file=err)
             return 2
     try:
-        store = open_store(store_path(args, resolve_settings(args)))
+        settings = resolve_settings(args)
+        store = open_store(store_path(args, settings))
         try:
-            area = StagingArea(store)
+            area = StagingArea(store, keep=settings.history.retention())
             try:
                 for notice in area.take_notices():
                     print(notice, file=err)
