@@ -79,17 +79,26 @@ def run_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def serves_protocol_on_stdout(args: argparse.Namespace) -> bool:
+    """`tabletalk mcp` over stdio: its stdout is the MCP protocol, not text for a person."""
+    return (
+        args.command == "mcp"
+        and getattr(args, "mcp_command", None) is None
+        and not getattr(args, "http", False)
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a headless command; returns the exit status.
 
-    Everything it prints passes the terminal sanitiser (`SafeStream`); `mcp` keeps stdout
-    raw, as it carries the protocol.
+    Everything it prints passes the terminal sanitiser (`SafeStream`); `mcp` over stdio keeps
+    stdout raw, as it carries the protocol.
     """
     streams = sys.stdout, sys.stderr
     sys.stderr = SafeStream(sys.stderr)
     try:
         args = build_parser().parse_args(argv)
-        if args.command != "mcp":
+        if not serves_protocol_on_stdout(args):
             sys.stdout = SafeStream(sys.stdout)
         return _run(args)
     finally:
