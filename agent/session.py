@@ -231,6 +231,7 @@ class ChatSession:
                 conversation_id=self.conversation.id,
                 origin=f"chat:{self.conversation.id}",
                 search=self.searcher,
+                gate=self.gate,
             )
             runner = TurnRunner(
                 caller=self._model_caller(lambda message: on_event(Notice(message))),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -253,6 +254,14 @@ class SQLiteStore:
         """Run one read-only SELECT/WITH statement; at most `limit` rows."""
         columns, rows, truncated = self._reader.execute(sql, limit=limit)
         return QueryResult(columns, json_rows(columns, rows), truncated)
+
+    def query_batches(
+        self, sql: str, batch_size: int = 200, timeout_s: float | None = None
+    ) -> Iterator[QueryResult]:
+        """Run one read-only SELECT/WITH statement and yield its rows a batch at a time, so a
+        long result never sits in memory whole; the first batch comes even when empty."""
+        for columns, rows in self._reader.stream(sql, batch_size, timeout_s):
+            yield QueryResult(columns, json_rows(columns, rows))
 
     def count(self, table: str, where: str | None = None) -> int:
         """Rows of `table`, optionally only those matching the SQL boolean expression `where`."""

@@ -7,10 +7,12 @@ stopped from another thread (`interrupt`) and is stopped anyway after a timeout.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
@@ -136,23 +138,50 @@ class ReadOnlyConnection:
         self, sql: str, params: tuple[Any, ...] = (), limit: int | None = None
     ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
         """Run one read-only statement; return (columns, rows, truncated)."""
+        with self._running_statement(self.timeout_s):
+            cursor = self._conn.execute(sql, params)
+            columns = [d[0] for d in cursor.description or ()]
+            if limit is None:
+                rows = cursor.fetchall()
+                truncated = False
+            else:
+                rows = cursor.fetchmany(limit + 1)
+                truncated = len(rows) > limit
+                rows = rows[:limit]
+            cursor.close()
+            return columns, rows, truncated
+
+    def stream(
+        self, sql: str, batch_size: int, timeout_s: float | None = None
+    ) -> Iterator[tuple[list[str], list[tuple[Any, ...]]]]:
+        """Run one read-only statement and yield (columns, rows) a batch at a time.
+
+        The first batch is yielded even when empty (it carries the columns). The statement
+        holds this connection until the iterator is exhausted or closed.
+        """
+        with self._running_statement(timeout_s or self.timeout_s):
+            cursor = self._conn.execute(sql)
+            try:
+                columns = [d[0] for d in cursor.description or ()]
+                rows = cursor.fetchmany(batch_size)
+                yield columns, rows
+                while rows:
+                    rows = cursor.fetchmany(batch_size)
+                    if rows:
+                        yield columns, rows
+            finally:
+                cursor.close()
+
+    @contextlib.contextmanager
+    def _running_statement(self, timeout_s: float) -> Iterator[None]:
+        """Hold the connection for one statement, stoppable, with SQLite errors explained."""
         with self._lock:
             self._denied = None
-            self._deadline = time.monotonic() + self.timeout_s
+            self._deadline = time.monotonic() + timeout_s
             with self._state:
                 self._running, self._stop_requested = True, False
             try:
-                cursor = self._conn.execute(sql, params)
-                columns = [d[0] for d in cursor.description or ()]
-                if limit is None:
-                    rows = cursor.fetchall()
-                    truncated = False
-                else:
-                    rows = cursor.fetchmany(limit + 1)
-                    truncated = len(rows) > limit
-                    rows = rows[:limit]
-                cursor.close()
-                return columns, rows, truncated
+                yield
             except sqlite3.Warning as exc:  # several statements in one string
                 raise StoreError(
                     f"only one SQL statement per query is allowed ({exc})",
@@ -175,7 +204,7 @@ class ReadOnlyConnection:
                     ) from exc
                 if text == "interrupted" and time.monotonic() > self._deadline:
                     raise StoreError(
-                        f"the query ran longer than {self.timeout_s:g} s and was stopped",
+                        f"the query ran longer than {timeout_s:g} s and was stopped",
                         fix="Narrow it: add a WHERE condition on an indexed column, a LIMIT, "
                         "or bound any recursive CTE.",
                     ) from exc
