@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import sqlite3
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from agent import paths
 from agent.cli.main import main
 from agent.permissions import AuditLog, Decision, PermissionGate, PermissionRequest
 from agent.staging import StagingArea
+from agent.tools import file_tools
 from agent.tools.base import ToolContext
 from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse
 from tests.support.tools import err, make_ctx, ok
@@ -267,3 +270,42 @@ def test_the_terminal_asks_a_yes_no_question(
     assert "Replace the existing file /w/r.csv?" in capsys.readouterr().err
     monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
     assert terminal_prompter(question) == "allow_once"
+
+
+def _wide_db(path: Path, rows: int, cell_bytes: int) -> Path:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+            "INSERT INTO docs SELECT i, printf('%0*d', ?, i) FROM n",
+            (rows, cell_bytes),
+        )
+    conn.close()
+    return path
+
+
+def test_an_export_streams_rows_instead_of_holding_them(tmp_path: Path) -> None:
+    db = _wide_db(tmp_path / "wide.sqlite", 1000, 50_000)  # 50 MB of cells
+    ctx = make_ctx(db, tmp_path)
+    tracemalloc.start()
+    try:
+        result = ok(ctx, "exportCsv", query="SELECT * FROM docs", path="docs.csv")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result["rows"] == 1000 and "truncated" not in result
+    assert result["bytes"] == (ctx.export_dir / "exports" / "docs.csv").stat().st_size > 50e6
+    assert peak < 25e6, f"peak {peak / 1e6:.0f} MB while writing 50 MB"
+
+
+def test_an_export_stops_at_the_byte_cap_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _wide_db(tmp_path / "wide.sqlite", 100, 1000)
+    monkeypatch.setattr(file_tools, "MAX_EXPORT_BYTES", 10_000)
+    ctx = make_ctx(db, tmp_path)
+    result = ok(ctx, "exportJson", query="SELECT * FROM docs", path="docs.json")
+    assert 9 <= result["rows"] < 100
+    assert "narrow the query" in result["truncated"]
+    written = json.loads((ctx.export_dir / "exports" / "docs.json").read_text())
+    assert [row["id"] for row in written] == list(range(1, result["rows"] + 1))
