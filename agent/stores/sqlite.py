@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StoreError, UnknownColumnError, UnknownTableError
+from agent.file_kind import special_file_kind
 from agent.stores.base import (
     ApplyResult,
     ChangeToApply,
@@ -24,6 +25,7 @@ from agent.stores.sqlite_apply import apply_changes
 from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
     ReadOnlyConnection,
+    damaged_error,
     json_row,
     json_rows,
     json_value,
@@ -78,6 +80,12 @@ class SQLiteStore:
                 f"{p} is a directory, not a SQLite database file",
                 fix="Pass the database file itself to --db.",
             )
+        kind = special_file_kind(p)
+        if kind is not None:  # opening a FIFO would wait forever for a writer
+            raise StoreError(
+                f"{p} is {kind}, not a regular file",
+                fix="Pass a SQLite database file to --db.",
+            )
         if not p.exists():
             if not create:
                 raise StoreError(
@@ -99,12 +107,18 @@ class SQLiteStore:
                 fix="Pass a SQLite database file to --db.",
             )
         try:
-            return cls(p, query_timeout_s=query_timeout_s, busy_timeout_s=busy_timeout_s)
+            store = cls(p, query_timeout_s=query_timeout_s, busy_timeout_s=busy_timeout_s)
         except sqlite3.Error as exc:
-            raise StoreError(
+            raise damaged_error(p, str(exc)) or StoreError(
                 f"cannot open {p} as a SQLite database: {exc}",
                 fix="Check the file is a readable SQLite database.",
             ) from exc
+        try:  # a damaged schema or page size fails here, before anything else runs
+            store._reader.execute("SELECT count(*) FROM sqlite_master")
+        except StoreError:
+            store.close()
+            raise
+        return store
 
     # -- schema -------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import shlex
 import sqlite3
 import threading
 import time
@@ -45,6 +46,19 @@ READ_ONLY_FIX = (
     "with stageItem or bulkEdit; a person reviews and commits it."
 )
 SQL_ERROR_FIX = "Check the table and column names with describeTable, then retry the query."
+DAMAGED_TEXTS = ("file is not a database", "disk image is malformed", "malformed database schema")
+
+
+def damaged_error(path: Path, text: str) -> StoreError | None:
+    """The error for a damaged database file, when SQLite's `text` says it is one; else None."""
+    if not any(marker in text for marker in DAMAGED_TEXTS):
+        return None
+    return StoreError(
+        f"the database file {path} is damaged or not a SQLite database (SQLite: {text})",
+        fix="tabletalk changed nothing. Check it with: "
+        f"sqlite3 {shlex.quote(str(path))} 'PRAGMA integrity_check'; "
+        "restore a backup, or save what is readable with sqlite3's .recover into a new file.",
+    )
 QUERY_TIMEOUT_S = 30.0
 
 
@@ -80,6 +94,7 @@ class ReadOnlyConnection:
 
     def __init__(self, path: Path, timeout_s: float = QUERY_TIMEOUT_S) -> None:
         self.timeout_s = timeout_s
+        self.path = path
         self._deadline = float("inf")
         uri = f"{path.resolve().as_uri()}?mode=ro"
         self._conn = sqlite3.connect(
@@ -220,6 +235,9 @@ class ReadOnlyConnection:
                         f"or its connection ({text})",
                         fix=READ_ONLY_FIX,
                     ) from exc
+                damaged = damaged_error(self.path, text)
+                if damaged is not None:
+                    raise damaged from exc
                 raise StoreError(f"SQLite error: {text}", fix=SQL_ERROR_FIX) from exc
             finally:
                 with self._state:

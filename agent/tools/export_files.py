@@ -55,9 +55,7 @@ def protected_files(ctx: ToolContext) -> dict[Path, str]:
     if staging_path is not None:
         bases.append((Path(staging_path), "the staging area"))
     return {
-        Path(str(base.resolve()) + side): what
-        for base, what in bases
-        for side in SQLITE_SIDE_FILES
+        Path(str(base.resolve()) + side): what for base, what in bases for side in SQLITE_SIDE_FILES
     }
 
 
@@ -174,8 +172,10 @@ def write_file(target: ExportTarget, replace: bool, write: Callable[[BinaryIO], 
     try:
         dir_fd = os.open(folder, dir_flags)
     except OSError as exc:
-        raise _fail(f"cannot open the folder of {target.shown}: {exc.strerror or exc}",
-                    "write to another folder, e.g. exports/") from exc
+        raise _fail(
+            f"cannot open the folder of {target.shown}: {exc.strerror or exc}",
+            "write to another folder, e.g. exports/",
+        ) from exc
     tmp = f".tabletalk-export-{secrets.token_hex(8)}.tmp"
     try:
         fd = os.open(tmp, file_flags | getattr(os, "O_CLOEXEC", 0), 0o644, dir_fd=dir_fd)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -76,9 +78,45 @@ def test_binary_files_and_bad_paths_are_refused(tmp_path: Path) -> None:
         attachments.add(tmp_path / "fake.pdf")
     with pytest.raises(TabletalkError, match="no such file"):
         attachments.add(tmp_path / "nope.txt")
-    with pytest.raises(AttachmentError, match="not a file"):
+    with pytest.raises(AttachmentError, match="is a folder"):
         attachments.add(tmp_path)
     assert len(attachments) == 0
+
+
+def test_a_fifo_is_refused_as_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(AttachmentError) as info:
+        AttachmentSet().add(fifo)
+    assert "is a FIFO (named pipe), not a regular file" in info.value.message
+    assert "folder" not in info.value.fix
+
+
+def test_a_file_that_grew_after_attaching_is_refused_at_read_time(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("first line\n")
+    attachments = AttachmentSet()
+    attachments.add(log)
+    os.truncate(log, 2**30)  # 1 GB (sparse: no disk space used)
+    with pytest.raises(AttachmentError) as info:
+        attachments.read("att1")
+    assert "has grown to 1024.0 MB" in info.value.message and "limit is 20 MB" in info.value.message
+
+
+def test_a_huge_line_is_cut_without_being_read_whole(tmp_path: Path) -> None:
+    one_line = tmp_path / "one.txt"
+    one_line.write_text("x" * 15_000_000 + "\nsecond\n")
+    attachments = AttachmentSet()
+    attachments.add(one_line)
+    tracemalloc.start()
+    try:
+        page = attachments.read("att1")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert page["lines"][1] == "second" and page["totalLines"] == 2
+    assert page["lines"][0].endswith("…") and len(page["lines"][0]) < 2100
+    assert peak < 3_000_000, f"peak {peak / 1e6:.1f} MB for one page of a 15 MB line"
 
 
 def test_size_limit(tmp_path: Path) -> None:
