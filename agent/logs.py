@@ -7,7 +7,8 @@ from pathlib import Path
 
 from agent import paths
 
-LOGGER_NAMES = ("agent", "tui")
+LOGGER_NAMES = ("agent", "tui", "pypdf", "py.warnings")
+"""Ours, pypdf's (a malformed PDF logs thousands of warnings) and Python warnings."""
 
 
 def log_file() -> Path:
@@ -23,6 +24,7 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
     except OSError:
         handler, target = logging.NullHandler(), None  # type: ignore[assignment]
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.captureWarnings(True)
     for name in LOGGER_NAMES:
         logger = logging.getLogger(name)
         if not any(getattr(h, "_tabletalk", False) for h in logger.handlers):

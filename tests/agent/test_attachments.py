@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -13,6 +17,7 @@ from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
 from agent.attachments import MAX_ATTACHMENT_BYTES, AttachmentError, AttachmentSet
 from agent.errors import TabletalkError
+from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse
 
 
 @pytest.fixture(autouse=True)
@@ -221,3 +226,34 @@ def test_round_trip_for_saved_conversations(tmp_path: Path) -> None:
     (tmp_path / "a.txt").unlink()
     with pytest.raises(AttachmentError, match="no longer"):
         restored.read("a.txt")
+
+
+def test_a_malformed_pdf_logs_its_warnings_instead_of_printing_them(
+    scripted_bedrock: ScriptedBedrock,
+    demo_path: Path,
+    tmp_path: Path,
+) -> None:
+    writer = PdfWriter()
+    for _ in range(3):
+        writer.add_blank_page(100, 100)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    bad = tmp_path / "bad.pdf"  # a wrong startxref pointer: pypdf warns, then repairs
+    bad.write_bytes(re.sub(rb"startxref\s+\d+", b"startxref\n999999", buffer.getvalue()))
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("readAttachment", {"attachment": "att1"})]),
+        Reply(text="It has no text."),
+    )
+    done = subprocess.run(  # a real process: pytest's own log capture would hide the leak
+        [sys.executable, "-m", "agent", "ask", "read it", "--db", str(demo_path)]
+        + ["--attach", str(bad)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **scripted_bedrock.env()},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "readAttachment" in done.stderr
+    assert "startxref" not in done.stderr and "Object Streams" not in done.stderr
+    log = Path(os.environ["XDG_STATE_HOME"]) / "tabletalk" / "log" / "tabletalk.log"
+    assert "incorrect startxref pointer" in log.read_text()
