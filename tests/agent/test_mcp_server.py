@@ -223,7 +223,7 @@ def test_levels_nest_and_tools_read_like_chat(
         assert hints is not None
         if rows[name].access is Access.READ:
             assert hints.read_only_hint is True
-        if rows[name].access is Access.WRITE:
+        if rows[name].access in (Access.WRITE, Access.EXPORT):
             assert hints.read_only_hint is False and hints.destructive_hint is False
 
 
