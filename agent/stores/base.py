@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -132,7 +132,7 @@ class Store(Protocol):
 
     def query_batches(
         self, sql: str, batch_size: int = 200, timeout_s: float | None = None
-    ) -> Iterator[QueryResult]:
+    ) -> Generator[QueryResult, None, None]:
         """Like `query` without a limit, a batch of rows at a time (bounded memory); the first
         batch comes even when empty. Close the iterator to stop early."""
         ...

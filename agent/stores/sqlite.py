@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -271,7 +271,7 @@ class SQLiteStore:
 
     def query_batches(
         self, sql: str, batch_size: int = 200, timeout_s: float | None = None
-    ) -> Iterator[QueryResult]:
+    ) -> Generator[QueryResult, None, None]:
         """Run one read-only SELECT/WITH statement and yield its rows a batch at a time, so a
         long result never sits in memory whole; the first batch comes even when empty."""
         for columns, rows in self._reader.stream(sql, batch_size, timeout_s):

@@ -13,7 +13,7 @@ import shlex
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
@@ -168,7 +168,7 @@ class ReadOnlyConnection:
 
     def stream(
         self, sql: str, batch_size: int, timeout_s: float | None = None
-    ) -> Iterator[tuple[list[str], list[tuple[Any, ...]]]]:
+    ) -> Generator[tuple[list[str], list[tuple[Any, ...]]], None, None]:
         """Run one read-only statement and yield (columns, rows) a batch at a time.
 
         The first batch is yielded even when empty (it carries the columns). The statement
