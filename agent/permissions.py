@@ -33,6 +33,7 @@ class PermissionRequest:
     mode: str
     conversation_id: str
     access: str
+    client: str = ""  # the MCP client (token name) the call came from, if any
     question: str = ""
     """Set for a confirmation asked during a call (e.g. "Replace the file x.csv?"): the
     answer is yes or no for this one call, and is never remembered for the conversation."""
@@ -73,6 +74,8 @@ class AuditLog:
             "mode": request.mode,
             "decided_by": verdict.decided_by,
         }
+        if request.client:
+            entry["client"] = request.client
         line = json.dumps(entry, separators=(",", ":")) + "\n"
         with self._lock:
             try:

@@ -263,7 +263,7 @@ def test_the_terminal_asks_a_yes_no_question(
     from agent.cli.ask import terminal_prompter
 
     question = PermissionRequest(
-        "exportCsv", {}, "full-auto", "c1", "export", "Replace the existing file /w/r.csv?"
+        "exportCsv", {}, "full-auto", "c1", "export", question="Replace the existing file /w/r.csv?"
     )
     monkeypatch.setattr("sys.stdin", io.StringIO("a\nn\n"))
     assert terminal_prompter(question) == "deny"  # "a" is no answer to a yes/no question
