@@ -181,6 +181,10 @@ def write_file(target: ExportTarget, replace: bool, write: Callable[[BinaryIO], 
         fd = os.open(tmp, file_flags | getattr(os, "O_CLOEXEC", 0), 0o644, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as handle:
+                if replace:  # keep the replaced file's permissions (a private file stays so)
+                    with suppress(OSError):
+                        mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+                        os.fchmod(handle.fileno(), stat.S_IMODE(mode))
                 result = write(handle)
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -78,9 +78,11 @@ def test_full_auto_replacing_a_file_asks_and_a_no_keeps_it(
     assert audit[-1]["decision"] == "deny" and audit[-1]["decided_by"] == "user"
 
     person.answer = "allow_once"
+    report.chmod(0o600)
     done = ok(ctx, "exportCsv", query=QUERY, path="report.csv", overwrite=True)
     assert done["replaced"] and report.read_text().startswith("id,name")
     assert len(person.asked) == 2
+    assert report.stat().st_mode & 0o777 == 0o600, "a private file stays private"
 
 
 def test_overwrite_true_without_anyone_to_ask_is_refused(demo_path: Path, tmp_path: Path) -> None:
