@@ -156,12 +156,12 @@ class AppActions:
         self.open_session(None)
 
     def action_conversations(self) -> None:
-        from tui.screens.conversations import pick_conversation
+        from tui.controllers.conversations import pick_conversation
 
         pick_conversation(self)
 
     def action_rewind(self) -> None:
-        from tui.screens.rewind import pick_rewind
+        from tui.controllers.rewind import pick_rewind
 
         pick_rewind(self)
 

@@ -7,10 +7,10 @@ import logging
 import sys
 
 from agent.cli import ask, conversations_cmd, mcp_cmd, staged, tools_cmd
+from agent.cli import search_cmd as search_cli
 from agent.cli.common import add_model_flags, add_store_flag, report_error, store_path
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
-from agent.search import cli as search_cli
 
 EXAMPLES = """\
 examples:

@@ -19,10 +19,9 @@ from agent.errors import StoreError, TabletalkError
 from agent.stores.base import ApplyResult, ChangeToApply, Conflict, Item
 from agent.stores.sqlite_guarded import guarded_plan, run_guarded
 from agent.stores.sqlite_readonly import quote_ident
-from agent.stores.sqlite_schema import fetch_rows, normalize_with
+from agent.stores.sqlite_schema import SchemaSource, fetch_rows, normalize_with
 
 if TYPE_CHECKING:
-    from agent.stores.sqlite import SQLiteStore
     from agent.stores.sqlite_schema import TableSchema
 
 _BATCH = 1000
@@ -32,7 +31,7 @@ Planned = tuple[str, tuple[Any, ...], str]  # (sql, params, change id)
 
 
 def apply_changes(
-    store: SQLiteStore,
+    store: SchemaSource,
     conn: sqlite3.Connection,
     changes: list[ChangeToApply],
     progress: Callable[[int, int], Any] | None = None,
@@ -54,7 +53,7 @@ def apply_changes(
 
 
 @contextmanager
-def write_transaction(store: SQLiteStore, conn: sqlite3.Connection) -> Iterator[None]:
+def write_transaction(store: SchemaSource, conn: sqlite3.Connection) -> Iterator[None]:
     """BEGIN IMMEDIATE around the body, which COMMITs or ROLLBACKs itself.
 
     On any exception the transaction is rolled back; database errors and values SQLite cannot
@@ -83,7 +82,7 @@ def _rollback(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
 
 
-def _failed(store: SQLiteStore, conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreError:
+def _failed(store: SchemaSource, conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreError:
     """Roll back and describe a database failure during a commit."""
     _rollback(conn)
     text = str(exc)
@@ -107,7 +106,7 @@ def _failed(store: SQLiteStore, conn: sqlite3.Connection, exc: sqlite3.Error) ->
 
 
 def _apply_checked(
-    store: SQLiteStore,
+    store: SchemaSource,
     conn: sqlite3.Connection,
     changes: list[ChangeToApply],
     progress: Callable[[int, int], Any] | None,
@@ -129,7 +128,7 @@ def _apply_checked(
 
 
 def _check(
-    store: SQLiteStore, conn: sqlite3.Connection, changes: list[ChangeToApply]
+    store: SchemaSource, conn: sqlite3.Connection, changes: list[ChangeToApply]
 ) -> tuple[list[Planned], dict[str, Item | None], list[Conflict]]:
     """Compare every change with the current rows (and with earlier changes of this commit)."""
     by_table: dict[str, list[ChangeToApply]] = {}
