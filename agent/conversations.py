@@ -196,7 +196,7 @@ class ConversationStore:
 
     def list(self) -> list[ConversationSummary]:
         """Saved conversations, most recently updated first; damaged files are skipped."""
-        summaries = []
+        summaries: list[ConversationSummary] = []
         if not self.directory.exists():
             return summaries
         for path in self.directory.glob("*.json"):

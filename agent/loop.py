@@ -13,7 +13,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 from agent.active_set import ActiveSet
 from agent.bedrock.stream import (
@@ -49,7 +49,7 @@ STOPPED_TEXT = "(Stopped by the user.)"
 class ToolOutcome:
     """What one toolUse produced, ready to go back as a toolResult block."""
 
-    status: str
+    status: Literal["success", "error"]
     result: dict[str, Any] | None = None
     text: str | None = None
 
@@ -260,7 +260,7 @@ class TurnRunner:
             if not verdict.allowed:
                 return ToolOutcome("error", denial_message(request, verdict))
         status, result = self.toolset.run(self.context, use.name, use.input)
-        return ToolOutcome(status, _json_safe(result))
+        return ToolOutcome("success" if status == "success" else "error", _json_safe(result))
 
     def _end(self, reason: str, text: str, steps: int, **extra: Any) -> TurnEnded:
         if self._dirty:
@@ -298,4 +298,4 @@ def _interrupt_on_cancel(cancel: threading.Event, context: Any) -> Iterator[None
 
 def _json_safe(result: dict[str, Any]) -> dict[str, Any]:
     """Round-trip through JSON so a result never carries objects Converse cannot send."""
-    return json.loads(json.dumps(result, default=str))
+    return cast("dict[str, Any]", json.loads(json.dumps(result, default=str)))

@@ -298,9 +298,9 @@ class ChatSession:
                     items.append(item)
                 elif "toolResult" in block:
                     result = block["toolResult"]
-                    item = pending.pop(result["toolUseId"], None)
-                    if item is None:
+                    if result["toolUseId"] not in pending:
                         continue
+                    item = pending.pop(result["toolUseId"])
                     item["status"] = result.get("status", "success")
                     content = result.get("content") or [{}]
                     item["result"] = content[0].get("json", {"text": content[0].get("text")})

@@ -136,9 +136,9 @@ class _Assembler:
                 pending = self.pending.setdefault(body.get("contentBlockIndex", 0), _PendingTool())
                 pending.parts.append(delta["toolUse"].get("input", ""))
         elif "contentBlockStop" in event:
-            pending = self.pending.pop(event["contentBlockStop"].get("contentBlockIndex", 0), None)
-            if pending is not None:
-                yield self._finish_tool(pending)
+            finished = self.pending.pop(event["contentBlockStop"].get("contentBlockIndex", 0), None)
+            if finished is not None:
+                yield self._finish_tool(finished)
         elif "messageStop" in event:
             self.stop_reason = event["messageStop"].get("stopReason") or "end_turn"
         elif "metadata" in event:

@@ -9,7 +9,9 @@ from dataclasses import asdict
 from agent.session import list_conversations
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("conversations", help="list saved conversations")
     parser.add_argument("--json", action="store_true", help="print JSON")
     return parser

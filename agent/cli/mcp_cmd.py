@@ -10,7 +10,6 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -30,7 +29,9 @@ Gated tools run without a prompt (the level is your choice); each call goes to t
 """
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Register `mcp` on the root parser's subparsers."""
     parser = subparsers.add_parser(
         "mcp",

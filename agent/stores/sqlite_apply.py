@@ -154,27 +154,27 @@ def _check(
     before: dict[str, Item | None] = {}
     sql_cache: dict[tuple[str, str, tuple[str, ...]], tuple[str | None, str | None]] = {}
     for change in changes:
-        schema = schemas.get(change.table)
-        if schema is None:
+        known = schemas.get(change.table)
+        if known is None:
             continue
         rows = current[change.table]
-        key = keys[change.id]
-        now = rows.get(key)
+        row_key = keys[change.id]
+        now = rows.get(row_key)
         before[change.id] = now
         reason = _conflict_reason(change, now)
         if reason is None:
-            reason, statement = _statement(schema, change, key, sql_cache)
+            reason, statement = _statement(known, change, row_key, sql_cache)
             if statement is not None:
                 plan.append((statement[0], statement[1], change.id))
         if reason is not None:
             conflicts.append(Conflict(change.id, reason, now))
             continue
         if change.op == "delete":
-            rows.pop(key, None)
+            rows.pop(row_key, None)
         elif change.op == "update" and now is not None:
-            rows[key] = {**now, **change.values}
+            rows[row_key] = {**now, **change.values}
         else:
-            rows[key] = {**change.values, **dict(zip(schema.key_columns, key, strict=True))}
+            rows[row_key] = {**change.values, **dict(zip(known.key_columns, row_key, strict=True))}
     return plan, before, conflicts
 
 

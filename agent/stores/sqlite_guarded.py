@@ -43,9 +43,10 @@ def guarded_plan(store: SchemaSource, changes: list[ChangeToApply]) -> list[Stat
             shape = (schema.name, op, given)
             if shape not in shapes:
                 shapes[shape] = _shape_sql(schema, op, given)
-            sql = shapes[shape]
-            if sql is None:
+            found = shapes[shape]
+            if found is None:
                 return None
+            sql = found
             bound = tuple(values.values())
             single = len(schema.key_columns) == 1
             key_column, key_type = schema.key_columns[0], schema.key_types[0]

@@ -127,7 +127,7 @@ def _storable(value: Any) -> bool:
     if kind is str:
         return True
     if kind is int:
-        return INT_MIN <= value <= INT_MAX
+        return bool(INT_MIN <= value <= INT_MAX)
     return unstorable(value) is None
 
 

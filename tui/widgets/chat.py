@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -94,6 +94,18 @@ class ChatLog(VerticalScroll):
         self.anchor()
 
 
+class ChatHost(Protocol):
+    """What the chat panel asks of the app it lives in (TabletalkApp)."""
+
+    def cancel_permission_prompt(self) -> None: ...
+
+    def set_busy(self, busy: bool) -> None: ...
+
+    def show_usage(self, usage: Any) -> None: ...
+
+    def refresh_staging(self) -> None: ...
+
+
 class ChatPanel(Vertical):
     """Owns the composer and the log, and runs turns on the app's ChatSession."""
 
@@ -124,6 +136,10 @@ class ChatPanel(Vertical):
             yield ChatHint(id="chat-hint")
             yield Button("Send", id="send", variant="primary", compact=True)
             yield Button("Stop", id="stop", variant="error", compact=True, disabled=True)
+
+    @property
+    def host(self) -> ChatHost:
+        return cast(ChatHost, self.app)
 
     @property
     def log_view(self) -> ChatLog:
@@ -239,7 +255,7 @@ class ChatPanel(Vertical):
         if not self.busy or self.cancel is None:
             return False
         self.cancel.set()
-        self.app.cancel_permission_prompt()
+        self.host.cancel_permission_prompt()
         self.call_later(self._finish_turn, self.turn, "stopped", None)
         return True
 
@@ -254,7 +270,7 @@ class ChatPanel(Vertical):
         self.busy = busy
         self.query_one("#stop", Button).disabled = not busy
         self.query_one("#send", Button).disabled = busy
-        self.app.set_busy(busy)
+        self.host.set_busy(busy)
 
     # ----- events from the worker -----------------------------------------------------------
 
@@ -278,9 +294,9 @@ class ChatPanel(Vertical):
             self._tool_lines[event.tool_use_id] = line
             await log.mount(line)
         elif isinstance(event, ToolCallFinished):
-            line = self._tool_lines.get(event.tool_use_id)
-            if line is not None:
-                line.finish(event.status, event.result)
+            finished = self._tool_lines.get(event.tool_use_id)
+            if finished is not None:
+                finished.finish(event.status, event.result)
             if event.name in STAGING_TOOLS and event.status == "success":
                 self._staged_this_turn = True
         elif isinstance(event, ChipProposed):
@@ -289,7 +305,7 @@ class ChatPanel(Vertical):
             await self._close_stream()
             await log.mount(AskBlock(event.question, event.choices))
         elif isinstance(event, UsageUpdated):
-            self.app.show_usage(event.conversation)
+            self.host.show_usage(event.conversation)
         elif isinstance(event, Notice):
             await log.mount(NoteLine(event.message))
         elif isinstance(event, TurnEnded):
@@ -331,7 +347,7 @@ class ChatPanel(Vertical):
             await self.log_view.mount(NoteLine(note[0], level=note[1]))
         await self._lighten_old_answers()
         self._set_busy(False)
-        self.app.refresh_staging()
+        self.host.refresh_staging()
         if self.app.focused is None or not self.app.focused.is_attached:
             self.composer.focus()
 
