@@ -9,13 +9,13 @@ or the step limit.
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from agent.active_set import ActiveSet
+from agent.bedrock.errors import BedrockCallError
 from agent.bedrock.stream import (
     StepCancelled,
     StepEnd,
@@ -29,6 +29,7 @@ from agent.events import (
     AskUser,
     Chip,
     ChipProposed,
+    Notice,
     StepStarted,
     TextDelta,
     ToolCallFinished,
@@ -40,6 +41,7 @@ from agent.events import (
 )
 from agent.permissions import PermissionGate, PermissionRequest, denial_message
 from agent.search.searcher import ToolSearcher
+from agent.tool_results import capped_result, compact_tool_results
 from agent.toolset import Toolset
 
 STOPPED_TEXT = "(Stopped by the user.)"
@@ -120,6 +122,7 @@ class TurnRunner:
         self.usage = Usage()
         self.record = TurnRecord()
         self._dirty = False
+        self._compacted = False
 
     def run(self, user_content: list[dict[str, Any]]) -> TurnEnded:
         """Run the turn to its end; Bedrock errors end it with reason "error", never raise."""
@@ -164,6 +167,25 @@ class TurnRunner:
         self.emit(StepStarted(step, names))
         self.record.start_step(step, names)
         tools = [self.toolset.spec(name) for name in names]
+        try:
+            return self._call_model(tools)
+        except BedrockCallError as exc:
+            if exc.kind != "too_long" or self._compacted:
+                raise
+            replaced = compact_tool_results(self.conversation.messages)
+            if not replaced:
+                raise
+        self._compacted = True
+        self.save()
+        self.emit(
+            Notice(
+                f"The conversation was too long for the model: {replaced} earlier tool "
+                f"result(s) were replaced by a short note and the request was sent again."
+            )
+        )
+        return self._call_model(tools)
+
+    def _call_model(self, tools: list[dict[str, Any]]) -> tuple[str, list[ToolUseBlock], str]:
         text_parts: list[str] = []
         tool_uses: list[ToolUseBlock] = []
         end: StepEnd | None = None
@@ -260,7 +282,7 @@ class TurnRunner:
             if not verdict.allowed:
                 return ToolOutcome("error", denial_message(request, verdict))
         status, result = self.toolset.run(self.context, use.name, use.input)
-        return ToolOutcome("success" if status == "success" else "error", _json_safe(result))
+        return ToolOutcome("success" if status == "success" else "error", capped_result(result))
 
     def _end(self, reason: str, text: str, steps: int, **extra: Any) -> TurnEnded:
         if self._dirty:
@@ -295,7 +317,3 @@ def _interrupt_on_cancel(cancel: threading.Event, context: Any) -> Iterator[None
     finally:
         finished.set()
 
-
-def _json_safe(result: dict[str, Any]) -> dict[str, Any]:
-    """Round-trip through JSON so a result never carries objects Converse cannot send."""
-    return cast("dict[str, Any]", json.loads(json.dumps(result, default=str)))
