@@ -17,7 +17,8 @@ from agent.active_set import ActiveSet
 from agent.attachments import Attachment, AttachmentSet
 from agent.bedrock.caching import CachePointMemory
 from agent.bedrock.client import make_client, resolve_model
-from agent.bedrock.converse import ModelCaller
+from agent.bedrock.converse import BedrockCaller
+from agent.caller import ModelCaller
 from agent.config import Settings
 from agent.conversations import (
     Conversation,
@@ -104,7 +105,10 @@ class ChatSession:
         prompter: Prompter | None = None,
         toolset: Toolset | None = None,
         conversations: ConversationStore | None = None,
+        caller: ModelCaller | None = None,
     ) -> None:
+        """`caller` replaces the Bedrock caller (tests, benchmarks); by default one is made
+        from the settings' profile, region, model and streaming choice."""
         self.settings = settings
         self.store = store
         self.conversation = conversation
@@ -126,7 +130,8 @@ class ChatSession:
         self.specs = SpecBook(paths.data_dir() / "specs.sqlite", store.identity)
         self.attachments = AttachmentSet.from_list(conversation.attachments)
         self.model_id = resolve_model(settings.model)
-        self._caller: ModelCaller | None = None
+        self._given_caller = caller
+        self._caller: BedrockCaller | None = None
         self._caller_key: tuple[str, bool] | None = None
         self._memory = CachePointMemory(paths.state_dir() / "cache_points.json")
         self.last_record: TurnRecord | None = None
@@ -142,6 +147,7 @@ class ChatSession:
         ui: UiPort | None = None,
         prompter: Prompter | None = None,
         toolset: Toolset | None = None,
+        caller: ModelCaller | None = None,
     ) -> ChatSession:
         """Continue a saved conversation, or start a new one.
 
@@ -162,6 +168,7 @@ class ChatSession:
             prompter=prompter,
             toolset=toolset,
             conversations=conversations,
+            caller=caller,
         )
 
     @property
@@ -187,10 +194,12 @@ class ChatSession:
         return attachment
 
     def _model_caller(self, notice: Callable[[str], None]) -> ModelCaller:
+        if self._given_caller is not None:
+            return self._given_caller
         key = (self.model_id, self.settings.streaming)
         if self._caller is None or self._caller_key != key:
             client = make_client(self.settings.profile, self.settings.region)
-            self._caller = ModelCaller(
+            self._caller = BedrockCaller(
                 client,
                 self.model_id,
                 streaming=self.settings.streaming,

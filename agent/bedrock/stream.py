@@ -57,7 +57,14 @@ ModelEvent = TextChunk | ToolUseBlock | StepEnd
 
 
 class StepCancelled(Exception):
-    """The cancel event was set while the model was answering; the stream has been closed."""
+    """The cancel event was set while the model was answering; the stream has been closed.
+
+    `partial_text` is the answer text received before the Stop (the loop keeps it).
+    """
+
+    def __init__(self, partial_text: str = "") -> None:
+        super().__init__(partial_text)
+        self.partial_text = partial_text
 
 
 def usage_from(raw: dict[str, Any] | None) -> Usage:
