@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -38,15 +37,12 @@ from agent.staging import StagingArea
 from agent.stores.base import Store
 from agent.tools.base import ToolContext
 from agent.toolset import Toolset
+from agent.transcript import ATTACHED_PREFIX, display_items
 from agent.ui_port import HeadlessUi, UiPort
 
 if TYPE_CHECKING:
     from agent.mcp_client.sources import McpSources
 
-
-ATTACHED_PREFIX = "[Attached files: "
-STAGING_TOOLS = frozenset({"stageItem", "bulkEdit"})
-REVIEW_CHIP = {"label": "Review staged changes", "action": {"kind": "openStagingPanel"}}
 
 
 def build_toolset(settings: Settings, sources: McpSources | None = None) -> Toolset:
@@ -225,6 +221,10 @@ class ChatSession:
             added = [self.attach(path) for path in attachments]
             content: list[dict[str, Any]] = [{"text": text}]
             if added:
+                message, block = self.conversation.next_user_block()
+                self.conversation.attached.append(
+                    {"message": message, "block": block, "names": [a.name for a in added]}
+                )
                 listing = "; ".join(
                     f"{a.name} (id {a.id}, {a.kind}, {a.size} bytes)" for a in added
                 )
@@ -270,55 +270,5 @@ class ChatSession:
             return text
 
     def display_items(self) -> list[dict[str, Any]]:
-        """The conversation as the chat shows it: texts (user texts with their attachment
-        names), tool calls with results, chips, and a review chip after a turn that staged."""
-        items: list[dict[str, Any]] = []
-        pending: dict[str, dict[str, Any]] = {}
-        staged_this_turn = False
-
-        def end_turn() -> None:
-            nonlocal staged_this_turn
-            if staged_this_turn:
-                items.append({"chip": dict(REVIEW_CHIP)})
-            staged_this_turn = False
-
-        for message in self.conversation.messages:
-            for block in message["content"]:
-                if "text" in block and message["role"] == "assistant":
-                    items.append({"role": "assistant", "text": block["text"]})
-                elif "text" in block and block["text"].startswith(ATTACHED_PREFIX):
-                    names = re.findall(
-                        r"(?:^|; )(.+?) \(id ", block["text"][len(ATTACHED_PREFIX) :]
-                    )
-                    if items and items[-1].get("role") == "user":
-                        items[-1]["attachments"] = names
-                elif "text" in block:
-                    end_turn()
-                    items.append({"role": "user", "text": block["text"]})
-                elif "toolUse" in block:
-                    use = block["toolUse"]
-                    item = {
-                        "tool": use["name"],
-                        "input": use.get("input", {}),
-                        "status": None,
-                        "result": None,
-                    }
-                    pending[use["toolUseId"]] = item
-                    items.append(item)
-                elif "toolResult" in block:
-                    result = block["toolResult"]
-                    if result["toolUseId"] not in pending:
-                        continue
-                    item = pending.pop(result["toolUseId"])
-                    item["status"] = result.get("status", "success")
-                    content = result.get("content") or [{}]
-                    item["result"] = content[0].get("json", {"text": content[0].get("text")})
-                    if item["status"] != "success":
-                        continue
-                    if item["tool"] in STAGING_TOOLS:
-                        staged_this_turn = True
-                    chip = (item["result"] or {}).get("chip")
-                    if isinstance(chip, dict):
-                        items.append({"chip": chip})
-        end_turn()
-        return items
+        """The conversation as the chat shows it (see `agent.transcript`)."""
+        return display_items(self.conversation.messages, self.conversation.attached)

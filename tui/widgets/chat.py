@@ -29,6 +29,7 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
+from agent.transcript import ReviewMarker
 from tui.messages import TurnEventPosted
 from tui.widgets.attachment_bar import AttachmentBar
 from tui.widgets.chat_items import (
@@ -59,10 +60,6 @@ END_NOTES = {
     ),
 }
 
-
-STAGING_TOOLS = frozenset({"stageItem", "bulkEdit"})
-"""Tools whose success puts a "Review staged changes" chip under the answer (live; a resumed
-chat gets the same chip from ChatSession.display_items, and never both: the log is rebuilt)."""
 
 LIVE_ANSWERS = 20
 """Answers kept as (heavy) Markdown widgets; older ones are re-rendered as one light widget."""
@@ -125,7 +122,7 @@ class ChatPanel(Vertical):
         self._stream: MarkdownStream | None = None
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
-        self._staged_this_turn = False
+        self._review = ReviewMarker()  # the transcript's review-chip rule, followed live
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
 
     def compose(self) -> ComposeResult:
@@ -297,8 +294,7 @@ class ChatPanel(Vertical):
             finished = self._tool_lines.get(event.tool_use_id)
             if finished is not None:
                 finished.finish(event.status, event.result)
-            if event.name in STAGING_TOOLS and event.status == "success":
-                self._staged_this_turn = True
+            self._review.saw(event.name, event.status)
         elif isinstance(event, ChipProposed):
             await log.mount(ChipRow(ChipButton(event.chip.label, event.chip.action)))
         elif isinstance(event, AskUser):
@@ -322,10 +318,9 @@ class ChatPanel(Vertical):
         self._ended.add(turn)
         await self._close_stream()
         self._tool_lines.clear()
-        if self._staged_this_turn:
-            self._staged_this_turn = False
-            review = ChipButton("Review staged changes", {"kind": "openStagingPanel"})
-            await self.log_view.mount(ChipRow(review))
+        review = self._review.end_turn()
+        if review is not None:
+            await self.log_view.mount(ChipRow(ChipButton(review["label"], review["action"])))
         note = END_NOTES.get(reason)
         if reason == "error":
             text = (event.error if event and event.error else "The turn failed.") or ""
