@@ -199,6 +199,8 @@ class ScriptedBedrock:
         # without using a queued reply.
         self.max_request_bytes: int | None = None
         self._queue: deque[ReplySpec] = deque(replies)
+        self.responder: Callable[[dict[str, Any]], Reply | Error] | None = None
+        """Answers requests once the queue is empty (a reply chosen from the request itself)."""
         self._lock = threading.Lock()
         self._tool_ids = 0
         self._server: ThreadingHTTPServer | None = None
@@ -277,7 +279,9 @@ class ScriptedBedrock:
     def _take(self, request: RecordedRequest) -> ReplySpec | None:
         with self._lock:
             self.requests.append(request)
-            return self._queue.popleft() if self._queue else None
+            if self._queue:
+                return self._queue.popleft()
+            return self.responder
 
     def _next_tool_id(self) -> str:
         with self._lock:
