@@ -6,11 +6,19 @@ import argparse
 import logging
 import sys
 
-from agent.cli import ask, conversations_cmd, eval_cmd, mcp_cmd, staged, tools_cmd
+from agent.cli import (
+    ask,
+    commits_cmd,
+    conversations_cmd,
+    eval_cmd,
+    mcp_cmd,
+    staged,
+    tools_cmd,
+)
+from agent.cli import search_cmd as search_cli
 from agent.cli.common import add_model_flags, add_store_flag, report_error, store_path
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
-from agent.search import cli as search_cli
 from agent.text_safety import SafeStream, printable_line
 
 EXAMPLES = """\
@@ -28,7 +36,7 @@ Config: config.toml in the platform config dir (see README.md). Exit status: 0 o
 """
 
 HEADLESS_COMMANDS = frozenset(
-    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval"}
+    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval", "commits"}
 )
 
 
@@ -52,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_cmd.add_parser(commands)
     conversations_cmd.add_parser(commands)
     eval_cmd.add_parser(commands)
+    commits_cmd.add_parser(commands)
     info = commands.add_parser("info", help="summarise the store (tables and row counts)")
     add_store_flag(info, suppress=True)
     return parser
@@ -96,6 +105,7 @@ def _run(args: argparse.Namespace) -> int:
         "info": run_info,
         "mcp": mcp_cmd.run,
         "eval": eval_cmd.run,
+        "commits": commits_cmd.run,
         None: run_info,
     }
     try:
