@@ -1,12 +1,15 @@
 """The chat: the message log, pending attachments, the composer, Send and Stop.
 
-A turn runs in a thread worker; its events arrive as TurnEventPosted messages, tagged with the
-turn number so the events of a stopped turn are dropped once Stop was pressed.
+A turn runs in a thread worker; its events arrive through a TurnFeed (coalesced, in order),
+tagged with the turn number so the events of a stopped turn are dropped once Stop was pressed.
+Streamed text is rendered in batches of RENDER_BATCH characters, one batch per RENDER_INTERVAL,
+so a long answer never holds the event loop: keys (Esc, F1) are handled between batches.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +17,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import Button, Markdown, TextArea
-from textual.widgets.markdown import MarkdownStream
+from textual.timer import Timer
+from textual.widgets import Button, TextArea
 
 from agent.attachments import AttachmentSet
 from agent.errors import TabletalkError
@@ -29,7 +32,8 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
-from tui.messages import TurnEventPosted
+from tui.messages import TurnEventsReady
+from tui.turn_feed import TurnFeed
 from tui.widgets.attachment_bar import AttachmentBar
 from tui.widgets.chat_items import (
     AnswerChip,
@@ -69,6 +73,12 @@ LIVE_ANSWERS = 20
 
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
+
+RENDER_BATCH = 4_000
+"""Characters of streamed text appended to the Markdown per render step (bounds each step)."""
+
+RENDER_INTERVAL = 1 / 20
+"""Seconds between render steps while streamed text waits; keys are handled in between."""
 
 
 def item_widget(item: dict[str, Any]) -> Any:
@@ -110,7 +120,10 @@ class ChatPanel(Vertical):
         self.busy = False
         self.cancel: threading.Event | None = None
         self._ended: set[int] = set()
-        self._stream: MarkdownStream | None = None
+        self.feed = TurnFeed(lambda: self.post_message(TurnEventsReady()))
+        self._backlog: deque[tuple[int, Any]] = deque()
+        self._render_timer: Timer | None = None
+        self._answer: AssistantMessage | None = None
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
         self._staged_this_turn = False
@@ -222,25 +235,27 @@ class ChatPanel(Vertical):
     def _run_turn(
         self, session: Any, turn: int, text: str, files: list[Path], cancel: threading.Event
     ) -> None:
-        """Run the turn on an app thread worker; its events come back as TurnEventPosted."""
+        """Run the turn on an app thread worker; its events come back through the feed."""
 
         def work() -> None:
             session.run_turn(
                 text,
                 attachments=files,
-                on_event=lambda event: self.post_message(TurnEventPosted(turn, event)),
+                on_event=lambda event: self.feed.put(turn, event),
                 cancel=cancel,
             )
 
         run_in_thread(self, work, group="turn")
 
     def stop(self) -> bool:
-        """Cancel the running turn at once; its late events are ignored. False when idle."""
+        """Cancel the running turn at once: nothing more of it is rendered (what is shown
+        stays), the composer is free again, and its late events are ignored. False when idle."""
         if not self.busy or self.cancel is None:
             return False
         self.cancel.set()
         self.app.cancel_permission_prompt()
-        self.call_later(self._finish_turn, self.turn, "stopped", None)
+        self._end_turn(self.turn)
+        self.call_later(self._show_end, "stopped", None)
         return True
 
     def turn_failed(self, error: BaseException | None) -> None:
@@ -248,7 +263,12 @@ class ChatPanel(Vertical):
         message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
         fix = getattr(error, "fix", None)
         failed = TurnEnded("error", error=f"The message was not sent: {message}", fix=fix)
-        self.call_later(self._finish_turn, self.turn, "error", failed)
+        self.feed.put(self.turn, failed)  # after the events the turn already sent
+
+    @property
+    def rendering(self) -> bool:
+        """Events of the turn are still waiting to be shown."""
+        return bool(self._backlog) or self._render_timer is not None
 
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
@@ -258,20 +278,46 @@ class ChatPanel(Vertical):
 
     # ----- events from the worker -----------------------------------------------------------
 
-    async def on_turn_event_posted(self, message: TurnEventPosted) -> None:
+    async def on_turn_events_ready(self, message: TurnEventsReady) -> None:
         message.stop()
-        if message.turn != self.turn or message.turn in self._ended:
-            return
-        event = message.event
+        self._backlog.extend(self.feed.take())
+        if self._render_timer is None:
+            await self._render_step()
+
+    async def _render_step(self) -> None:
+        """Show queued events in order, at most RENDER_BATCH characters of text; if more
+        waits, the next step runs after RENDER_INTERVAL (so keys get handled in between)."""
+        self._render_timer = None
+        budget = RENDER_BATCH
+        while self._backlog and budget > 0:
+            turn, event = self._backlog[0]
+            if turn != self.turn or turn in self._ended:
+                self._backlog.popleft()
+                continue
+            if isinstance(event, TextDelta):
+                piece, rest = event.text[:budget], event.text[budget:]
+                if rest:
+                    self._backlog[0] = (turn, TextDelta(rest))
+                else:
+                    self._backlog.popleft()
+                budget -= len(piece)
+                await self._append_text(piece)
+            else:
+                self._backlog.popleft()
+                await self._show_event(turn, event)
+        if self._backlog and self._render_timer is None:
+            self._render_timer = self.set_timer(RENDER_INTERVAL, self._render_step)
+
+    async def _append_text(self, text: str) -> None:
+        if self._answer is None:
+            self._answer = AssistantMessage()
+            await self.log_view.mount(self._answer)
+        await self._answer.append(text)
+
+    async def _show_event(self, turn: int, event: Any) -> None:
         log = self.log_view
-        if isinstance(event, TextDelta):
-            if self._stream is None:
-                widget = AssistantMessage()
-                await log.mount(widget)
-                self._stream = Markdown.get_stream(widget)
-            await self._stream.write(event.text)
-        elif isinstance(event, ToolCallStarted):
-            await self._close_stream()
+        if isinstance(event, ToolCallStarted):
+            self._answer = None
             if event.name == "ask":  # the question itself shows as an AskBlock
                 return
             line = ToolLine(event.tool_use_id, event.name, event.input)
@@ -286,26 +332,33 @@ class ChatPanel(Vertical):
         elif isinstance(event, ChipProposed):
             await log.mount(ChipRow(ChipButton(event.chip.label, event.chip.action)))
         elif isinstance(event, AskUser):
-            await self._close_stream()
+            self._answer = None
             await log.mount(AskBlock(event.question, event.choices))
         elif isinstance(event, UsageUpdated):
             self.app.show_usage(event.conversation)
         elif isinstance(event, Notice):
             await log.mount(NoteLine(event.message))
         elif isinstance(event, TurnEnded):
-            await self._finish_turn(message.turn, event.reason, event)
+            if self._end_turn(turn):
+                await self._show_end(event.reason, event)
 
-    async def _close_stream(self) -> None:
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
-
-    async def _finish_turn(self, turn: int, reason: str, event: TurnEnded | None) -> None:
+    def _end_turn(self, turn: int) -> bool:
+        """Mark the turn over and drop whatever of it still waits; False if it already was."""
         if turn in self._ended:
-            return
+            return False
         self._ended.add(turn)
-        await self._close_stream()
+        self._backlog.clear()
+        self.feed.drop()
+        if self._render_timer is not None:
+            self._render_timer.stop()
+            self._render_timer = None
+        self._answer = None
         self._tool_lines.clear()
+        self._set_busy(False)
+        return True
+
+    async def _show_end(self, reason: str, event: TurnEnded | None) -> None:
+        """The notes under a finished turn (why it stopped, the review chip), then tidy up."""
         if self._staged_this_turn:
             self._staged_this_turn = False
             review = ChipButton("Review staged changes", {"kind": "openStagingPanel"})
@@ -330,7 +383,6 @@ class ChatPanel(Vertical):
         elif note is not None:
             await self.log_view.mount(NoteLine(note[0], level=note[1]))
         await self._lighten_old_answers()
-        self._set_busy(False)
         self.app.refresh_staging()
         if self.app.focused is None or not self.app.focused.is_attached:
             self.composer.focus()
