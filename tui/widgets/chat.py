@@ -32,6 +32,7 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
+from tui.input_history import InputHistory
 from tui.messages import TurnEventsReady
 from tui.turn_feed import TurnFeed
 from tui.widgets.attachment_bar import AttachmentBar
@@ -121,6 +122,7 @@ class ChatPanel(Vertical):
         self.cancel: threading.Event | None = None
         self._ended: set[int] = set()
         self.feed = TurnFeed(lambda: self.post_message(TurnEventsReady()))
+        self.history = InputHistory()
         self._backlog: deque[tuple[int, Any]] = deque()
         self._render_timer: Timer | None = None
         self._answer: AssistantMessage | None = None
@@ -132,7 +134,7 @@ class ChatPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield ChatLog(id="chat-log")
         yield AttachmentBar(id="attachment-bar")
-        yield Composer(id="composer", names=self._completion_names)
+        yield Composer(id="composer", names=self._completion_names, history=self._recall)
         with Horizontal(id="chat-actions"):
             yield ChatHint(id="chat-hint")
             yield Button("Send", id="send", variant="primary", compact=True)
@@ -152,6 +154,13 @@ class ChatPanel(Vertical):
 
     def _completion_names(self) -> list[str]:
         return list(getattr(self.app, "completion_names", lambda: [])())
+
+    def _conversation_id(self) -> str | None:
+        conversation = getattr(getattr(self.app, "session", None), "conversation", None)
+        return getattr(conversation, "id", None)
+
+    def _recall(self) -> list[str]:
+        return self.history.recall(self._conversation_id())
 
     # ----- sending ------------------------------------------------------------------------
 
@@ -203,6 +212,7 @@ class ChatPanel(Vertical):
             self.app.notify("Wait for the answer, or press Esc to stop it.", severity="warning")
             return
         session = getattr(self.app, "session", None)
+        self.history.add(self._conversation_id(), text)
         files = self.attachments.clear()
         self.composer.clear()
         for answered in self.query(AnswerChip):
