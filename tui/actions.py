@@ -117,9 +117,23 @@ class AppActions:
         from agent.bedrock.client import MODELS
         from tui.screens.picker import PickerScreen
 
-        options = [(model_id, f"{alias:14} {model_id}") for alias, model_id in MODELS.items()]
+        current = self.session.model_id if self.session is not None else self.settings.model
+        choices = dict(MODELS)
+        if current and current not in choices.values():  # a model id from the config
+            choices["(config)"] = current
+        options = [
+            (model_id, f"{'●' if model_id == current else ' '} {alias:14} {model_id}")
+            for alias, model_id in choices.items()
+        ]
+        ids = [model_id for model_id, _ in options]
         self.push_screen(
-            PickerScreen("Model", options), lambda chosen: chosen and self.set_model(chosen)
+            PickerScreen(
+                "Model",
+                options,
+                help_text="● marks the model in use.",
+                highlighted=ids.index(current) if current in ids else None,
+            ),
+            lambda chosen: chosen and self.set_model(chosen),
         )
 
     def action_pick_table(self) -> None:

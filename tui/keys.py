@@ -21,7 +21,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("f2", "toggle_chat", "Full chat", id="toggle_chat"),
     Binding("f3", "switch_focus", "Chat ⇄ tabs", id="switch_focus", show=False),
     Binding("f4", "cycle_mode", "Mode", id="mode"),
-    Binding("f5", "pick_model", "Model", id="model", show=False),
+    Binding("f5", "pick_model", "Model", id="model"),
     Binding("alt+left", "resize_chat(4)", "Wider chat", id="chat_wider", show=False),
     Binding("alt+right", "resize_chat(-4)", "Narrower chat", id="chat_narrower", show=False),
 ]

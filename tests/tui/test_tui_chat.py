@@ -338,3 +338,21 @@ async def test_an_empty_chat_says_what_to_do_and_what_it_runs_on(make_app) -> No
         await settle(app, pilot)
         intro = str(app.chat.log_view.query_one(NoteLine).render())
         assert "demo.sqlite" in intro and "Bedrock" in intro and "staging" in intro
+
+
+async def test_three_ask_choices_all_show_whole(make_app, scripted_bedrock) -> None:
+    from tui.widgets.chat_items import AnswerChip
+
+    choices = ["Cancel the pending orders", "Keep them and notify customers", "Show me the list"]
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("ask", {"question": "What now?", "choices": choices})])
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "deal with the pending orders")
+        log = app.chat.log_view.region
+        chips = list(app.query(AnswerChip))
+        assert [c.choice for c in chips] == choices
+        for chip in chips:
+            assert log.contains_region(chip.region), f"{chip.choice!r} is cut off"
+            assert chip.region.width >= len(chip.choice)

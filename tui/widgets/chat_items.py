@@ -167,10 +167,13 @@ class ChipRow(Horizontal):
 
 
 class AskBlock(Vertical):
-    """The model's question, with its choices as chips; the composer takes a free answer."""
+    """The model's question, with its choices as chips, one per line so every choice shows
+    whole however narrow the chat; the composer takes a free answer."""
 
     DEFAULT_CSS = """
     AskBlock { height: auto; margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }
+    AskBlock > .ask-choices { height: auto; margin: 0 0 0 2; }
+    AskBlock AnswerChip { width: auto; max-width: 100%; margin: 0 0 0 0; }
     """
 
     def __init__(self, question: str, choices: tuple[str, ...]) -> None:
@@ -181,7 +184,7 @@ class AskBlock(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(Text.assemble(("? ", "bold"), self.question))
         if self.choices:
-            with ChipRow():
+            with Vertical(classes="ask-choices"):
                 for choice in self.choices:
                     yield AnswerChip(choice)
         yield Static(Text("…or type your own answer below.", style="dim"))
