@@ -51,6 +51,18 @@ class AppActions:
             self.screen.add_class("-chat-full")
             chat.composer.focus()
 
+    def action_focus_latest(self, kind: str) -> None:
+        """ctrl+g / alt+t: the keyboard to the newest chip (or tool row); again: the one before."""
+        self.chat.focus_latest(kind)
+
+    def action_focus_filter(self) -> None:
+        """The active table tab's filter box (palette; `/` in a table does the same)."""
+        pane = self.query_one("#tabs", TabbedContent).active_pane
+        if isinstance(pane, TableTab):
+            pane.action_focus_filter()
+        else:
+            self.notify("Open a table tab first (ctrl+t).", severity="warning", timeout=2)
+
     def action_switch_focus(self) -> None:
         """F3: from the composer to the active tab's rows (or list), and back."""
         composer = self.chat.composer

@@ -455,6 +455,23 @@ class ChatPanel(Vertical):
             widgets.insert(0, self._earlier_button())
         await log.mount_all(widgets, before=0 if log.children else None)
 
+    def focus_latest(self, kind: str) -> None:
+        """Focus the newest chip or answer choice (`chip`) or tool row (`tool`) in the log;
+        when one already has focus, the one before it."""
+        selector = "ToolLine CollapsibleTitle" if kind == "tool" else "ChipButton, AnswerChip"
+        items = [w for w in self.log_view.query(selector) if w.focusable]
+        if not items:
+            what = "tool row" if kind == "tool" else "chip or choice"
+            self.app.notify(f"No {what} in this chat yet.", timeout=2)
+            return
+        focused = self.app.focused
+        if focused in items:
+            target = items[max(items.index(focused) - 1, 0)]
+        else:  # the first of the newest row of chips (an ask's first choice)
+            target = next(w for w in items if w.parent is items[-1].parent)
+        target.focus()
+        self.log_view.scroll_to_widget(target, animate=False)
+
     @on(TextArea.Changed, "#composer")
     def _on_composer_changed(self, event: TextArea.Changed) -> None:
         self.query_one(ChatHint).show_completions(self.composer.completions())
