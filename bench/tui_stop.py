@@ -73,10 +73,9 @@ async def start_answer(app: object, pilot: object) -> None:
 
 
 def rendered(app: object) -> int:
-    from tui.widgets.chat_items import AssistantMessage
-
-    answers = app.query(AssistantMessage)  # type: ignore[attr-defined]
-    return len(answers.last().source) if answers else 0
+    """Characters of answer text on screen (live Markdown and light segments)."""
+    pieces = app.query("SavedAnswer, AssistantMessage")  # type: ignore[attr-defined]
+    return sum(len(w.source) for w in pieces)
 
 
 async def measure_stop(make_app: Callable[[], object], size: tuple[int, int]) -> dict[str, float]:

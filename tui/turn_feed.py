@@ -51,6 +51,12 @@ class TurnFeed:
             self._woken = False
         return [(turn, TextDelta("".join(e)) if isinstance(e, list) else e) for turn, e in items]
 
+    @property
+    def pending(self) -> bool:
+        """Events wait to be taken."""
+        with self._lock:
+            return bool(self._items)
+
     def drop(self) -> None:
         """Forget what is queued (Stop: nothing of that turn is shown any more)."""
         self.take()

@@ -173,20 +173,6 @@ async def test_a_long_answer_keeps_the_view_at_the_bottom(make_app, scripted_bed
         assert log.scroll_y == log.max_scroll_y
 
 
-async def test_older_answers_become_light_widgets(make_app, scripted_bedrock, monkeypatch) -> None:
-    import tui.widgets.chat as chat_module
-    from tui.widgets.chat_items import SavedAnswer
-
-    monkeypatch.setattr(chat_module, "LIVE_ANSWERS", 1)
-    scripted_bedrock.add(Reply(text="First **answer**."), Reply(text="Second answer."))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await send(app, pilot, "one")
-        await send(app, pilot, "two")
-        assert [w.source for w in app.query(SavedAnswer)] == ["First **answer**."]
-        assert [w.source for w in app.query(AssistantMessage)] == ["Second answer."]
-
-
 async def test_text_and_enter_arriving_in_one_burst_send_the_whole_text(
     make_app, scripted_bedrock
 ) -> None:

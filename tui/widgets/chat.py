@@ -8,6 +8,7 @@ so a long answer never holds the event loop: keys (Esc, F1) are handled between 
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import deque
 from pathlib import Path
@@ -69,17 +70,20 @@ STAGING_TOOLS = frozenset({"stageItem", "bulkEdit"})
 """Tools whose success puts a "Review staged changes" chip under the answer (live; a resumed
 chat gets the same chip from ChatSession.display_items, and never both: the log is rebuilt)."""
 
-LIVE_ANSWERS = 20
-"""Answers kept as (heavy) Markdown widgets; older ones are re-rendered as one light widget."""
-
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
 
-RENDER_BATCH = 4_000
+RENDER_BATCH = 2_000
 """Characters of streamed text appended to the Markdown per render step (bounds each step)."""
 
 RENDER_INTERVAL = 1 / 20
 """Seconds between render steps while streamed text waits; keys are handled in between."""
+
+SEGMENT = 4_000
+"""A streamed answer is cut into widgets of about this many characters (at a paragraph break
+outside code fences), so each render step re-renders a bounded text however long the answer."""
+
+FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
 
 def item_widget(item: dict[str, Any]) -> Any:
@@ -278,7 +282,7 @@ class ChatPanel(Vertical):
     @property
     def rendering(self) -> bool:
         """Events of the turn are still waiting to be shown."""
-        return bool(self._backlog) or self._render_timer is not None
+        return bool(self._backlog) or self._render_timer is not None or self.feed.pending
 
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
@@ -322,7 +326,15 @@ class ChatPanel(Vertical):
         if self._answer is None:
             self._answer = AssistantMessage()
             await self.log_view.mount(self._answer)
-        await self._answer.append(text)
+        if len(self._answer.source) + len(text) > SEGMENT:
+            cut = _paragraph_break(self._answer.source, text)
+            if cut is not None:  # the rest goes to a new widget after this paragraph
+                self._answer.append(text[:cut])
+                self._answer = None
+                if text[cut:]:
+                    await self._append_text(text[cut:])
+                return
+        self._answer.append(text)
 
     async def _show_event(self, turn: int, event: Any) -> None:
         log = self.log_view
@@ -392,17 +404,9 @@ class ChatPanel(Vertical):
             )
         elif note is not None:
             await self.log_view.mount(NoteLine(note[0], level=note[1]))
-        await self._lighten_old_answers()
         self.app.refresh_staging()
         if self.app.focused is None or not self.app.focused.is_attached:
             self.composer.focus()
-
-    async def _lighten_old_answers(self) -> None:
-        """Keep the newest LIVE_ANSWERS as Markdown widgets; older ones become SavedAnswers."""
-        live = list(self.log_view.query(AssistantMessage))
-        for old in live[:-LIVE_ANSWERS]:
-            await self.log_view.mount(SavedAnswer(old.source), before=old)
-            await old.remove()
 
     # ----- whole-log operations -------------------------------------------------------------
 
@@ -475,3 +479,13 @@ class ChatPanel(Vertical):
     @on(TextArea.Changed, "#composer")
     def _on_composer_changed(self, event: TextArea.Changed) -> None:
         self.query_one(ChatHint).show_completions(self.composer.completions())
+
+
+def _paragraph_break(before: str, text: str) -> int | None:
+    """Where in `text` (appended to `before`) a paragraph ends outside any code fence."""
+    at = text.find("\n\n")
+    while at != -1:
+        if len(FENCE.findall(before + text[:at])) % 2 == 0:
+            return at + 2
+        at = text.find("\n\n", at + 2)
+    return None

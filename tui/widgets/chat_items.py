@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import Button, Collapsible, Markdown, Static
+from textual.widgets import Button, Collapsible, Static
 
 from tui.messages import ChipClicked
 
@@ -63,12 +63,23 @@ class UserMessage(Static):
         self.message_index = index
 
 
-class AssistantMessage(Markdown):
-    """Model text, rendered as Markdown (streamed in with Markdown.get_stream)."""
+class AssistantMessage(Static):
+    """Model text as Markdown, streamed in with `append`. One widget (not a widget per
+    Markdown block), so laying out even a very long answer stays cheap; the chat starts a new
+    one every few thousand characters, so each append re-renders a bounded text."""
 
     DEFAULT_CSS = """
     AssistantMessage { margin: 1 0 0 0; padding: 0 1; background: transparent; }
     """
+
+    def __init__(self, source: str = "") -> None:
+        super().__init__(RichMarkdown(source))
+        self.source = source
+
+    def append(self, text: str) -> None:
+        """Add streamed text and re-render."""
+        self.source += text
+        self.update(RichMarkdown(self.source))
 
 
 class SavedAnswer(Static):
