@@ -38,6 +38,8 @@ APP_BINDINGS: list[Binding] = [
         show=False,
         tooltip="Focus the newest tool row in the chat (Enter expands it; again: the one before)",
     ),
+    Binding("f8", "mcp_panel", "MCP server", id="mcp_panel", show=False),
+    Binding("f9", "history", "History", id="history", show=False),
     Binding("alt+left", "resize_chat(4)", "Wider chat", id="chat_wider", show=False),
     Binding("alt+right", "resize_chat(-4)", "Narrower chat", id="chat_narrower", show=False),
 ]
@@ -71,6 +73,8 @@ def known_binding_ids() -> set[str]:
     from tui.screens.confirm import ConfirmScreen
     from tui.screens.error import ErrorScreen
     from tui.screens.help import HelpScreen
+    from tui.screens.history import HistoryScreen
+    from tui.screens.mcp_panel import McpPanel
     from tui.screens.permission import PermissionScreen
     from tui.screens.picker import PickerScreen
     from tui.screens.row_detail import RowDetailScreen
@@ -83,6 +87,8 @@ def known_binding_ids() -> set[str]:
         ConfirmScreen,
         ErrorScreen,
         HelpScreen,
+        HistoryScreen,
+        McpPanel,
         PermissionScreen,
         PickerScreen,
         RowDetailScreen,

@@ -22,7 +22,7 @@ class TurnFeed:
     `wake` runs on the worker thread and must only post a message.
     """
 
-    def __init__(self, wake: Callable[[], None]) -> None:
+    def __init__(self, wake: Callable[[], object]) -> None:
         self._wake = wake
         self._lock = threading.Lock()
         self._items: deque[tuple[int, Any]] = deque()  # merged text is kept as a list of parts

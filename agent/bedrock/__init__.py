@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.bedrock.caching import CachePointMemory, place_cache_points
 from agent.bedrock.client import DEFAULT_MODEL, MODELS, make_client, model_family, resolve_model
-from agent.bedrock.converse import ModelCaller
+from agent.bedrock.converse import BedrockCaller
 from agent.bedrock.errors import BedrockCallError, is_cache_point_rejection, translate
 from agent.bedrock.stream import (
     ModelEvent,
@@ -20,7 +20,7 @@ __all__ = [
     "MODELS",
     "BedrockCallError",
     "CachePointMemory",
-    "ModelCaller",
+    "BedrockCaller",
     "ModelEvent",
     "StepCancelled",
     "StepEnd",

@@ -27,7 +27,7 @@ from agent.events import (
     TurnEnded,
     TurnEvent,
 )
-from agent.permissions import PermissionRequest
+from agent.permissions import Decision, PermissionRequest
 from agent.session import ChatSession, build_toolset, conversation_db, start_mcp_sources
 from agent.stores.open import open_store
 
@@ -45,7 +45,9 @@ REASONS = {
 }
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "ask",
         help="run one turn headless and print the answer",
@@ -75,8 +77,18 @@ def args_db(args: argparse.Namespace) -> bool:
     return getattr(args, "db", None) is not None
 
 
-def terminal_prompter(request: PermissionRequest) -> str:
-    """Ask on the terminal (stderr/stdin) whether a gated call may run."""
+def terminal_prompter(request: PermissionRequest) -> Decision:
+    """Ask on the terminal (stderr/stdin) whether a gated call may run, or a tool's question."""
+    if request.question:
+        print(printable(f"\n{request.tool}: {request.question}"), file=sys.stderr)
+        while True:
+            print("  [y] yes  [n] no: ", end="", file=sys.stderr)
+            sys.stderr.flush()
+            answer = sys.stdin.readline().strip().lower()
+            if answer in ("y", "yes"):
+                return "allow_once"
+            if answer in ("n", "no", ""):
+                return "deny"
     shown = json.dumps(request.input, ensure_ascii=False)
     if len(shown) > 400:
         shown = shown[:400] + "…"

@@ -11,7 +11,9 @@ from agent.toolset import Toolset
 COLUMNS = ("name", "visibility", "tier", "access", "mcp", "description")
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "tools",
         help="show the tool catalog (and search or evaluate it)",

@@ -10,15 +10,19 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import catalog
 from agent.active_set import ActiveSet
 from agent.config import Settings
+from agent.errors import TabletalkError
 from agent.search.decider import Decider
 from agent.search.ranker import KeywordRanker, SearchDoc
-from agent.toolset import LOOP_TOOLS, Toolset
+from agent.search.text import MAX_QUERY_CHARS
 from catalog import Visibility
+
+if TYPE_CHECKING:
+    from agent.toolset import Toolset
 
 SEARCH_BUDGET = 3
 BUDGET_EXHAUSTED: dict[str, Any] = {
@@ -27,6 +31,15 @@ BUDGET_EXHAUSTED: dict[str, Any] = {
     "previously-discovered tool",
     "budgetCap": SEARCH_BUDGET,
 }
+
+
+def check_query(query: str) -> None:
+    """Refuse a query over MAX_QUERY_CHARS, naming the limit."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise TabletalkError(
+            f"the search query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS}",
+            fix="Search for one capability in a few words, e.g. 'export to csv'.",
+        )
 
 
 def _pinned(name: str, always_loaded: Sequence[str]) -> bool:
@@ -48,10 +61,11 @@ def promoted_names(toolset: Toolset) -> tuple[str, ...]:
 
 def search_docs(toolset: Toolset, always_loaded: Sequence[str] = ()) -> list[SearchDoc]:
     """What search scores: every row but the loop's own tools and the user's always-loaded ones."""
+    loop_tools = catalog.loop_names(toolset.rows)
     return [
         SearchDoc(row.name, row.description, tuple(row.keywords))
         for row in toolset.rows
-        if row.name not in LOOP_TOOLS and not _pinned(row.name, always_loaded)
+        if row.name not in loop_tools and not _pinned(row.name, always_loaded)
     ]
 
 
@@ -73,6 +87,7 @@ def rank_tools(
     decider: Decider | None,
 ) -> Ranking:
     """Decision mode when a decider is given and answers; keyword mode otherwise."""
+    check_query(query)
     fallback_reason = None
     if decider is not None:
         decision = decider.decide(query, docs, limit)
@@ -149,6 +164,7 @@ class ToolSearcher:
         """Rank the catalog; discoverable matches join the active set right here."""
         if self.over_budget():
             return dict(BUDGET_EXHAUSTED)
+        check_query(query)
         self.calls_this_turn += 1
         ranking = rank_tools(query, limit, self.docs, self.ranker, self.decider)
         tools, joined, already = [], [], []

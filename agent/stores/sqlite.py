@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from agent.errors import StoreError, UnknownColumnError, UnknownTableError
+from agent.file_kind import special_file_kind
 from agent.stores.base import (
     ApplyResult,
     ChangeToApply,
@@ -16,6 +18,7 @@ from agent.stores.base import (
     IndexInfo,
     Item,
     Key,
+    Landed,
     QueryResult,
     TableInfo,
 )
@@ -23,6 +26,7 @@ from agent.stores.sqlite_apply import apply_changes
 from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
     ReadOnlyConnection,
+    damaged_error,
     json_row,
     json_rows,
     json_value,
@@ -77,6 +81,12 @@ class SQLiteStore:
                 f"{p} is a directory, not a SQLite database file",
                 fix="Pass the database file itself to --db.",
             )
+        kind = special_file_kind(p)
+        if kind is not None:  # opening a FIFO would wait forever for a writer
+            raise StoreError(
+                f"{p} is {kind}, not a regular file",
+                fix="Pass a SQLite database file to --db.",
+            )
         if not p.exists():
             if not create:
                 raise StoreError(
@@ -98,21 +108,27 @@ class SQLiteStore:
                 fix="Pass a SQLite database file to --db.",
             )
         try:
-            return cls(p, query_timeout_s=query_timeout_s, busy_timeout_s=busy_timeout_s)
+            store = cls(p, query_timeout_s=query_timeout_s, busy_timeout_s=busy_timeout_s)
         except sqlite3.Error as exc:
-            raise StoreError(
+            raise damaged_error(p, str(exc)) or StoreError(
                 f"cannot open {p} as a SQLite database: {exc}",
                 fix="Check the file is a readable SQLite database.",
             ) from exc
+        try:  # a damaged schema or page size fails here, before anything else runs
+            store._reader.execute("SELECT count(*) FROM sqlite_master")
+        except StoreError:
+            store.close()
+            raise
+        return store
 
     # -- schema -------------------------------------------------------------------------------
 
     def list_tables(self) -> list[str]:
         """User tables, in name order (SQLite's internal sqlite_* tables are left out)."""
-        _, rows, _ = self._reader.execute(
+        rows = self._reader.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' "
             "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
-        )
+        ).rows
         return [r[0] for r in rows]
 
     def schema(self, table: str) -> TableSchema:
@@ -251,8 +267,16 @@ class SQLiteStore:
 
     def query(self, sql: str, limit: int | None = None) -> QueryResult:
         """Run one read-only SELECT/WITH statement; at most `limit` rows."""
-        columns, rows, truncated = self._reader.execute(sql, limit=limit)
-        return QueryResult(columns, json_rows(columns, rows), truncated)
+        columns, rows, truncated, over_budget = self._reader.execute(sql, limit=limit)
+        return QueryResult(columns, json_rows(columns, rows), truncated, over_budget)
+
+    def query_batches(
+        self, sql: str, batch_size: int = 200, timeout_s: float | None = None
+    ) -> Generator[QueryResult, None, None]:
+        """Run one read-only SELECT/WITH statement and yield its rows a batch at a time, so a
+        long result never sits in memory whole; the first batch comes even when empty."""
+        for columns, rows in self._reader.stream(sql, batch_size, timeout_s):
+            yield QueryResult(columns, json_rows(columns, rows))
 
     def count(self, table: str, where: str | None = None) -> int:
         """Rows of `table`, optionally only those matching the SQL boolean expression `where`."""
@@ -260,18 +284,18 @@ class SQLiteStore:
         sql = f"SELECT count(*) FROM {quote_ident(name)}"
         if where and where.strip():
             sql += f" WHERE ({where})"
-        _, rows, _ = self._reader.execute(sql)
+        rows = self._reader.execute(sql).rows
         return int(rows[0][0])
 
     def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]:
         """Distinct values of a column with their counts, most common first."""
         name = self.schema(table).name
         col = quote_ident(self.column(name, column).name)
-        _, rows, _ = self._reader.execute(
+        rows = self._reader.execute(
             f"SELECT {col}, count(*) AS n FROM {quote_ident(name)} GROUP BY {col} "
             f"ORDER BY n DESC, {col} LIMIT ?",
             (max(1, int(limit)),),
-        )
+        ).rows
         return [json_row(["value", "count"], r) for r in rows]
 
     def index_stats(self, table: str) -> list[dict[str, Any]]:
@@ -335,9 +359,9 @@ class SQLiteStore:
 
     def _distinct(self, table: str, cols: list[str]) -> int:
         listed = ", ".join(quote_ident(c) for c in cols) or "rowid"
-        _, rows, _ = self._reader.execute(
+        rows = self._reader.execute(
             f"SELECT count(*) FROM (SELECT DISTINCT {listed} FROM {quote_ident(table)})"
-        )
+        ).rows
         return int(rows[0][0])
 
     def interrupt(self) -> None:
@@ -349,7 +373,9 @@ class SQLiteStore:
 
     # -- writes -------------------------------------------------------------------------------
 
-    def apply(self, changes: list[ChangeToApply], progress: Any = None) -> ApplyResult:
+    def apply(
+        self, changes: list[ChangeToApply], progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult:
         """Apply every change in ONE transaction, or none of them when any conflicts."""
         if self.read_only_file:
             raise StoreError(
@@ -358,7 +384,7 @@ class SQLiteStore:
                 "the changes stay staged.",
             )
         with self._lock:
-            return apply_changes(self, self._conn, changes, progress)
+            return apply_changes(self, self._conn, changes, progress, landed)
 
     def close(self) -> None:
         """Close both connections."""

@@ -16,13 +16,12 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agent.errors import StoreError, TabletalkError
-from agent.stores.base import ApplyResult, ChangeToApply, Conflict, Item
+from agent.stores.base import ApplyResult, ChangeToApply, Conflict, Item, Landed
 from agent.stores.sqlite_guarded import guarded_plan, run_guarded
 from agent.stores.sqlite_readonly import quote_ident
-from agent.stores.sqlite_schema import fetch_rows, normalize_with
+from agent.stores.sqlite_schema import SchemaSource, fetch_rows, normalize_with
 
 if TYPE_CHECKING:
-    from agent.stores.sqlite import SQLiteStore
     from agent.stores.sqlite_schema import TableSchema
 
 _BATCH = 1000
@@ -32,12 +31,16 @@ Planned = tuple[str, tuple[Any, ...], str]  # (sql, params, change id)
 
 
 def apply_changes(
-    store: SQLiteStore,
+    store: SchemaSource,
     conn: sqlite3.Connection,
     changes: list[ChangeToApply],
     progress: Callable[[int, int], Any] | None = None,
+    landed: Landed | None = None,
 ) -> ApplyResult:
-    """Check and apply `changes` in one transaction; on any conflict apply none and report all."""
+    """Check and apply `changes` in one transaction; on any conflict apply none and report all.
+
+    The transaction is the commit's one atomic unit: `landed` hears all ids after COMMIT.
+    """
     if not changes:
         return ApplyResult()
     try:
@@ -46,15 +49,22 @@ def apply_changes(
         raise _failed(store, conn, exc) from exc
     if plan is not None:
         with write_transaction(store, conn):
-            if run_guarded(conn, plan, progress):
-                conn.execute("COMMIT")
-                return ApplyResult(applied=[c.id for c in changes])
-            conn.execute("ROLLBACK")
-    return _apply_checked(store, conn, changes, progress)
+            done = run_guarded(conn, plan, progress)
+            conn.execute("COMMIT" if done else "ROLLBACK")
+        if done:
+            return _landed(changes, landed)
+    return _apply_checked(store, conn, changes, progress, landed)
+
+
+def _landed(changes: list[ChangeToApply], landed: Landed | None) -> ApplyResult:
+    ids = [c.id for c in changes]
+    if landed is not None:
+        landed(ids)
+    return ApplyResult(applied=ids)
 
 
 @contextmanager
-def write_transaction(store: SQLiteStore, conn: sqlite3.Connection) -> Iterator[None]:
+def write_transaction(store: SchemaSource, conn: sqlite3.Connection) -> Iterator[None]:
     """BEGIN IMMEDIATE around the body, which COMMITs or ROLLBACKs itself.
 
     On any exception the transaction is rolled back; database errors and values SQLite cannot
@@ -83,7 +93,7 @@ def _rollback(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
 
 
-def _failed(store: SQLiteStore, conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreError:
+def _failed(store: SchemaSource, conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreError:
     """Roll back and describe a database failure during a commit."""
     _rollback(conn)
     text = str(exc)
@@ -107,10 +117,11 @@ def _failed(store: SQLiteStore, conn: sqlite3.Connection, exc: sqlite3.Error) ->
 
 
 def _apply_checked(
-    store: SQLiteStore,
+    store: SchemaSource,
     conn: sqlite3.Connection,
     changes: list[ChangeToApply],
     progress: Callable[[int, int], Any] | None,
+    landed: Landed | None,
 ) -> ApplyResult:
     """The slow path: read every row, check each change, name every conflict; then write."""
     with write_transaction(store, conn):
@@ -125,11 +136,11 @@ def _apply_checked(
         if progress is not None:
             progress(len(changes), len(changes))
         conn.execute("COMMIT")
-    return ApplyResult(applied=[c.id for c in changes])
+    return _landed(changes, landed)
 
 
 def _check(
-    store: SQLiteStore, conn: sqlite3.Connection, changes: list[ChangeToApply]
+    store: SchemaSource, conn: sqlite3.Connection, changes: list[ChangeToApply]
 ) -> tuple[list[Planned], dict[str, Item | None], list[Conflict]]:
     """Compare every change with the current rows (and with earlier changes of this commit)."""
     by_table: dict[str, list[ChangeToApply]] = {}
@@ -155,27 +166,27 @@ def _check(
     before: dict[str, Item | None] = {}
     sql_cache: dict[tuple[str, str, tuple[str, ...]], tuple[str | None, str | None]] = {}
     for change in changes:
-        schema = schemas.get(change.table)
-        if schema is None:
+        known = schemas.get(change.table)
+        if known is None:
             continue
         rows = current[change.table]
-        key = keys[change.id]
-        now = rows.get(key)
+        row_key = keys[change.id]
+        now = rows.get(row_key)
         before[change.id] = now
         reason = _conflict_reason(change, now)
         if reason is None:
-            reason, statement = _statement(schema, change, key, sql_cache)
+            reason, statement = _statement(known, change, row_key, sql_cache)
             if statement is not None:
                 plan.append((statement[0], statement[1], change.id))
         if reason is not None:
             conflicts.append(Conflict(change.id, reason, now))
             continue
         if change.op == "delete":
-            rows.pop(key, None)
+            rows.pop(row_key, None)
         elif change.op == "update" and now is not None:
-            rows[key] = {**now, **change.values}
+            rows[row_key] = {**now, **change.values}
         else:
-            rows[key] = {**change.values, **dict(zip(schema.key_columns, key, strict=True))}
+            rows[row_key] = {**change.values, **dict(zip(known.key_columns, row_key, strict=True))}
     return plan, before, conflicts
 
 

@@ -14,7 +14,7 @@ from agent.tools import app_tools, file_tools, read_tools, spec_tools, write_too
 from agent.tools.base import ToolContext, ToolFailure, ToolImpl
 from agent.tools.schema import bedrock_schema
 
-log = logging.getLogger("tabletalk.tools")
+log = logging.getLogger(__name__)
 
 Status = Literal["success", "error"]
 
@@ -35,9 +35,7 @@ TOOLS: dict[str, ToolImpl] = {
 
 def default_description(name: str) -> str:
     """The description the model reads: the catalog row's (searchTools lists discoverable tools)."""
-    if name == "searchTools":
-        return catalog.search_description()
-    return catalog.row_by_name()[name].description
+    return catalog.description(catalog.row_by_name()[name])
 
 
 def input_schema(name: str) -> dict[str, Any]:

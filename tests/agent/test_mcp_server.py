@@ -223,7 +223,7 @@ def test_levels_nest_and_tools_read_like_chat(
         assert hints is not None
         if rows[name].access is Access.READ:
             assert hints.read_only_hint is True
-        if rows[name].access is Access.WRITE:
+        if rows[name].access in (Access.WRITE, Access.EXPORT):
             assert hints.read_only_hint is False and hints.destructive_hint is False
 
 
@@ -319,11 +319,21 @@ def test_full_level_exports_into_the_working_directory(full_server: Served) -> N
             "exportCsv", {"query": "SELECT id, name FROM customers ORDER BY id", "path": "c.csv"}
         )
     )
-    written = full_server.cwd / "c.csv"
+    written = full_server.cwd / "exports" / "c.csv"
     assert written.is_file(), data
     assert written.read_text().splitlines()[0] == "id,name"
     entries = [e for e in audit_entries(full_server) if e["tool"] == "exportCsv"]
     assert entries and entries[-1]["mode"] == "full" and entries[-1]["decided_by"] == "mcp-level"
+
+
+def test_full_level_cannot_replace_a_file(full_server: Served) -> None:
+    kept = full_server.cwd / "exports" / "kept.csv"
+    kept.parent.mkdir(exist_ok=True)
+    kept.write_text("the user's file\n")
+    call = {"query": "SELECT id FROM customers", "path": "kept.csv", "overwrite": True}
+    message = error_text(full_server.session.call("exportCsv", call))
+    assert "an MCP client cannot replace files" in message and "kept-2.csv" in message
+    assert kept.read_text() == "the user's file\n"
 
 
 def test_full_level_commits_what_it_staged(
@@ -425,3 +435,32 @@ def mcp_args(**given: Any) -> argparse.Namespace:
     for name, value in given.items():
         setattr(args, name, value)
     return args
+
+
+def test_a_stage_client_discards_only_what_it_staged(
+    stage_server: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [mine] = ok(
+        stage_server.session.call(
+            "stageItem",
+            {"table": "customers", "op": "update", "key": {"id": 6}, "values": {"name": "Mcp"}},
+        )
+    )["ids"]
+    store, area = stage_server.staging(monkeypatch)
+    try:
+        theirs = area.stage("customers", "update", {"id": 7}, {"name": "Chat"}, origin="chat:c1")
+        refused = error_text(
+            stage_server.session.call("discardStagedChanges", {"ids": [mine, theirs.id]})
+        )
+        assert f"{theirs.id} were staged by someone else; nothing was discarded" in refused
+        assert "needs level full" in refused
+        assert {mine, theirs.id} <= {c.id for c in area.list()}
+        result = ok(stage_server.session.call("discardStagedChanges", {"all": True}))
+        assert "needs level full" in result["keptOthers"]
+        left = {c.id: c.origin for c in area.list()}
+        assert mine not in left and left[theirs.id] == "chat:c1"
+        assert "mcp:stage" not in left.values()
+        area.discard(ids=[theirs.id])
+    finally:
+        area.close()
+        store.close()

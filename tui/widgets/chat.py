@@ -12,7 +12,7 @@ import re
 import threading
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -33,6 +33,7 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
+from agent.transcript import ReviewMarker
 from tui.input_history import InputHistory
 from tui.messages import TurnEventsReady
 from tui.turn_feed import TurnFeed
@@ -65,10 +66,6 @@ END_NOTES = {
     ),
 }
 
-
-STAGING_TOOLS = frozenset({"stageItem", "bulkEdit"})
-"""Tools whose success puts a "Review staged changes" chip under the answer (live; a resumed
-chat gets the same chip from ChatSession.display_items, and never both: the log is rebuilt)."""
 
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
@@ -109,6 +106,18 @@ class ChatLog(VerticalScroll):
         self.anchor()
 
 
+class ChatHost(Protocol):
+    """What the chat panel asks of the app it lives in (TabletalkApp)."""
+
+    def cancel_permission_prompt(self) -> None: ...
+
+    def set_busy(self, busy: bool) -> None: ...
+
+    def show_usage(self, usage: Any) -> None: ...
+
+    def refresh_staging(self) -> None: ...
+
+
 class ChatPanel(Vertical):
     """Owns the composer and the log, and runs turns on the app's ChatSession."""
 
@@ -132,7 +141,7 @@ class ChatPanel(Vertical):
         self._answer: AssistantMessage | None = None
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
-        self._staged_this_turn = False
+        self._review = ReviewMarker()  # the transcript's review-chip rule, followed live
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
 
     def compose(self) -> ComposeResult:
@@ -143,6 +152,10 @@ class ChatPanel(Vertical):
             yield ChatHint(id="chat-hint")
             yield Button("Send", id="send", variant="primary", compact=True)
             yield Button("Stop", id="stop", variant="error", compact=True, disabled=True)
+
+    @property
+    def host(self) -> ChatHost:
+        return cast(ChatHost, self.app)
 
     @property
     def log_view(self) -> ChatLog:
@@ -267,7 +280,7 @@ class ChatPanel(Vertical):
         if not self.busy or self.cancel is None:
             return False
         self.cancel.set()
-        self.app.cancel_permission_prompt()
+        self.host.cancel_permission_prompt()
         self._end_turn(self.turn)
         self.call_later(self._show_end, "stopped", None)
         return True
@@ -288,7 +301,7 @@ class ChatPanel(Vertical):
         self.busy = busy
         self.query_one("#stop", Button).disabled = not busy
         self.query_one("#send", Button).disabled = busy
-        self.app.set_busy(busy)
+        self.host.set_busy(busy)
 
     # ----- events from the worker -----------------------------------------------------------
 
@@ -346,18 +359,17 @@ class ChatPanel(Vertical):
             self._tool_lines[event.tool_use_id] = line
             await log.mount(line)
         elif isinstance(event, ToolCallFinished):
-            line = self._tool_lines.get(event.tool_use_id)
-            if line is not None:
-                line.finish(event.status, event.result)
-            if event.name in STAGING_TOOLS and event.status == "success":
-                self._staged_this_turn = True
+            finished = self._tool_lines.get(event.tool_use_id)
+            if finished is not None:
+                finished.finish(event.status, event.result)
+            self._review.saw(event.name, event.status)
         elif isinstance(event, ChipProposed):
             await log.mount(ChipRow(ChipButton(event.chip.label, event.chip.action)))
         elif isinstance(event, AskUser):
             self._answer = None
             await log.mount(AskBlock(event.question, event.choices))
         elif isinstance(event, UsageUpdated):
-            self.app.show_usage(event.conversation)
+            self.host.show_usage(event.conversation)
         elif isinstance(event, Notice):
             await log.mount(NoteLine(event.message))
         elif isinstance(event, TurnEnded):
@@ -381,10 +393,9 @@ class ChatPanel(Vertical):
 
     async def _show_end(self, reason: str, event: TurnEnded | None) -> None:
         """The notes under a finished turn (why it stopped, the review chip), then tidy up."""
-        if self._staged_this_turn:
-            self._staged_this_turn = False
-            review = ChipButton("Review staged changes", {"kind": "openStagingPanel"})
-            await self.log_view.mount(ChipRow(review))
+        review = self._review.end_turn()
+        if review is not None:
+            await self.log_view.mount(ChipRow(ChipButton(review["label"], review["action"])))
         note = END_NOTES.get(reason)
         if reason == "error":
             text = (event.error if event and event.error else "The turn failed.") or ""
@@ -404,7 +415,7 @@ class ChatPanel(Vertical):
             )
         elif note is not None:
             await self.log_view.mount(NoteLine(note[0], level=note[1]))
-        self.app.refresh_staging()
+        self.host.refresh_staging()
         if self.app.focused is None or not self.app.focused.is_attached:
             self.composer.focus()
 

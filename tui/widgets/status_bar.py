@@ -66,7 +66,7 @@ class StatusBar(Static):
         names = [store]
         if "/" in store or "\\" in store:
             names.append(re.split(r"[/\\]", store)[-1])
-        styles = ("wide", "compact", "terse", "bare")
+        styles: tuple[str, ...] = ("wide", "compact", "terse", "bare")
         if width < COMPACT_BELOW:
             styles = styles[1:]
         for style in styles:
