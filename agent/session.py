@@ -257,7 +257,22 @@ class ChatSession:
                 cancel=cancel,
             )
             self.last_record = runner.record
-            return runner.run(content)
+            mark = self.conversation.mark()
+            ended = runner.run(content)
+            if ended.reason == "error" and self.conversation.unsend(mark):
+                self._forget_unanswered()
+            return ended
+
+    def _forget_unanswered(self) -> None:
+        """A turn failed before any answer: it is not kept (an empty conversation's file goes),
+        so failed attempts do not pile up as one-message conversations."""
+        try:
+            if self.conversation.messages:
+                self.conversations.save(self.conversation)
+            else:
+                self.conversations.delete(self.conversation.id)
+        except TabletalkError:  # the turn's own error is the one to report; the file stays
+            pass
 
     def user_messages(self) -> list[tuple[int, str]]:
         """(message index, text) of the user's typed messages, for rewind."""
