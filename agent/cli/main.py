@@ -5,9 +5,17 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from importlib import metadata
 
 from agent.cli import ask, conversations_cmd, mcp_cmd, staged, tools_cmd
-from agent.cli.common import add_model_flags, add_store_flag, report_error, store_path
+from agent.cli.common import (
+    add_model_flags,
+    add_store_flag,
+    report_error,
+    resolve_settings,
+    share_common_flags,
+    store_path,
+)
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
 from agent.search import cli as search_cli
@@ -37,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"tabletalk {package_version()}")
     add_store_flag(parser)
     add_model_flags(parser)
     parser.add_argument("--conversation", metavar="ID", help="open the app on a saved conversation")
@@ -48,20 +57,36 @@ def build_parser() -> argparse.ArgumentParser:
     staged.add_parser(commands)
     mcp_cmd.add_parser(commands)
     conversations_cmd.add_parser(commands)
-    info = commands.add_parser("info", help="summarise the store (tables and row counts)")
-    add_store_flag(info, suppress=True)
+    commands.add_parser(
+        "info",
+        help="summarise the store (tables and row counts)",
+        description="Show the store's tables with their keys and row counts "
+        "(the store: --db, else `db` in the config file, else the demo database).",
+    )
+    share_common_flags(parser)
     return parser
+
+
+def package_version() -> str:
+    """The installed package's version (from its metadata)."""
+    try:
+        return metadata.version("tabletalk")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def run_info(args: argparse.Namespace) -> int:
     """Print the store's tables with their keys and row counts."""
     from agent.stores.open import open_store
 
-    store = open_store(store_path(args))
-    print(f"{store.label} ({store.identity})")
-    for table in store.list_tables():
-        info = store.describe_table(table)
-        print(f"  {table:<20} {info.row_count:>9,} rows  key ({', '.join(info.key_columns)})")
+    store = open_store(store_path(args, resolve_settings(args)))
+    try:
+        print(f"{store.label} ({store.identity})")
+        for table in store.list_tables():
+            info = store.describe_table(table)
+            print(f"  {table:<20} {info.row_count:>9,} rows  key ({', '.join(info.key_columns)})")
+    finally:
+        store.close()
     return 0
 
 
@@ -79,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         None: run_info,
     }
     try:
+        resolve_settings(args)  # a bad config file is a setup error for every command
         if args.command == "tools":
             sub = getattr(args, "tools_command", None)
             if sub == "search":

@@ -17,7 +17,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="show the tool catalog (and search or evaluate it)",
         description="Show the tool catalog: one row per tool, after your config's overrides.",
     )
-    parser.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON list of rows, each with its tool's inputSchema",
+    )
     parser.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS)
     return parser
 
@@ -30,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
         if row["name"] == "searchTools":
             row["description"] = toolset.description("searchTools")
     if args.json:
+        for row in rows:
+            row["inputSchema"] = toolset.spec(row["name"])["toolSpec"]["inputSchema"]["json"]
         print(json.dumps(rows, indent=2))
         return 0
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in COLUMNS[:-1]}
