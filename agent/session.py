@@ -16,8 +16,9 @@ from agent import paths
 from agent.active_set import ActiveSet
 from agent.attachments import Attachment, AttachmentSet
 from agent.bedrock.caching import CachePointMemory
-from agent.bedrock.client import make_client, resolve_model
+from agent.bedrock.client import configured_region, make_client, resolve_model
 from agent.bedrock.converse import ModelCaller
+from agent.bedrock.models import DEFAULT_ALIAS, check_model
 from agent.config import Settings
 from agent.conversations import (
     Conversation,
@@ -86,6 +87,15 @@ def conversation_db(conversation_id: str | None, db: str | None, *, explicit: bo
     return own
 
 
+def session_model(settings: Settings) -> tuple[str | None, str]:
+    """(region, model id) for a session: the configured region (None when there is none) and
+    the model setting resolved for it; with no `model` set, the default alias resolves per
+    region (the field's default value names only its US profile)."""
+    region = configured_region(settings.profile, settings.region)
+    name = settings.model if "model" in settings.model_fields_set else DEFAULT_ALIAS
+    return region, resolve_model(name, region)
+
+
 def list_conversations() -> list[ConversationSummary]:
     """Saved conversations, newest first."""
     return ConversationStore().list()
@@ -125,7 +135,7 @@ class ChatSession:
         self.staging = StagingArea(store)
         self.specs = SpecBook(paths.data_dir() / "specs.sqlite", store.identity)
         self.attachments = AttachmentSet.from_list(conversation.attachments)
-        self.model_id = resolve_model(settings.model)
+        self.region, self.model_id = session_model(settings)
         self._caller: ModelCaller | None = None
         self._caller_key: tuple[str, bool] | None = None
         self._memory = CachePointMemory(paths.state_dir() / "cache_points.json")
@@ -152,7 +162,7 @@ class ChatSession:
             conversation = conversations.load(conversation_id)
         else:
             conversation = Conversation(
-                new_conversation_id(), store.identity, resolve_model(settings.model)
+                new_conversation_id(), store.identity, session_model(settings)[1]
             )
         return cls(
             settings,
@@ -190,6 +200,8 @@ class ChatSession:
         key = (self.model_id, self.settings.streaming)
         if self._caller is None or self._caller_key != key:
             client = make_client(self.settings.profile, self.settings.region)
+            region = client.meta.region_name
+            check_model(self.model_id, region)
             self._caller = ModelCaller(
                 client,
                 self.model_id,
@@ -197,7 +209,7 @@ class ChatSession:
                 memory=self._memory,
                 notice=notice,
                 profile=self.settings.profile,
-                region=self.settings.region,
+                region=region,
             )
             self._caller_key = key
         self._caller.notice = notice
