@@ -16,9 +16,7 @@ from agent import paths
 from agent.active_set import ActiveSet
 from agent.attachments import Attachment, AttachmentSet
 from agent.bedrock.caching import CachePointMemory
-from agent.bedrock.client import configured_region, make_client, resolve_model
-from agent.bedrock.converse import ModelCaller
-from agent.bedrock.models import DEFAULT_ALIAS, check_model
+from agent.bedrock.models import DEFAULT_ALIAS, check_model, configured_region, resolve_model
 from agent.config import Settings
 from agent.conversations import (
     Conversation,
@@ -41,6 +39,7 @@ from agent.toolset import Toolset
 from agent.ui_port import HeadlessUi, UiPort
 
 if TYPE_CHECKING:
+    from agent.bedrock.converse import ModelCaller
     from agent.mcp_client.sources import McpSources
 
 
@@ -199,6 +198,9 @@ class ChatSession:
     def _model_caller(self, notice: Callable[[str], None]) -> ModelCaller:
         key = (self.model_id, self.settings.streaming)
         if self._caller is None or self._caller_key != key:
+            from agent.bedrock.client import make_client  # boto3 loads here, not at start-up
+            from agent.bedrock.converse import ModelCaller
+
             client = make_client(self.settings.profile, self.settings.region)
             region = client.meta.region_name
             check_model(self.model_id, region)

@@ -16,7 +16,7 @@ import botocore.loaders
 import botocore.session
 
 from agent.bedrock.errors import translate
-from agent.bedrock.models import KNOWN_MODELS, resolve_model
+from agent.bedrock.models import KNOWN_MODELS, configured_region, resolve_model
 from agent.errors import ConfigError
 
 __all__ = [
@@ -99,15 +99,3 @@ def make_client(
         return session.client("bedrock-runtime", region_name=where, config=config)
     except botocore.exceptions.BotoCoreError as exc:
         raise translate(exc, profile=profile, model_id="", region=region) from exc
-
-
-def configured_region(profile: str | None, region: str | None) -> str | None:
-    """The region a client would use (see `make_client`), or None; never raises."""
-    region = region or os.environ.get("AWS_REGION")
-    if region:
-        return region
-    try:
-        found = botocore.session.Session(profile=profile or None).get_config_variable("region")
-    except botocore.exceptions.BotoCoreError:
-        return None
-    return str(found) if found else None

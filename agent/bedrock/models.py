@@ -8,6 +8,7 @@ Profiles per model, from the Bedrock model cards (late 2026): see `KNOWN_MODELS`
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from agent.errors import ConfigError
@@ -85,6 +86,22 @@ def region_geographies(region: str) -> tuple[str, ...]:
 def is_commercial(region: str) -> bool:
     """False for GovCloud and China regions, which cannot call `global.` profiles."""
     return not region.strip().lower().startswith(("us-gov-", "cn-"))
+
+
+def configured_region(profile: str | None, region: str | None) -> str | None:
+    """The region a client would use: given, else AWS_REGION / AWS_DEFAULT_REGION, else the
+    profile's (read with botocore, loaded only then); None when there is none. Never raises."""
+    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        return region
+    import botocore.exceptions
+    import botocore.session
+
+    try:
+        found = botocore.session.Session(profile=profile or None).get_config_variable("region")
+    except botocore.exceptions.BotoCoreError:
+        return None
+    return str(found) if found else None
 
 
 def resolve_model(name_or_id: str | None, region: str | None = None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.cli.common import (
     add_model_flags,
@@ -27,9 +27,10 @@ from agent.events import (
     TurnEnded,
     TurnEvent,
 )
-from agent.permissions import PermissionRequest
-from agent.session import ChatSession, build_toolset, conversation_db, start_mcp_sources
-from agent.stores.open import open_store
+
+if TYPE_CHECKING:
+    from agent.permissions import PermissionRequest
+    from agent.session import ChatSession
 
 EXIT_CODES = {"error": 1, "step_limit": 3, "max_tokens": 3}
 """0: answered, asked, or stopped; 1: the turn failed; 3: cut short (step or token limit)."""
@@ -162,6 +163,9 @@ class _Printer:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agent.session import ChatSession, build_toolset, conversation_db, start_mcp_sources
+    from agent.stores.open import open_store
+
     settings = resolve_settings(args)
     db = conversation_db(
         getattr(args, "conversation", None), store_path(args, settings), explicit=args_db(args)

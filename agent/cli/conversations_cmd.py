@@ -6,8 +6,6 @@ import argparse
 import json
 from dataclasses import asdict
 
-from agent.session import list_conversations
-
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
@@ -32,7 +30,9 @@ def _store_identity(db: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    summaries = list_conversations()
+    from agent.conversations import ConversationStore
+
+    summaries = ConversationStore().list()
     db = getattr(args, "db", None)
     if db:
         identity = _store_identity(db)

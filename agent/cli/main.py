@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from importlib import metadata
 
 from agent.cli import ask, conversations_cmd, mcp_cmd, staged, tools_cmd
 from agent.cli.common import (
@@ -45,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"tabletalk {package_version()}")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show the installed version and exit"
+    )
     add_store_flag(parser)
     add_model_flags(parser)
     parser.add_argument("--conversation", metavar="ID", help="open the app on a saved conversation")
@@ -69,10 +70,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def package_version() -> str:
     """The installed package's version (from its metadata)."""
+    from importlib import metadata  # only for --version: reading metadata is not free
+
     try:
         return metadata.version("tabletalk")
     except metadata.PackageNotFoundError:
         return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`: print `tabletalk VERSION` and exit (the version is read only then)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"tabletalk {package_version()}")
+        parser.exit()
 
 
 def run_info(args: argparse.Namespace) -> int:

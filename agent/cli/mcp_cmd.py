@@ -12,13 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from agent.cli.common import report_error, resolve_settings, store_path
 from agent.errors import ConfigError, TabletalkError
 from agent.logs import setup_logging
-from agent.mcp_server import LEVELS, McpBackend, serve_stdio
-from agent.stores.open import open_store
+
+LEVELS = ("read", "stage", "full")
+"""The MCP levels (agent.mcp_server.LEVELS, repeated so `--help` does not load the MCP SDK)."""
 
 DESCRIPTION = """\
 Serve tabletalk's tools to an MCP client (Claude Desktop, an IDE, another agent) over stdio.
@@ -59,6 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) ->
 
 def run(args: argparse.Namespace) -> int:
     """Open the store and serve until the client disconnects; exit 2 on a startup error."""
+    import anyio
+
+    from agent.mcp_server import McpBackend, serve_stdio
+    from agent.stores.open import open_store
+
     logging.getLogger("mcp").addHandler(logging.NullHandler())  # SDK logs stay off the terminal
     try:
         config = getattr(args, "config", None)

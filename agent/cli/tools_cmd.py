@@ -6,7 +6,6 @@ import argparse
 import json
 
 from agent.cli.common import resolve_settings
-from agent.toolset import Toolset
 
 COLUMNS = ("name", "visibility", "tier", "access", "mcp", "description")
 
@@ -27,6 +26,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    from agent.toolset import Toolset  # the tools' pydantic models load only for this command
+
     settings = resolve_settings(args)
     toolset = Toolset.build(settings.tools.always_loaded, settings.tools.discoverable)
     rows = [row.to_dict() for row in toolset.rows]

@@ -165,3 +165,42 @@ def test_model_access_denied_is_a_setup_error_and_a_rejected_request_a_failed_tu
     scripted_bedrock.add(Error(400, "ValidationException", "messages: malformed"))
     assert main(["ask", "hello", "--db", str(demo_path)]) == 1
     assert "rejected the request" in capsys.readouterr().err
+
+
+LEAN_PROBE = """
+import json, sys
+from tui.entry import main
+
+HEAVY = ("mcp", "anyio", "boto3", "botocore", "agent.tools.registry", "agent.session", "textual")
+loaded = {}
+for command in sys.argv[1:]:
+    try:
+        main(command.split())
+    except SystemExit:
+        pass
+    loaded[command] = [name for name in HEAVY if name in sys.modules]
+print(json.dumps(loaded), file=sys.stderr)
+"""
+
+
+def test_headless_commands_import_only_what_they_use(demo_path: Path) -> None:
+    light = ["--help", f"staged list --db {demo_path}", f"info --db {demo_path}", "conversations"]
+    done = subprocess.run(
+        [sys.executable, "-c", LEAN_PROBE, *light, "mcp --help", "tools"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stderr.strip().splitlines()[-1])
+    for command in [*light, "mcp --help"]:  # in one process, in order: each adds nothing heavy
+        assert loaded[command] == [], f"`tabletalk {command}` imported {loaded[command]}"
+    assert loaded["tools"] == ["agent.tools.registry"], "tools needs the tool models only"
+
+
+def test_the_mcp_levels_offered_by_the_cli_are_the_servers() -> None:
+    from agent.cli.mcp_cmd import LEVELS as CLI_LEVELS
+    from agent.mcp_server import LEVELS
+
+    assert tuple(CLI_LEVELS) == tuple(LEVELS)
