@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -52,6 +52,34 @@ class McpServerSettings(_Section):
     """Trusted servers' tools run without a permission prompt."""
 
 
+class ModelPrice(_Section):
+    """USD per million tokens of one model, for eval cost estimates."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+class EvalSettings(_Section):
+    """`[eval]`: what `tabletalk eval` needs beyond the run flags."""
+
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    """Per model id: `[eval.prices."us.amazon.nova-2-lite-v1:0"] input = 0.3, output = 2.5`."""
+
+
+class HistorySettings(_Section):
+    """`[history]`: how much commit history is kept (for `tabletalk commits` and reverts)."""
+
+    keep_days: int = Field(90, ge=1)
+    """Commits older than this many days are forgotten."""
+    keep_changes: int = Field(200_000, ge=1)
+    """At most this many committed changes are kept (the oldest commits go first)."""
+
+    def retention(self) -> Any:
+        from agent.staging.history import Retention
+
+        return Retention(days=self.keep_days, changes=self.keep_changes)
+
+
 class Settings(_Section):
     """Every setting of tabletalk; the config file holds any subset of these."""
 
@@ -76,6 +104,8 @@ class Settings(_Section):
     search: SearchSettings = Field(default_factory=SearchSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    eval: EvalSettings = Field(default_factory=EvalSettings)
+    history: HistorySettings = Field(default_factory=HistorySettings)
 
 
 def load_settings(path: Path | None = None) -> Settings:

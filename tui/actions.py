@@ -23,6 +23,7 @@ class AppActions:
     status: Any
     store: Any
     size: Any
+    staging_watch: Any
     mcp_serving: Any
     _sidebar_width: Any
 
@@ -133,6 +134,48 @@ class AppActions:
                 await self.run_action_safely(self.open_table(table))
 
         self.push_screen(PickerScreen("Open table", options), chosen)
+
+    def action_history(self) -> None:
+        """Commit history (F9): pick a commit to revert (staged for review)."""
+        from agent.errors import TabletalkError
+        from tui.screens.confirm import ConfirmScreen
+        from tui.screens.history import HistoryScreen
+
+        area = self.staging_watch.area
+        try:
+            entries = area.history()
+        except TabletalkError as exc:
+            self.notify(exc.render(), title=exc.title, severity="error", markup=False)  # type: ignore[attr-defined]
+            return
+
+        def revert(commit_id: str | None) -> None:
+            if commit_id is None:
+                return
+            entry = next(e for e in entries if e.id == commit_id)
+            question = (
+                f"Stage {entry.changes:,} change(s) that undo commit {entry.id} "
+                f"({', '.join(entry.tables)})? You review and commit them in the staging panel; "
+                "rows changed since the commit show as conflicts."
+            )
+
+            def confirmed(yes: bool | None) -> None:
+                if not yes:
+                    return
+                try:
+                    staged = area.revert(commit_id)
+                except TabletalkError as exc:
+                    self.notify(exc.render(), title=exc.title, severity="error", markup=False)  # type: ignore[attr-defined]
+                    return
+                self.refresh_staging()  # type: ignore[attr-defined]
+                self.notify(  # type: ignore[attr-defined]
+                    f"Staged {len(staged):,} change(s) undoing commit {commit_id}; review them, "
+                    "then Commit.", markup=False,
+                )
+                self.run_worker(self.open_staging_panel())  # type: ignore[attr-defined]
+
+            self.push_screen(ConfirmScreen("Revert commit", question, yes="Stage revert"), confirmed)
+
+        self.push_screen(HistoryScreen(entries), revert)
 
     def action_mcp_panel(self) -> None:
         """The MCP server panel: serve this store to other agents, manage their tokens."""

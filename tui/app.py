@@ -79,7 +79,10 @@ class TabletalkApp(AppActions, App[int]):
         self._mcp_sources: Any = None
         self.session: Any | None = None
         self.bridge = AppBridge(self)
-        self.staging_watch = StagingWatch(self, store, poll_seconds=staging_poll_seconds)
+        self.staging_watch = StagingWatch(
+            self, store, poll_seconds=staging_poll_seconds,
+            keep=self.settings.history.retention(),
+        )
         self.mcp_serving = McpServing(self)
         self.staged_changes: list[Any] = []
         self._permission: PermissionScreen | None = None

@@ -28,6 +28,10 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
     )
     yield SystemCommand("Open table…", "Pick a table to open", app.action_pick_table)
     yield SystemCommand(
+        "Commit history…", "Past commits; revert one (staged for review) (F9)",
+        app.action_history,
+    )
+    yield SystemCommand(
         "MCP server…",
         "Serve this store to other agents over loopback HTTP; client tokens (F8)",
         app.action_mcp_panel,

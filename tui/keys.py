@@ -23,6 +23,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("f4", "cycle_mode", "Mode", id="mode"),
     Binding("f5", "pick_model", "Model", id="model", show=False),
     Binding("f8", "mcp_panel", "MCP server", id="mcp_panel", show=False),
+    Binding("f9", "history", "History", id="history", show=False),
     Binding("alt+left", "resize_chat(4)", "Wider chat", id="chat_wider", show=False),
     Binding("alt+right", "resize_chat(-4)", "Narrower chat", id="chat_narrower", show=False),
 ]
@@ -50,6 +51,7 @@ def known_binding_ids() -> set[str]:
     from tui.screens.confirm import ConfirmScreen
     from tui.screens.error import ErrorScreen
     from tui.screens.help import HelpScreen
+    from tui.screens.history import HistoryScreen
     from tui.screens.mcp_panel import McpPanel
     from tui.screens.permission import PermissionScreen
     from tui.screens.picker import PickerScreen
@@ -62,6 +64,7 @@ def known_binding_ids() -> set[str]:
         ConfirmScreen,
         ErrorScreen,
         HelpScreen,
+        HistoryScreen,
         McpPanel,
         PermissionScreen,
         PickerScreen,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -11,6 +10,9 @@ from typing import TextIO
 
 from agent.config import Settings, load_settings
 from agent.errors import TabletalkError
+from agent.text_safety import printable, printable_line
+
+__all__ = ["printable", "printable_line"]
 
 COMMON_FLAGS = ("--db", "--profile", "--region", "--config")
 """Flags every command takes, before or after its name."""
@@ -109,14 +111,6 @@ def report_error(exc: TabletalkError, stream: TextIO | None = None) -> int:
     if exc.fix:
         print(f"  fix: {exc.fix}", file=stream)
     return 2
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Untrusted text (model output, cells) made safe for a terminal: no control sequences."""
-    return _CONTROL.sub("", text)
 
 
 def db_flag(store: object) -> str:

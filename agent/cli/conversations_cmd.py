@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 
+from agent.cli.common import printable_line
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
+
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
         "conversations",
         help="list saved conversations",
         description="List saved conversations, newest first; with --db, only those about "
@@ -30,9 +35,17 @@ def _store_identity(db: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """List the conversations (with --db, that database's); a damaged file gets one line on
+    stderr and the rest still list."""
     from agent.conversations import ConversationStore
 
-    summaries = ConversationStore().list()
+    summaries, broken = ConversationStore().scan()
+    for bad in broken:
+        print(
+            f"warning: skipped damaged conversation file {printable_line(bad.path)}: "
+            f"{printable_line(bad.reason)}",
+            file=sys.stderr,
+        )
     db = getattr(args, "db", None)
     if db:
         identity = _store_identity(db)
@@ -46,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for summary in summaries:
         print(
-            f"{summary.id}  {summary.updated_at}  {summary.message_count:>3} msgs  {summary.title}"
+            f"{printable_line(summary.id)}  {printable_line(summary.updated_at)}  "
+            f"{summary.message_count:>3} msgs  {printable_line(summary.title)}"
         )
     print("\nContinue one with `tabletalk --conversation ID` or `tabletalk ask --conversation ID`.")
     return 0

@@ -6,7 +6,15 @@ import argparse
 import logging
 import sys
 
-from agent.cli import ask, conversations_cmd, mcp_cmd, staged, tools_cmd
+from agent.cli import (
+    ask,
+    commits_cmd,
+    conversations_cmd,
+    eval_cmd,
+    mcp_cmd,
+    staged,
+    tools_cmd,
+)
 from agent.cli.common import (
     add_model_flags,
     add_store_flag,
@@ -18,6 +26,7 @@ from agent.cli.common import (
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
 from agent.search import cli as search_cli
+from agent.text_safety import SafeStream, printable_line
 
 EXAMPLES = """\
 examples:
@@ -33,7 +42,9 @@ Config: config.toml in the platform config dir (see README.md). Exit status: 0 o
 1 turn failed or commit conflict, 2 usage or setup error, 3 step/token limit reached.
 """
 
-HEADLESS_COMMANDS = frozenset({"ask", "tools", "staged", "conversations", "info", "mcp"})
+HEADLESS_COMMANDS = frozenset(
+    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval", "commits"}
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     staged.add_parser(commands)
     mcp_cmd.add_parser(commands)
     conversations_cmd.add_parser(commands)
+    eval_cmd.add_parser(commands)
+    commits_cmd.add_parser(commands)
     commands.add_parser(
         "info",
         help="summarise the store (tables and row counts)",
@@ -95,19 +108,34 @@ def run_info(args: argparse.Namespace) -> int:
 
     store = open_store(store_path(args, resolve_settings(args)))
     try:
-        print(f"{store.label} ({store.identity})")
+        print(f"{printable_line(store.label)} ({printable_line(store.identity)})")
         for table in store.list_tables():
             info = store.describe_table(table)
-            print(f"  {table:<20} {info.row_count:>9,} rows  key ({', '.join(info.key_columns)})")
+            key = printable_line(", ".join(info.key_columns))
+            print(f"  {printable_line(table):<20} {info.row_count:>9,} rows  key ({key})")
     finally:
         store.close()
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a headless command; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run a headless command; returns the exit status.
+
+    Everything it prints passes the terminal sanitiser (`SafeStream`); `mcp` keeps stdout
+    raw, as it carries the protocol.
+    """
+    streams = sys.stdout, sys.stderr
+    sys.stderr = SafeStream(sys.stderr)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command != "mcp":
+            sys.stdout = SafeStream(sys.stdout)
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(args: argparse.Namespace) -> int:
     log_path = setup_logging()
     handlers = {
         "ask": ask.run,
@@ -115,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         "conversations": conversations_cmd.run,
         "info": run_info,
         "mcp": mcp_cmd.run,
+        "eval": eval_cmd.run,
+        "commits": commits_cmd.run,
         None: run_info,
     }
     try:

@@ -13,15 +13,14 @@ import logging
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
+import catalog
 from agent.cli.common import printable, report_error, resolve_settings, store_path
 from agent.errors import ConfigError, TabletalkError
 from agent.logs import setup_logging
+from agent.stores.open import open_store
 
-LEVELS = ("read", "stage", "full")
-"""The MCP levels (agent.mcp_server.LEVELS, repeated so `--help` does not load the MCP SDK)."""
-
+LEVELS: tuple[str, ...] = tuple(level.value for level in catalog.MCP_LEVEL_ORDER)
 DEFAULT_PORT = 8765
 
 DESCRIPTION = """\
@@ -46,7 +45,9 @@ for a running server.
 """
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Register `mcp` on the root parser's subparsers."""
     parser = subparsers.add_parser(
         "mcp",
@@ -106,10 +107,10 @@ def add_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) ->
 
 def run(args: argparse.Namespace) -> int:
     """Open the store and serve until the client disconnects; exit 2 on a startup error."""
+    # The MCP SDK takes seconds to import: only `tabletalk mcp` itself pays for it.
     import anyio
 
     from agent.mcp_server import McpBackend, serve_stdio
-    from agent.stores.open import open_store
 
     logging.getLogger("mcp").addHandler(logging.NullHandler())  # SDK logs stay off the terminal
     if getattr(args, "mcp_command", None) == "token":
@@ -190,7 +191,6 @@ def run_http(args: argparse.Namespace) -> int:
     from agent.mcp_server import McpBackend
     from agent.mcp_server.http import HttpServer, bind_sockets, build_app, client_snippet
     from agent.mcp_server.tokens import TokenBook
-    from agent.stores.open import open_store
 
     try:
         settings = resolve_settings(args)

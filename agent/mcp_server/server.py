@@ -35,6 +35,7 @@ from agent.stores.base import Store
 from agent.tools.base import ToolContext
 from agent.tools.registry import run_tool
 from agent.ui_port import HeadlessUi
+from catalog.rows import McpLevel
 
 log = logging.getLogger("agent.mcp_server")
 
@@ -91,11 +92,14 @@ class McpBackend:
             conversation_id=CONVERSATION_ID,
             origin=f"mcp:{level}",
             export_dir=export_dir or Path.cwd(),
+            own_changes_only=level != McpLevel.FULL.value,
         )
         self._gated = catalog.gated_names()
         self._lock = threading.Lock()
         self._running: object | None = None
-        self._contexts: dict[str, ToolContext] = {self.context.origin: self.context}
+        self._contexts: dict[tuple[str, str], ToolContext] = {
+            (self.context.origin, level): self.context
+        }
         self.recent: deque[CallRecord] = deque(maxlen=RECENT_CALLS)
         self.call_hooks: list[Callable[[CallRecord, Caller], None]] = []
 
@@ -139,9 +143,14 @@ class McpBackend:
 
     def _context(self, caller: Caller) -> ToolContext:
         """The tool context whose origin marks what this caller stages."""
-        if caller.origin not in self._contexts:
-            self._contexts[caller.origin] = replace(self.context, origin=caller.origin)
-        return self._contexts[caller.origin]
+        key = (caller.origin, caller.level)
+        if key not in self._contexts:
+            self._contexts[key] = replace(
+                self.context,
+                origin=caller.origin,
+                own_changes_only=caller.level != McpLevel.FULL.value,
+            )
+        return self._contexts[key]
 
     def _call(
         self, name: str, arguments: dict[str, Any] | None, caller: Caller
@@ -153,7 +162,7 @@ class McpBackend:
             if caller.via_token or name in self._gated or name == COMMIT_TOOL:
                 self._audit(name, arguments if isinstance(arguments, dict) else {}, caller)
             if name == COMMIT_TOOL:
-                status, result = commit_staged(self.staging, arguments)
+                status, result = commit_staged(self.staging, arguments, by=caller.origin)
             else:
                 status, result = run_tool(self._context(caller), name, arguments)
         except TabletalkError as exc:  # the audit log cannot be written: the call stays blocked

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -68,13 +69,25 @@ class TableInfo:
         }
 
 
+MAX_READ_BYTES = 8 * 1024 * 1024
+"""Byte budget of one read (text and blob lengths, 8 per number); also SQLite's limit on any
+single value it builds on the read-only connection, so zeroblob(10e9) fails instead of
+allocating."""
+NARROWER_QUERY = (
+    "Select fewer columns, cut long text or blobs with substr(column, 1, 200) or length(column), "
+    "or lower the limit."
+)
+
+
 @dataclass
 class QueryResult:
-    """Rows of a read-only query; `truncated` when more rows existed than `limit`."""
+    """Rows of a read-only query; `truncated` when more rows existed than `limit` or than
+    the read's byte budget allowed (`over_budget`)."""
 
     columns: list[str]
     rows: list[Item]
     truncated: bool = False
+    over_budget: bool = False
 
 
 class ChangeToApply(NamedTuple):
@@ -107,6 +120,10 @@ class ApplyResult:
 
     applied: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+
+
+Landed = Callable[[list[str]], None]
+"""Told the ids of one atomic unit of a commit as soon as the store made it durable."""
 
 
 class Store(Protocol):
@@ -145,6 +162,20 @@ class Store(Protocol):
 
     def normalize_key(self, table: str, key: Key) -> Key: ...
 
-    def apply(self, changes: list[ChangeToApply], progress: Any = None) -> ApplyResult: ...
+    def apply(
+        self,
+        changes: list[ChangeToApply],
+        progress: Any = None,
+        landed: Landed | None = None,
+    ) -> ApplyResult:
+        """Apply `changes` optimistically (each update/delete only onto its pre-image).
+
+        `landed(ids)` is called with the ids of each atomic unit right after the store made it
+        durable (SQLite: once, after its one transaction; a store that commits in batches: once
+        per batch), before the next unit starts; the staging area drops those changes then, so
+        an interrupted commit leaves at most one unit in doubt. Raise a TabletalkError only
+        after rolling back the unit in progress.
+        """
+        ...
 
     def close(self) -> None: ...
