@@ -197,7 +197,7 @@ def read_text(path: Path, offset: int, limit: int) -> dict[str, Any]:
     return {"lines": lines, "totalLines": total, **_page(total, offset, len(lines))}
 
 
-def _csv_reader(path: Path, handle: io.TextIOBase) -> csv.DictReader:
+def _csv_reader(path: Path, handle: io.TextIOBase) -> csv.DictReader[str]:
     sample = handle.read(_SNIFF_BYTES)
     handle.seek(0)
     try:

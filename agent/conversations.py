@@ -118,8 +118,16 @@ class Conversation:
     messages: list[dict[str, Any]] = field(default_factory=list)
     discovered: list[str] = field(default_factory=list)
     attachments: list[dict[str, Any]] = field(default_factory=list)
+    attached: list[dict[str, Any]] = field(default_factory=list)
+    """Files sent with a user text: `{"message": i, "block": j, "names": [...]}`."""
     granted: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+
+    def next_user_block(self) -> tuple[int, int]:
+        """(message, block) index the next `append_user` content will start at."""
+        if self.messages and self.messages[-1]["role"] == "user":
+            return len(self.messages) - 1, len(self.messages[-1]["content"])
+        return len(self.messages), 0
 
     def append_user(self, content: list[dict[str, Any]]) -> None:
         """Add user content; merges into a trailing user message so turns keep alternating."""
@@ -159,6 +167,7 @@ class Conversation:
         text = next((b["text"] for b in message["content"] if "text" in b), "")
         results = [block for block in message["content"] if "toolResult" in block]
         del self.messages[message_index:]
+        self.attached = [a for a in self.attached if a["message"] < message_index]
         if results:
             self.messages.append({"role": "user", "content": results})
         return text
@@ -174,6 +183,7 @@ class Conversation:
             "messages": self.messages,
             "discovered": self.discovered,
             "attachments": self.attachments,
+            "attached": self.attached,
             "granted": self.granted,
             "usage": self.usage.to_dict(),
         }
@@ -191,6 +201,7 @@ class Conversation:
             messages=data.get("messages", []),
             discovered=list(data.get("discovered", [])),
             attachments=list(data.get("attachments", [])),
+            attached=list(data.get("attached", [])),
             granted=list(data.get("granted", [])),
             usage=Usage(
                 usage.get("inputTokens", 0),

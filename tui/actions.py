@@ -5,32 +5,58 @@ A mixin of TabletalkApp, kept apart so the app module stays about wiring and sta
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
 
+from textual.app import App
 from textual.widgets import TabbedContent
 
 from agent.permissions import MODES
 from tui.widgets.table_tab import TableTab
 
+if TYPE_CHECKING:
+    from tui.widgets.chat import ChatPanel
+    from tui.widgets.status_bar import StatusBar
 
-class AppActions:
+
+if TYPE_CHECKING:
+    _Base = App[int]
+else:
+    _Base = object
+
+
+class AppActions(_Base):
     """`action_*` methods and the setters they share; `self` is the TabletalkApp."""
 
-    chat: Any
-    screen: Any
     session: Any
     settings: Any
-    status: Any
     store: Any
-    size: Any
     staging_watch: Any
     mcp_serving: Any
     _sidebar_width: Any
 
+    if TYPE_CHECKING:  # provided by TabletalkApp
+
+        @property
+        def chat(self) -> ChatPanel: ...
+
+        @property
+        def status(self) -> StatusBar: ...
+
+        def open_session(self, conversation_id: str | None) -> Any: ...
+
+        def show_usage(self, usage: Any) -> None: ...
+
+        def open_table(self, table: str) -> Awaitable[str]: ...
+
+        def open_staging_panel(self) -> Awaitable[str]: ...
+
+        async def run_action_safely(self, job: Any) -> None: ...
+
     async def action_quit(self) -> None:
         """Quit; a running turn is cancelled first so its thread ends with the app."""
         self.chat.stop()
-        self.exit()  # type: ignore[attr-defined]
+        self.exit()
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
@@ -120,9 +146,11 @@ class AppActions:
         from tui.screens.picker import PickerScreen
 
         options = [(model_id, f"{alias:14} {model_id}") for alias, model_id in MODELS.items()]
-        self.push_screen(
-            PickerScreen("Model", options), lambda chosen: chosen and self.set_model(chosen)
-        )
+        def chosen(model: str | None) -> None:
+            if model:
+                self.set_model(model)
+
+        self.push_screen(PickerScreen("Model", options), chosen)
 
     def action_pick_table(self) -> None:
         from tui.screens.picker import PickerScreen
@@ -145,7 +173,7 @@ class AppActions:
         try:
             entries = area.history()
         except TabletalkError as exc:
-            self.notify(exc.render(), title=exc.title, severity="error", markup=False)  # type: ignore[attr-defined]
+            self.notify(exc.render(), title=exc.title, severity="error", markup=False)
             return
 
         def revert(commit_id: str | None) -> None:
@@ -164,14 +192,14 @@ class AppActions:
                 try:
                     staged = area.revert(commit_id)
                 except TabletalkError as exc:
-                    self.notify(exc.render(), title=exc.title, severity="error", markup=False)  # type: ignore[attr-defined]
+                    self.notify(exc.render(), title=exc.title, severity="error", markup=False)
                     return
-                self.refresh_staging()  # type: ignore[attr-defined]
-                self.notify(  # type: ignore[attr-defined]
+                self.staging_watch.refresh_now()
+                self.notify(
                     f"Staged {len(staged):,} change(s) undoing commit {commit_id}; review them, "
                     "then Commit.", markup=False,
                 )
-                self.run_worker(self.open_staging_panel())  # type: ignore[attr-defined]
+                self.run_worker(self.open_staging_panel())
 
             self.push_screen(ConfirmScreen("Revert commit", question, yes="Stage revert"), confirmed)
 
@@ -194,7 +222,11 @@ class AppActions:
     def action_attach(self) -> None:
         from tui.screens.attach import AttachScreen
 
-        self.push_screen(AttachScreen(), lambda path: path and self.chat.attach(path))
+        def chosen(path: str | None) -> None:
+            if path:
+                self.chat.attach(path)
+
+        self.push_screen(AttachScreen(), chosen)
 
     def action_new_chat(self) -> None:
         if self.chat.busy:
@@ -206,12 +238,12 @@ class AppActions:
         self.open_session(None)
 
     def action_conversations(self) -> None:
-        from tui.screens.conversations import pick_conversation
+        from tui.controllers.conversations import pick_conversation
 
         pick_conversation(self)
 
     def action_rewind(self) -> None:
-        from tui.screens.rewind import pick_rewind
+        from tui.controllers.rewind import pick_rewind
 
         pick_rewind(self)
 

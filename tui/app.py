@@ -419,7 +419,7 @@ class TabletalkApp(AppActions, App[int]):
 
     # ----- palette --------------------------------------------------------------------------------
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         from tui.commands import app_commands
 
         for command in super().get_system_commands(screen):

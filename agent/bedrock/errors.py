@@ -23,6 +23,7 @@ ErrorKind = Literal[
     "unknown_model",
     "throttled",
     "validation",
+    "too_long",
     "unreachable",
     "service",
 ]
@@ -35,6 +36,7 @@ _TITLES: dict[str, str] = {
     "unknown_model": "Unknown Bedrock model",
     "throttled": "Bedrock is throttling requests",
     "validation": "Bedrock rejected the request",
+    "too_long": "The conversation is too long for the model",
     "unreachable": "Bedrock endpoint unreachable",
     "service": "Bedrock error",
 }
@@ -66,6 +68,14 @@ _UNKNOWN_MODEL_HINTS = (
     "model identifier",
     "on-demand throughput",
     "inference profile",
+)
+_TOO_LONG_HINTS = (
+    "too long",
+    "context length",
+    "context window",
+    "model_context_window_exceeded",
+    "too many tokens",
+    "maximum context",
 )
 _ACCESS_KEY = re.compile(r"\b(?:AKIA|ASIA|AIDA|AROA)[A-Z0-9]{12,}\b")
 
@@ -216,6 +226,14 @@ def translate(
             f"Bedrock is throttling requests to {model}{tries}: {message}",
             fix="Wait a minute and retry, or request a quota increase (Service Quotas → Amazon "
             "Bedrock) or use a cross-region inference profile.",
+            code=code,
+        )
+    if code == "ValidationException" and any(hint in lowered for hint in _TOO_LONG_HINTS):
+        return BedrockCallError(
+            "too_long",
+            f"The conversation is too long for {model}: {message}",
+            fix="Start a new conversation (ctrl+n, or leave out --conversation), or rewind to "
+            "an earlier message.",
             code=code,
         )
     if code == "ValidationException":

@@ -29,7 +29,7 @@ from agent.events import (
 )
 
 if TYPE_CHECKING:
-    from agent.permissions import PermissionRequest
+    from agent.permissions import Decision, PermissionRequest
     from agent.session import ChatSession
 
 EXIT_CODES = {"error": 1, "step_limit": 3, "max_tokens": 3}
@@ -52,7 +52,9 @@ REASONS = {
 }
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "ask",
         help="run one turn headless and print the answer",
@@ -98,7 +100,7 @@ def args_db(args: argparse.Namespace) -> bool:
     return getattr(args, "db", None) is not None
 
 
-def terminal_prompter(request: PermissionRequest) -> str:
+def terminal_prompter(request: PermissionRequest) -> Decision:
     """Ask on the terminal (stderr/stdin) whether a gated call may run."""
     shown = json.dumps(request.input, ensure_ascii=False)
     if len(shown) > 400:

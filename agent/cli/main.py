@@ -15,6 +15,7 @@ from agent.cli import (
     staged,
     tools_cmd,
 )
+from agent.cli import search_cmd as search_cli
 from agent.cli.common import (
     add_model_flags,
     add_store_flag,
@@ -25,7 +26,6 @@ from agent.cli.common import (
 )
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
-from agent.search import cli as search_cli
 from agent.text_safety import SafeStream, printable_line
 
 EXAMPLES = """\

@@ -10,7 +10,9 @@ from agent.cli.common import resolve_settings
 COLUMNS = ("name", "visibility", "tier", "access", "mcp", "description")
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "tools",
         help="show the tool catalog (and search or evaluate it)",
@@ -35,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
         if row["name"] == "searchTools":
             row["description"] = toolset.description("searchTools")
     if args.json:
-        for row in rows:
-            row["inputSchema"] = toolset.spec(row["name"])["toolSpec"]["inputSchema"]["json"]
+        for tool, row in zip(toolset.rows, rows, strict=True):
+            row["inputSchema"] = toolset.spec(tool.name)["toolSpec"]["inputSchema"]["json"]
         print(json.dumps(rows, indent=2))
         return 0
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in COLUMNS[:-1]}

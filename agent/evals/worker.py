@@ -79,14 +79,22 @@ class Recorder:
         from agent import events
 
         if isinstance(event, events.ToolCallStarted):
-            call = {"tool": event.name, "input": event.input, "status": None, "result": None}
-            self.pending[event.tool_use_id] = call
-            self.outcome.calls.append(call)
+            started: dict[str, Any] = {
+                "tool": event.name,
+                "input": event.input,
+                "status": None,
+                "result": None,
+            }
+            self.pending[event.tool_use_id] = started
+            self.outcome.calls.append(started)
         elif isinstance(event, events.ToolCallFinished):
-            call = self.pending.pop(event.tool_use_id, None) or {"tool": event.name, "input": {}}
-            call["status"], call["result"] = event.status, event.result
-            if call not in self.outcome.calls:
-                self.outcome.calls.append(call)
+            finished = self.pending.pop(event.tool_use_id, None) or {
+                "tool": event.name,
+                "input": {},
+            }
+            finished["status"], finished["result"] = event.status, event.result
+            if finished not in self.outcome.calls:
+                self.outcome.calls.append(finished)
         elif isinstance(event, events.ChipProposed):
             self.outcome.opened.append(
                 {"kind": "chip", "label": event.chip.label, "action": event.chip.action}

@@ -159,7 +159,7 @@ def commits(conn: sqlite3.Connection, store: str, limit: int = 200) -> list[Comm
             "SELECT DISTINCT tbl FROM commit_log_changes WHERE commit_id = ? ORDER BY tbl",
             (row[0],),
         ))
-        entries.append(CommitEntry(*row, tables=tables))
+        entries.append(_entry(row, tables))
     return entries
 
 
@@ -175,7 +175,11 @@ def find(conn: sqlite3.Connection, store: str, commit_id: str) -> CommitEntry | 
     tables = tuple(r[0] for r in conn.execute(
         "SELECT DISTINCT tbl FROM commit_log_changes WHERE commit_id = ?", (rows[0][0],)
     ))
-    return CommitEntry(*rows[0], tables=tables)
+    return _entry(rows[0], tables)
+
+
+def _entry(row: tuple[Any, ...], tables: tuple[str, ...]) -> CommitEntry:
+    return CommitEntry(row[0], row[1], row[2], row[3], int(row[4]), tables)
 
 
 def changes_of(conn: sqlite3.Connection, commit_id: str) -> list[LoggedChange]:

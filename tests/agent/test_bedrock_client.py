@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `tests.support` without pythonpath
 
 from agent.bedrock.client import DEFAULT_MODEL, MODELS, make_client, model_family, resolve_model  # noqa: E402
-from agent.bedrock.converse import ModelCaller  # noqa: E402
+from agent.bedrock.converse import BedrockCaller  # noqa: E402
 from agent.errors import ConfigError  # noqa: E402
 from tests.support import scripted_bedrock as support  # noqa: E402
 from tests.support.scripted_bedrock import Reply  # noqa: E402
@@ -84,7 +84,7 @@ def test_region_and_credentials_come_from_the_profile(
 
     client = make_client("analytics", None)
     list(
-        ModelCaller(client, DEFAULT_MODEL).step(
+        BedrockCaller(client, DEFAULT_MODEL).step(
             [], [{"role": "user", "content": [{"text": "hi"}]}], []
         )
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual.worker import WorkerFailed
@@ -21,6 +22,18 @@ async def settle(app: TabletalkApp, pilot: Any) -> None:
         await pilot.pause()
         if not any(w.is_running for w in app.workers):
             break
+
+
+async def refreshed_until(
+    app: TabletalkApp, condition: Callable[[], bool], refreshes: int = 20
+) -> bool:
+    """Let the screen refresh (re-compose and lay out) until `condition()` holds, at most
+    `refreshes` times; waits on refresh events, never on the clock."""
+    for _ in range(refreshes):
+        if condition():
+            return True
+        await app.screen.wait_for_refresh()
+    return condition()
 
 
 async def send(app: TabletalkApp, pilot: Any, text: str) -> None:

@@ -6,7 +6,7 @@ import pytest
 from textual.widgets._footer import FooterKey
 
 from tests.support.scripted_bedrock import Reply
-from tests.tui.helpers import send, settle
+from tests.tui.helpers import refreshed_until, send, settle
 
 IMPORTANT_ACTIONS = {
     "help",
@@ -49,12 +49,17 @@ async def test_the_footer_shows_the_important_keys(make_app, size) -> None:
     async with app.run_test(size=size) as pilot:
         await settle(app, pilot)
         assert app.chat.composer.has_focus
-        shown = {
-            key.action
-            for key in app.query(FooterKey)
-            if key.display and key.region.width and key.region.right <= size[0]
-        }
-        assert IMPORTANT_ACTIONS <= shown, IMPORTANT_ACTIONS - shown
+
+        def shown() -> set[str]:
+            return {
+                key.action
+                for key in app.query(FooterKey)
+                if key.display and key.region.width and key.region.right <= size[0]
+            }
+
+        # The footer re-composes after each bindings change and lays out on a later refresh.
+        await refreshed_until(app, lambda: IMPORTANT_ACTIONS <= shown())
+        assert IMPORTANT_ACTIONS <= shown(), IMPORTANT_ACTIONS - shown()
 
 
 async def test_the_composer_hint_fits_the_sidebar(make_app) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -29,6 +29,7 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
+from agent.transcript import ReviewMarker
 from tui.messages import TurnEventPosted
 from tui.widgets.attachment_bar import AttachmentBar
 from tui.widgets.chat_items import (
@@ -60,10 +61,6 @@ END_NOTES = {
 }
 
 
-STAGING_TOOLS = frozenset({"stageItem", "bulkEdit"})
-"""Tools whose success puts a "Review staged changes" chip under the answer (live; a resumed
-chat gets the same chip from ChatSession.display_items, and never both: the log is rebuilt)."""
-
 LIVE_ANSWERS = 20
 """Answers kept as (heavy) Markdown widgets; older ones are re-rendered as one light widget."""
 
@@ -94,6 +91,18 @@ class ChatLog(VerticalScroll):
         self.anchor()
 
 
+class ChatHost(Protocol):
+    """What the chat panel asks of the app it lives in (TabletalkApp)."""
+
+    def cancel_permission_prompt(self) -> None: ...
+
+    def set_busy(self, busy: bool) -> None: ...
+
+    def show_usage(self, usage: Any) -> None: ...
+
+    def refresh_staging(self) -> None: ...
+
+
 class ChatPanel(Vertical):
     """Owns the composer and the log, and runs turns on the app's ChatSession."""
 
@@ -113,7 +122,7 @@ class ChatPanel(Vertical):
         self._stream: MarkdownStream | None = None
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
-        self._staged_this_turn = False
+        self._review = ReviewMarker()  # the transcript's review-chip rule, followed live
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
 
     def compose(self) -> ComposeResult:
@@ -124,6 +133,10 @@ class ChatPanel(Vertical):
             yield ChatHint(id="chat-hint")
             yield Button("Send", id="send", variant="primary", compact=True)
             yield Button("Stop", id="stop", variant="error", compact=True, disabled=True)
+
+    @property
+    def host(self) -> ChatHost:
+        return cast(ChatHost, self.app)
 
     @property
     def log_view(self) -> ChatLog:
@@ -239,7 +252,7 @@ class ChatPanel(Vertical):
         if not self.busy or self.cancel is None:
             return False
         self.cancel.set()
-        self.app.cancel_permission_prompt()
+        self.host.cancel_permission_prompt()
         self.call_later(self._finish_turn, self.turn, "stopped", None)
         return True
 
@@ -254,7 +267,7 @@ class ChatPanel(Vertical):
         self.busy = busy
         self.query_one("#stop", Button).disabled = not busy
         self.query_one("#send", Button).disabled = busy
-        self.app.set_busy(busy)
+        self.host.set_busy(busy)
 
     # ----- events from the worker -----------------------------------------------------------
 
@@ -278,18 +291,17 @@ class ChatPanel(Vertical):
             self._tool_lines[event.tool_use_id] = line
             await log.mount(line)
         elif isinstance(event, ToolCallFinished):
-            line = self._tool_lines.get(event.tool_use_id)
-            if line is not None:
-                line.finish(event.status, event.result)
-            if event.name in STAGING_TOOLS and event.status == "success":
-                self._staged_this_turn = True
+            finished = self._tool_lines.get(event.tool_use_id)
+            if finished is not None:
+                finished.finish(event.status, event.result)
+            self._review.saw(event.name, event.status)
         elif isinstance(event, ChipProposed):
             await log.mount(ChipRow(ChipButton(event.chip.label, event.chip.action)))
         elif isinstance(event, AskUser):
             await self._close_stream()
             await log.mount(AskBlock(event.question, event.choices))
         elif isinstance(event, UsageUpdated):
-            self.app.show_usage(event.conversation)
+            self.host.show_usage(event.conversation)
         elif isinstance(event, Notice):
             await log.mount(NoteLine(event.message))
         elif isinstance(event, TurnEnded):
@@ -306,10 +318,9 @@ class ChatPanel(Vertical):
         self._ended.add(turn)
         await self._close_stream()
         self._tool_lines.clear()
-        if self._staged_this_turn:
-            self._staged_this_turn = False
-            review = ChipButton("Review staged changes", {"kind": "openStagingPanel"})
-            await self.log_view.mount(ChipRow(review))
+        review = self._review.end_turn()
+        if review is not None:
+            await self.log_view.mount(ChipRow(ChipButton(review["label"], review["action"])))
         note = END_NOTES.get(reason)
         if reason == "error":
             text = (event.error if event and event.error else "The turn failed.") or ""
@@ -331,7 +342,7 @@ class ChatPanel(Vertical):
             await self.log_view.mount(NoteLine(note[0], level=note[1]))
         await self._lighten_old_answers()
         self._set_busy(False)
-        self.app.refresh_staging()
+        self.host.refresh_staging()
         if self.app.focused is None or not self.app.focused.is_attached:
             self.composer.focus()
 

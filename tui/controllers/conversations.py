@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from tui.controllers.host import AppHost
 from tui.screens.picker import PickerScreen
-
-if TYPE_CHECKING:
-    from tui.app import TabletalkApp
 
 NEW = "__new__"
 
 
-def pick_conversation(app: TabletalkApp) -> None:
+def pick_conversation(app: AppHost) -> None:
     """Show saved conversations, newest first; the choice re-opens the session on it."""
     from agent.session import list_conversations
 

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from tui.controllers.host import AppHost
 from tui.screens.picker import PickerScreen
 
-if TYPE_CHECKING:
-    from tui.app import TabletalkApp
 
-
-def pick_rewind(app: TabletalkApp) -> None:
+def pick_rewind(app: AppHost) -> None:
     """List the user's messages (newest last); the choice truncates the conversation there."""
     session = app.session
     if session is None:
