@@ -10,7 +10,7 @@ current value. Shows changes staged by any process (chat, MCP, CLI).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -33,6 +33,9 @@ from tui.widgets.staged_change import (
     conflict_lines,
     origin_text,
 )
+
+if TYPE_CHECKING:
+    from tui.staging_watch import StagingWatch
 
 __all__ = [
     "ChangeCard",
@@ -101,9 +104,9 @@ class StagingPanel(TabPane):
     StagingPanel #staging-empty { color: $text-muted; }
     """
 
-    def __init__(self, watch: Any) -> None:
+    def __init__(self, staging_watch: StagingWatch) -> None:
         super().__init__("Staged", id="staging")
-        self.watch = watch
+        self.staging_watch = staging_watch
         self.changes: list[StagedChange] = []
         self.conflicts: dict[str, Any] = {}
         self.filter = ChangeFilter()
@@ -210,13 +213,13 @@ class StagingPanel(TabPane):
                 orphans = orphaned_by(area.store, deletes, relationships())
             return replace(first, groups=review.groups(), orphans=orphans, complete=True)
 
-        self.watch.read(job, done=self._loaded)
+        self.staging_watch.read(job, done=self._loaded)
 
     def _relationships(self) -> list[Any]:
         from agent.specs import SpecBook
 
         session = getattr(self.app, "session", None)
-        book = getattr(session, "specs", None) or SpecBook(None, self.watch.store.identity)
+        book = getattr(session, "specs", None) or SpecBook(None, self.staging_watch.store.identity)
         try:
             return list(book.list_relationships())
         except (TabletalkError, OSError):
@@ -269,7 +272,7 @@ class StagingPanel(TabPane):
         self.loaded = True
 
     def _fill_list(self, snap: Snapshot) -> None:
-        area = self.watch.area
+        area = self.staging_watch.area
         highlighted = self._list.highlighted
         self._list.clear_options()
         if not snap.page:
@@ -352,7 +355,7 @@ class StagingPanel(TabPane):
     def open_change(self, change: StagedChange) -> None:
         """The change in full, with its buttons."""
         screen = ChangeDetailScreen(
-            change, self.watch.area.diff(change), self.conflicts.get(change.id)
+            change, self.staging_watch.area.diff(change), self.conflicts.get(change.id)
         )
         self.app.push_screen(screen, self._detail_done)
 
@@ -363,9 +366,9 @@ class StagingPanel(TabPane):
         if action == "commit":
             self.commit([change_id])
         elif action == "reject":
-            self.watch.run(lambda area: area.discard(ids=[change_id]), done=self._said_rejected)
+            self.staging_watch.run(lambda area: area.discard(ids=[change_id]), done=self._said_rejected)
         elif action == "reject_attribute":
-            self.watch.run(lambda area: area.reject_attribute(change_id, attribute or ""))
+            self.staging_watch.run(lambda area: area.reject_attribute(change_id, attribute or ""))
         elif action == "take_current":
             self.take_current([change_id])
 
@@ -386,7 +389,7 @@ class StagingPanel(TabPane):
             severity = "warning" if report.refused else "information"
             self.app.notify(report.describe(), severity=severity, markup=False)
 
-        self.watch.run(lambda area: area.rebase(ids), done=done, name="take-current")
+        self.staging_watch.run(lambda area: area.rebase(ids), done=done, name="take-current")
 
     # ----- actions -----------------------------------------------------------------------------
 
@@ -395,7 +398,7 @@ class StagingPanel(TabPane):
         """Re-read the staged changes; conflicts are checked again at the next commit."""
         self.conflicts.clear()
         self._shown = None
-        self.watch.refresh_now()
+        self.staging_watch.refresh_now()
 
     @on(Button.Pressed, "#commit-all")
     def _commit_all_pressed(self) -> None:
@@ -428,9 +431,9 @@ class StagingPanel(TabPane):
                 return list(area.review().ids(flt))
 
             if action == "commit":
-                self.watch.read(ids, done=lambda found: self.confirm_commit(found, expect=expect))
+                self.staging_watch.read(ids, done=lambda found: self.confirm_commit(found, expect=expect))
             else:
-                self.watch.read(
+                self.staging_watch.read(
                     ids, done=lambda found: self.reject([c for c in expect if c.id in set(found)])
                 )
 
@@ -465,7 +468,7 @@ class StagingPanel(TabPane):
                 return None
             return area.discard(ids=ids) if ids else 0
 
-        self.watch.run(job, done=self._said_rejected, name="reject-all")
+        self.staging_watch.run(job, done=self._said_rejected, name="reject-all")
 
     def _said_rejected(self, count: int | None) -> None:
         if count is None:
@@ -527,7 +530,7 @@ class StagingPanel(TabPane):
                 ids, progress=lambda done, of: self.post_message(CommitProgress(done, of))
             )
 
-        self.watch.run(job, done=self._committed, name="commit")
+        self.staging_watch.run(job, done=self._committed, name="commit")
 
     def on_commit_progress(self, message: CommitProgress) -> None:
         self._progress.update(total=max(message.total, 1), progress=message.done)
