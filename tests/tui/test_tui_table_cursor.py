@@ -27,6 +27,7 @@ async def test_cursor_stays_visible_after_filter_home_and_page_down(make_app) ->
         await pilot.press("enter")
         await settle(app, pilot)
         view = tab.view
+        view.focus()
         assert view.cursor_row in visible_rows(view), (view.cursor_row, visible_rows(view))
         await pilot.press("home")
         await settle(app, pilot)

@@ -77,17 +77,17 @@ class AssistantMessage(Static):
     """
 
     def __init__(self, source: str = "") -> None:
-        super().__init__(RichMarkdown(source))
+        super().__init__(AnswerMarkdown(source))
         self.source = source
 
     def append(self, text: str) -> None:
         """Add streamed text and re-render."""
         self.source += text
-        self.update(RichMarkdown(self.source))
+        self.update(AnswerMarkdown(self.source))
 
 
 class BoxedTable(TableElement):
-    """A Markdown table drawn in a grid, as the Markdown widget draws it in a live answer."""
+    """A Markdown table drawn in a grid (Rich's default draws it almost without lines)."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for table in super().__rich_console__(console, options):
@@ -101,7 +101,7 @@ class BoxedTable(TableElement):
 
 
 class AnswerMarkdown(RichMarkdown):
-    """Rich Markdown with tables drawn like the Markdown widget's (same look live and saved)."""
+    """Rich Markdown with tables in a grid, for live and saved answers alike."""
 
     elements = {**RichMarkdown.elements, "table_open": BoxedTable}
 
