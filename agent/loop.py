@@ -40,6 +40,7 @@ from agent.events import (
 )
 from agent.permissions import PermissionGate, PermissionRequest, denial_message
 from agent.search.searcher import ToolSearcher
+from agent.stores.base import Store
 from agent.toolset import Toolset
 
 STOPPED_TEXT = "(Stopped by the user.)"
@@ -200,7 +201,7 @@ class TurnRunner:
 
     def _run_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
         """Answer every toolUse (in order) in one user message; return an ask, if any."""
-        with _interrupt_on_cancel(self.cancel, self.context):
+        with _interrupt_on_cancel(self.cancel, self.context.store):
             return self._answer_tools(tool_uses)
 
     def _answer_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
@@ -272,12 +273,9 @@ class TurnRunner:
 
 
 @contextlib.contextmanager
-def _interrupt_on_cancel(cancel: threading.Event, context: Any) -> Iterator[None]:
+def _interrupt_on_cancel(cancel: threading.Event, store: Store) -> Iterator[None]:
     """While tools run, Stop also interrupts a running store read (a slow query)."""
-    interrupt = getattr(getattr(context, "store", None), "interrupt", None)
-    if interrupt is None:
-        yield
-        return
+    interrupt = store.interrupt
     finished = threading.Event()
 
     def watch() -> None:

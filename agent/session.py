@@ -35,6 +35,7 @@ from agent.search.searcher import ToolSearcher
 from agent.specs import SpecBook
 from agent.staging import StagingArea
 from agent.stores.base import Store
+from agent.stores.open import identity_db, same_db
 from agent.tools.base import ToolContext
 from agent.toolset import Toolset
 from agent.ui_port import HeadlessUi, UiPort
@@ -75,10 +76,10 @@ def conversation_db(conversation_id: str | None, db: str | None, *, explicit: bo
     if not conversation_id:
         return db
     conversation = ConversationStore().load(conversation_id)
-    if not conversation.store.startswith("sqlite:"):
+    own = identity_db(conversation.store)
+    if own is None:
         return db
-    own = conversation.store.removeprefix("sqlite:")
-    if explicit and db and Path(db).resolve() != Path(own).resolve():
+    if explicit and db and not same_db(db, own):
         raise TabletalkError(
             f"Conversation {conversation_id} belongs to {own}, not {db}.",
             fix=f"Leave out --db (or pass --db {own}), or start a new conversation.",

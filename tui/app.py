@@ -23,9 +23,9 @@ from agent import paths
 from agent.config import Settings
 from agent.errors import TabletalkError
 from agent.permissions import Decision, PermissionRequest
+from agent.stores.paging import TabClosed
 from tui.actions import AppActions
 from tui.bridge import AppBridge
-from tui.data.row_source import TabClosed
 from tui.keys import APP_BINDINGS
 from tui.messages import ChipClicked, SessionReady, StagingChanged
 from tui.screens.error import ErrorScreen

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from agent.config import Settings, load_settings
 from agent.errors import TabletalkError
+from agent.stores.base import Store
 
 
 def add_store_flag(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
@@ -78,11 +79,11 @@ def printable(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-def db_flag(store: object) -> str:
-    """` --db PATH` for hints that must reach the same store; empty for the demo database."""
+def db_flag(store: Store) -> str:
+    """` --db VALUE` for hints that must reach the same store; empty for the demo database."""
     from agent import paths
 
-    path = getattr(store, "path", None)
-    if path is None or Path(path).resolve() == paths.demo_db_path().resolve():
+    path = store.file_path
+    if path is not None and path.resolve() == paths.demo_db_path().resolve():
         return ""
-    return f" --db {shlex.quote(str(path))}"
+    return f" --db {shlex.quote(store.db_arg)}"

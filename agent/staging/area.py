@@ -111,21 +111,16 @@ class StagingArea:
         raw_keys = keys if keys is not None else self._keys_from_query(info, query or "")
         if len(raw_keys) > MAX_ITEMS_PER_CALL:
             raise too_many(len(raw_keys))
-        get_items = getattr(self.store, "get_items", None)
-        if callable(get_items):
-            # get_items checks the keys; a found item carries its own normalized key.
-            items = get_items(info.name, raw_keys)
-            key_columns = info.key_columns
-            required = frozenset(key_columns)
-            all_keys = [
-                {k: item[k] for k in key_columns}
-                if item is not None and item.keys() >= required
-                else self.store.normalize_key(info.name, raw)
-                for raw, item in zip(raw_keys, items, strict=True)
-            ]
-        else:
-            all_keys = [self.store.normalize_key(info.name, k) for k in raw_keys]
-            items = [self.store.get_item(info.name, k) for k in all_keys]
+        # get_items checks the keys; a found item carries its own normalized key.
+        items = self.store.get_items(info.name, raw_keys)
+        key_columns = info.key_columns
+        required = frozenset(key_columns)
+        all_keys = [
+            {k: item[k] for k in key_columns}
+            if item is not None and item.keys() >= required
+            else self.store.normalize_key(info.name, raw)
+            for raw, item in zip(raw_keys, items, strict=True)
+        ]
         unique: dict[str, tuple[Key, Item | None]] = {}
         for key, item in zip(all_keys, items, strict=True):
             unique.setdefault(key_json(key), (key, item))
@@ -136,10 +131,7 @@ class StagingArea:
 
     def _shape(self, table: str) -> TableShape:
         """The table's name, columns and key; the SQLite store answers without counting rows."""
-        schema = getattr(self.store, "schema", None)
-        if callable(schema):
-            return schema(table)
-        return self.store.describe_table(table)
+        return self.store.schema(table)
 
     def _check_key_values(self, info: TableShape, key: Key, values: Item) -> None:
         """A create may repeat key columns in its values, but only with the key's own values."""

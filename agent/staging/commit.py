@@ -133,35 +133,18 @@ def _forget(conn: sqlite3.Connection, ids: list[str]) -> None:
 def _already_applied(store: Store, changes: list[ChangeToApply]) -> set[str]:
     """Ids of in-doubt changes whose result is already what the store holds.
 
-    A store with `holds` (SQLite) compares as its guarded commit does (`column IS ?`, with the
-    column's affinity), so 5.0 vs 5 or '1' vs 1 are judged as SQLite would; other stores'
-    items are compared with plain equality.
+    `Store.holds` compares as the store's guarded commit does (SQLite: `column IS ?` with the
+    column's affinity, so 5.0 vs 5 or '1' vs 1 are judged as SQLite would).
     """
-    holds = getattr(store, "holds", None)
     applied: set[str] = set()
     for change in changes:
         if change.op == "delete":
             done = store.get_item(change.table, change.key) is None
-        elif callable(holds):
-            if change.op == "create":
-                done = holds(change.table, change.key, change.values)
-            else:
-                expected = {**(change.pre_image or {}), **change.values}
-                done = holds(change.table, change.key, expected, whole=True)
+        elif change.op == "create":
+            done = store.holds(change.table, change.key, change.values)
         else:
-            done = _looks_applied(change, store.get_item(change.table, change.key))
+            expected = {**(change.pre_image or {}), **change.values}
+            done = store.holds(change.table, change.key, expected, whole=True)
         if done:
             applied.add(change.id)
     return applied
-
-
-def _looks_applied(change: ChangeToApply, item: Item | None) -> bool:
-    if item is None:
-        return False
-    if change.op == "create":
-        return all(item.get(k, _MISSING) == v for k, v in change.values.items())
-    expected = {**(change.pre_image or {}), **change.values}
-    return item == expected
-
-
-_MISSING = object()

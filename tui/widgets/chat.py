@@ -365,7 +365,8 @@ class ChatPanel(Vertical):
 
     def intro(self) -> str:
         """The first line of an empty chat: what to ask, what it runs on, that edits wait."""
-        store = getattr(getattr(self.app, "store", None), "label", "your database")
+        app_store = getattr(self.app, "store", None)  # a bare App in widget tests has none
+        store = app_store.label if app_store is not None else "your database"
         model = short_model(getattr(getattr(self.app, "settings", None), "model", "") or "")
         return (
             f"Ask about the tables in {store}. Runs on Amazon Bedrock ({model}) with your AWS "
