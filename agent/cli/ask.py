@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     db = conversation_db(
         getattr(args, "conversation", None), store_path(args, settings), explicit=args_db(args)
     )
-    store = open_store(db)
+    store = open_store(db, settings)
     interactive = sys.stdin.isatty() and sys.stderr.isatty() and not args.json
     sources = start_mcp_sources(settings, lambda text: print(f"warning: {text}", file=sys.stderr))
     try:

@@ -18,9 +18,9 @@ def add_store_flag(parser: argparse.ArgumentParser, *, suppress: bool = False) -
     """`--db PATH`; sub-parsers suppress the default so a global `--db` is not clobbered."""
     parser.add_argument(
         "--db",
-        metavar="PATH",
+        metavar="DB",
         default=argparse.SUPPRESS if suppress else None,
-        help="SQLite file to open (default: the demo database)",
+        help="SQLite file or dynamodb://REGION[?tables=GLOB] (default: the demo database)",
     )
 
 

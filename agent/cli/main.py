@@ -7,7 +7,13 @@ import logging
 import sys
 
 from agent.cli import ask, conversations_cmd, mcp_cmd, staged, tools_cmd
-from agent.cli.common import add_model_flags, add_store_flag, report_error, store_path
+from agent.cli.common import (
+    add_model_flags,
+    add_store_flag,
+    report_error,
+    resolve_settings,
+    store_path,
+)
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
 from agent.search import cli as search_cli
@@ -48,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     staged.add_parser(commands)
     mcp_cmd.add_parser(commands)
     conversations_cmd.add_parser(commands)
+    demo = commands.add_parser("demo", help="create the demo tables in a store (dynamodb)")
+    demo.add_argument("target", choices=["dynamodb"], help="where to create them")
+    demo.add_argument("--region", default=argparse.SUPPRESS, help="AWS region (default: profile's)")
     info = commands.add_parser("info", help="summarise the store (tables and row counts)")
     add_store_flag(info, suppress=True)
     return parser
@@ -57,11 +66,27 @@ def run_info(args: argparse.Namespace) -> int:
     """Print the store's tables with their keys and row counts."""
     from agent.stores.open import open_store
 
-    store = open_store(store_path(args))
+    settings = resolve_settings(args)
+    store = open_store(store_path(args, settings), settings)
     print(f"{store.label} ({store.identity})")
     for table in store.list_tables():
         info = store.describe_table(table)
         print(f"  {table:<20} {info.row_count:>9,} rows  key ({', '.join(info.key_columns)})")
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Create the demo tables on the current DynamoDB endpoint (refusing existing tables)."""
+    from agent.stores.dynamodb.client import endpoint_of, make_client
+    from agent.stores.dynamodb.demo import create_demo_tables
+
+    settings = resolve_settings(args)
+    client, _session, region = make_client(settings.region, settings.profile)
+    endpoint = endpoint_of(client) or "AWS"
+    print(f"creating the demo tables in {region} at {endpoint} ...", file=sys.stderr)
+    tables = create_demo_tables(client, region)
+    print(f"created: {', '.join(tables)}")
+    print(f"open them with: tabletalk --db dynamodb://{region}")
     return 0
 
 
@@ -76,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         "conversations": conversations_cmd.run,
         "info": run_info,
         "mcp": mcp_cmd.run,
+        "demo": run_demo,
         None: run_info,
     }
     try:

@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) ->
         help="what the client may do: read (default), stage, or full",
     )
     parser.add_argument(
-        "--db", metavar="PATH", default=default, help="SQLite file (default: the demo database)"
+        "--db", metavar="DB", default=default, help="SQLite file or dynamodb://REGION (default: demo)"
     )
     parser.add_argument("--config", metavar="FILE", default=default, help="config file to use")
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                 fix="Pass an existing file to --config, or leave it out to use the default.",
             )
         settings = resolve_settings(args)
-        store = open_store(store_path(args, settings))
+        store = open_store(store_path(args, settings), settings)
     except TabletalkError as exc:
         return report_error(exc)
     try:

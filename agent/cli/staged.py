@@ -15,7 +15,7 @@ from agent.errors import TabletalkError
 from agent.staging import StagedChange, StagingArea
 from agent.stores.open import open_store
 
-DB_HELP = "SQLite database file (default: the demo database)"
+DB_HELP = "SQLite file or dynamodb://REGION (default: the demo database)"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -64,7 +64,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             print(f"tabletalk staged {command}: give change ids or --all", file=err)
             return 2
     try:
-        store = open_store(store_path(args, resolve_settings(args)))
+        settings = resolve_settings(args)
+        store = open_store(store_path(args, settings), settings)
         try:
             area = StagingArea(store)
             try:

@@ -74,7 +74,7 @@ class StagingArea:
     ) -> StagedChange:
         """Stage one create/update/delete after checking it against the store; return it."""
         info = self._shape(table)
-        clean = validate_values(info, op, values)
+        clean = validate_values(info, op, values, check_value=self.store.value_checker)
         normalized = self.store.normalize_key(info.name, key)
         if op == "create":
             self._check_key_values(info, normalized, values or {})
@@ -107,7 +107,7 @@ class StagingArea:
             )
         op: Op = "delete" if delete else "update"
         info = self._shape(table)
-        clean = validate_values(info, op, set)
+        clean = validate_values(info, op, set, check_value=self.store.value_checker)
         raw_keys = keys if keys is not None else self._keys_from_query(info, query or "")
         if len(raw_keys) > MAX_ITEMS_PER_CALL:
             raise too_many(len(raw_keys))

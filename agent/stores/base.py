@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
@@ -180,6 +180,12 @@ class Store(ABC):
         """
         return None
 
+    @property
+    def value_checker(self) -> Callable[[str, Any], None] | None:
+        """For a store whose items take any attribute and nested values (DynamoDB): a function
+        that raises on a value it cannot store. None: fixed columns and scalar values (SQLite)."""
+        return None
+
     # -- reads ----------------------------------------------------------------------------------
 
     @abstractmethod
@@ -237,6 +243,16 @@ class Store(ABC):
     def pages(self, table: str, where: str | None = None) -> RowSource:
         """Paged, keyset read of `table` (optionally filtered by a `query_language`
         condition) for table tabs: a huge table opens at once and never loads whole."""
+
+    def take_read_report(self) -> dict[str, Any] | None:
+        """What this thread's reads cost since the last call (read units, items scanned, an
+        early stop at a cap), for tool results; None when the store does not count."""
+        return None
+
+    @property
+    def read_units_total(self) -> float | None:
+        """Read units all counted reads consumed so far; None when the store does not count."""
+        return None
 
     def interrupt(self) -> None:
         """Stop a running read; called from another thread when the user presses Stop.
