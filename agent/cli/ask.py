@@ -192,6 +192,11 @@ def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> di
         "fix": ended.fix,
         "usage": ended.usage.to_dict(),
         "conversationUsage": session.usage.to_dict(),
+        **(
+            {"readUnits": round(units, 2)}
+            if (units := session.store.read_units_total) is not None
+            else {}
+        ),
         "staged": [change.to_dict() for change in staged],
     }
 

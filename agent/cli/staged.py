@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from agent.cli.common import report_error, resolve_settings, store_path
 from agent.errors import TabletalkError
 from agent.staging import StagedChange, StagingArea
+from agent.stores.base import transaction_plan
 from agent.stores.open import open_store
 
 DB_HELP = "SQLite file or dynamodb://REGION (default: the demo database)"
@@ -124,13 +125,24 @@ def _commit(area: StagingArea, args: argparse.Namespace, out: TextIO, err: TextI
     if total == 0:
         print(f"Nothing to commit for {area.store.label}.", file=out)
         return 0
+    plan = transaction_plan(area.store, total)
+    if plan:
+        print(f"Committing {total} changes as {plan}.", file=err)
     report = area.commit(ids, progress=_progress(err))
     if report.conflicts:
-        print(
-            f"Nothing was committed: {len(report.conflicts)} conflict(s); all {total} change(s) "
-            "are still staged.",
-            file=out,
-        )
+        if report.committed:
+            print(
+                f"Committed {len(report.committed)} change(s), then stopped: "
+                f"{len(report.conflicts)} conflict(s); {total - len(report.committed)} change(s) "
+                "are still staged.",
+                file=out,
+            )
+        else:
+            print(
+                f"Nothing was committed: {len(report.conflicts)} conflict(s); all {total} "
+                "change(s) are still staged.",
+                file=out,
+            )
         for conflict in report.conflicts:
             current = json.dumps(conflict.current, ensure_ascii=False, default=str)
             print(f"  conflict {conflict.change_id}: {conflict.reason}", file=out)

@@ -276,3 +276,15 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release connections."""
+
+
+def transaction_plan(store: Store, count: int) -> str | None:
+    """What committing `count` changes means when it takes several transactions; else None."""
+    size = store.max_transaction_items
+    if size is None or count <= size:
+        return None
+    batches = -(-count // size)
+    return (
+        f"{batches} transactions of up to {size} changes; each is all or nothing; a conflict "
+        "stops the commit there and earlier ones stay committed"
+    )
