@@ -227,6 +227,11 @@ class Store(ABC):
         """Items of `table`, optionally only those matching `where` (a `query_language`
         condition)."""
 
+    def size_label(self, table: str) -> str:
+        """How big `table` is, for the home list ("1,204 rows"); a store whose exact count
+        would cost a full scan says its approximation and key instead."""
+        return f"{self.count(table):,} rows"
+
     @abstractmethod
     def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]:
         """The most frequent values of a column with their counts."""

@@ -461,6 +461,11 @@ class DynamoDBStore(Store):
             return item == wanted
         return all(k in item and item[k] == v for k, v in wanted.items())
 
+    def size_label(self, table: str) -> str:
+        """Key schema and DynamoDB's approximate item count (no scan)."""
+        raw = self._describe(table)
+        return f"key ({', '.join(self.key_attributes(table))})  ~{int(raw.get('ItemCount', 0)):,} items"
+
     def describe_raw(self, table: str) -> dict[str, Any]:
         """DescribeTable's answer for `table` (cached)."""
         return self._describe(table)
