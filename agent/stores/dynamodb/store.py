@@ -334,6 +334,8 @@ class DynamoDBStore(Store):
                     f"key {attr} of {name} is a {_TYPE_NAMES[types[attr]]}, not {value!r}",
                     fix=f"Give {attr} as a {_TYPE_NAMES[types[attr]]}.",
                 )
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)  # 7.0 and 7 are one DynamoDB number
             out[attr] = value
         return out
 
@@ -358,6 +360,37 @@ class DynamoDBStore(Store):
         self._report().items_scanned += 1 if "Item" in response else 0
         raw = response.get("Item")
         return None if raw is None else self._ordered(name, item_to_plain(raw))
+
+    def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
+        """Items for many keys with BatchGetItem (100 keys a call, consistent reads)."""
+        name = self._resolve(table)
+        normalized = [self.normalize_key(name, k) for k in keys]
+        attrs = self.key_attributes(name)
+        found: dict[str, Item] = {}
+        unique = list({json.dumps(k, sort_keys=True): k for k in normalized}.values())
+        for start in range(0, len(unique), 100):
+            pending: dict[str, Any] = {
+                name: {
+                    "Keys": [self.wire_key(name, k) for k in unique[start : start + 100]],
+                    "ConsistentRead": True,
+                }
+            }
+            while pending:
+                response = self._call(
+                    "batch_get_item",
+                    "dynamodb:BatchGetItem",
+                    name,
+                    RequestItems=pending,
+                    ReturnConsumedCapacity="TOTAL",
+                )
+                report = self._report()
+                report.add({"ConsumedCapacity": response.get("ConsumedCapacity")})
+                for raw in response.get("Responses", {}).get(name, []):
+                    item = self._ordered(name, item_to_plain(raw))
+                    report.items_scanned += 1
+                    found[json.dumps({a: item[a] for a in attrs}, sort_keys=True)] = item
+                pending = response.get("UnprocessedKeys") or {}
+        return [found.get(json.dumps(k, sort_keys=True)) for k in normalized]
 
     def _ordered(self, table: str, item: Item) -> Item:
         keys = self.key_attributes(table)
