@@ -3,6 +3,7 @@ resumes, and throttling retried at the boto3 layer."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,12 +14,14 @@ from typing import Any
 import botocore.awsrequest
 import pytest
 
+from agent.cli.main import main
 from agent.errors import StoreError
 from agent.staging import StagingArea
 from agent.stores.dynamodb.store import DynamoDBStore
 from agent.stores.open import open_store
 from tests.agent.test_dynamodb_store import make_orders, raw_client
 from tests.support.moto_dynamodb import REGION
+from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse
 
 ROOT = Path(__file__).resolve().parents[2]
 DB = f"dynamodb://{REGION}"
@@ -137,3 +140,41 @@ def test_throttling_is_retried_then_reported_in_one_line(dynamo_endpoint: str) -
         store.get_item("orders", {"id": 2})
     assert "throttled" in caught.value.message and "\n" not in caught.value.render().split("\n")[0]
     assert caught.value.fix
+
+
+def test_ask_stages_a_bulk_edit_of_35_orders_and_the_cli_commits_it(
+    dynamo_endpoint: str,
+    scripted_bedrock: ScriptedBedrock,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    make_orders(raw_client(), 70)  # 35 pending (odd ids), 35 shipped
+    query = "SELECT id FROM \"orders\" WHERE status = 'pending'"  # moto: unquoted SELECT names
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse("countItems", {"table": "orders", "query": "status = 'pending'"}),
+                ToolUse("bulkEdit", {"table": "orders", "query": query, "set": {"status": "held"}}),
+            ]
+        ),
+        Reply(text="Staged 35 orders."),
+    )
+    argv = ["--db", DB, "--mode", "auto", "ask", "hold the pending orders", "--json", "--no-stream"]
+    assert main(argv) == 0
+    transcript = json.loads(capsys.readouterr().out)
+    count, bulk = transcript["steps"][0]["toolCalls"]
+    assert count["status"] == "success", json.dumps(count)[-800:]
+    assert bulk["status"] == "success", bulk
+    assert len(transcript["staged"]) == 35
+    assert transcript["readUnits"] > 0
+    assert raw_client().get_item(TableName="orders", Key={"id": {"N": "1"}})["Item"]["status"] == {
+        "S": "pending"
+    }, "staging changes nothing in DynamoDB"
+    done = tabletalk("staged", "commit", "--all", "--db", DB)
+    assert done.returncode == 0, done.stderr
+    held = raw_client().scan(
+        TableName="orders",
+        FilterExpression="#s = :h",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":h": {"S": "held"}},
+    )
+    assert held["Count"] == 35
