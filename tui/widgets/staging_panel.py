@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.widgets import Button, ProgressBar, Static, TabPane
 
 from agent.staging import AttributeDiff, StagedChange
+from agent.stores.base import transaction_plan
 
 MAX_SHOWN = 200
 OP_STYLE = {"create": "green", "update": "yellow", "delete": "red"}
@@ -237,6 +238,9 @@ class StagingPanel(TabPane):
         )
         if self.conflicts:
             summary += f" · {len(self.conflicts)} in conflict"
+        plan = transaction_plan(self.watch.area.store, count)
+        if plan:
+            summary += f"\nCommitting them takes {plan}."
         self._summary.update(Text(summary))
         self._commit_all.label = Content(f"Commit {count}")
         self._commit_all.disabled = not count
