@@ -241,3 +241,25 @@ def test_250_changes_commit_as_three_transactions_with_request_tokens(
     assert [len(p["TransactItems"]) for p in sent] == [100, 100, 50]
     tokens = [p["ClientRequestToken"] for p in sent]
     assert len(set(tokens)) == 3 and all(0 < len(t) <= 36 for t in tokens)
+
+
+def test_a_transaction_retried_after_a_timeout_carries_the_same_request_token(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    import json
+
+    import botocore.exceptions
+
+    area.stage("orders", "update", {"id": 9}, {"total": 1})
+    area.stage("orders", "update", {"id": 11}, {"total": 2})
+    tokens: list[str] = []
+
+    def time_out_once(request: Any, **_: Any) -> None:
+        tokens.append(json.loads(request.body)["ClientRequestToken"])
+        if len(tokens) == 1:
+            raise botocore.exceptions.ReadTimeoutError(endpoint_url=request.url)
+
+    store.client.meta.events.register("before-send.dynamodb.TransactWriteItems", time_out_once)
+    report = area.commit()
+    assert len(report.committed) == 2
+    assert len(tokens) == 2 and tokens[0] == tokens[1], "DynamoDB dedupes a retry by this token"
