@@ -61,6 +61,20 @@ class DynamoDBSettings(_Section):
     """Read capacity units one call may consume."""
 
 
+class ModelPrice(_Section):
+    """USD per million tokens of one model, for eval cost estimates."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+class EvalSettings(_Section):
+    """`[eval]`: what `tabletalk eval` needs beyond the run flags."""
+
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    """Per model id: `[eval.prices."us.amazon.nova-2-lite-v1:0"] input = 0.3, output = 2.5`."""
+
+
 class Settings(_Section):
     """Every setting of tabletalk; the config file holds any subset of these."""
 
@@ -84,6 +98,7 @@ class Settings(_Section):
     search: SearchSettings = Field(default_factory=SearchSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    eval: EvalSettings = Field(default_factory=EvalSettings)
 
 
 def load_settings(path: Path | None = None) -> Settings:

@@ -13,7 +13,9 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent import paths
 from agent.errors import TabletalkError
@@ -35,11 +37,72 @@ class ConversationNotFound(TabletalkError):
     title = "Unknown conversation"
 
 
+def encode_json(data: Any) -> bytes:
+    """UTF-8 JSON; text that is not valid Unicode (a lone surrogate a model sent) is kept as a
+    `\\udXXX` escape instead of failing the save."""
+    try:
+        return json.dumps(data, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, ensure_ascii=True, default=str).encode("ascii")
+
+
 def _save_error(directory: Path, exc: OSError) -> TabletalkError:
     return TabletalkError(
         f"Cannot save the conversation in {directory}: {exc.strerror or exc}",
         fix=f"Make {directory} a writable directory (staged changes are safe either way).",
     )
+
+
+class _Message(BaseModel):
+    role: Literal["user", "assistant"]
+    content: list[dict[str, Any]]
+
+
+class _ConversationFile(BaseModel):
+    """The shape a conversation file must have; anything else is reported as damaged."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    store: str = ""
+    model: str = ""
+    created_at: str | None = None
+    updated_at: str | None = None
+    title: str = ""
+    messages: list[_Message] = []
+    discovered: list[str] = []
+    attachments: list[dict[str, Any]] = []
+    granted: list[str] = []
+    usage: dict[str, int] = {}
+
+
+class DamagedConversation(ValueError):
+    """A conversation file that is not valid JSON of the expected shape."""
+
+
+def read_conversation_file(path: Path) -> dict[str, Any]:
+    """The checked contents of one conversation file; DamagedConversation says what is wrong."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise DamagedConversation(f"not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise DamagedConversation(f"expected a JSON object, found {type(data).__name__}")
+    try:
+        checked = _ConversationFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "(file)"
+        raise DamagedConversation(f"field '{where}': {first.get('msg', 'invalid')}") from exc
+    return dict(data, messages=[m.model_dump() for m in checked.messages])
+
+
+@dataclass(frozen=True)
+class BrokenConversationFile:
+    """A file in the conversations folder that could not be read, and why."""
+
+    path: Path
+    reason: str
 
 
 @dataclass
@@ -149,6 +212,10 @@ class ConversationSummary:
     store: str
 
 
+Summaries = list[ConversationSummary]
+DamagedFiles = list[BrokenConversationFile]
+
+
 class ConversationStore:
     """Reads and writes conversation files in one directory."""
 
@@ -161,14 +228,14 @@ class ConversationStore:
     def save(self, conversation: Conversation) -> None:
         """Write atomically (temp file, fsync, rename) so a crash leaves the old or the new."""
         conversation.updated_at = _now()
-        data = json.dumps(conversation.to_dict(), ensure_ascii=False, default=str)
+        data = encode_json(conversation.to_dict())
         try:
             paths.ensure_dir(self.directory)
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
         except OSError as exc:
             raise _save_error(self.directory, exc) from exc
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -187,8 +254,8 @@ class ConversationStore:
                 fix="Run `tabletalk conversations` to list the saved ones.",
             )
         try:
-            return Conversation.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, KeyError, TypeError) as exc:
+            return Conversation.from_dict(read_conversation_file(path))
+        except (OSError, DamagedConversation) as exc:
             raise ConversationNotFound(
                 f"Conversation file {path} is damaged: {exc}",
                 fix="Start a new conversation; move the damaged file away to hide it.",
@@ -196,21 +263,32 @@ class ConversationStore:
 
     def list(self) -> list[ConversationSummary]:
         """Saved conversations, most recently updated first; damaged files are skipped."""
-        summaries = []
+        return self.scan()[0]
+
+    def scan(self) -> tuple[Summaries, DamagedFiles]:
+        """Saved conversations (most recently updated first) and the files that are damaged."""
+        summaries: Summaries = []
+        broken: DamagedFiles = []
         if not self.directory.exists():
-            return summaries
-        for path in self.directory.glob("*.json"):
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                summaries.append(
-                    ConversationSummary(
-                        data["id"],
-                        data.get("title", ""),
-                        data.get("updated_at", ""),
-                        len(data.get("messages", [])),
-                        data.get("store", ""),
-                    )
-                )
-            except (OSError, ValueError, KeyError):
+            return summaries, broken
+        for path in sorted(self.directory.glob("*.json")):
+            if path.name.startswith("."):  # a save in progress (or one a crash left)
                 continue
-        return sorted(summaries, key=lambda s: (s.updated_at, s.id), reverse=True)
+            try:
+                data = read_conversation_file(path)
+            except OSError as exc:
+                broken.append(BrokenConversationFile(path, exc.strerror or str(exc)))
+                continue
+            except DamagedConversation as exc:
+                broken.append(BrokenConversationFile(path, str(exc)))
+                continue
+            summaries.append(
+                ConversationSummary(
+                    data["id"],
+                    data.get("title") or "",
+                    data.get("updated_at") or "",
+                    len(data["messages"]),
+                    data.get("store") or "",
+                )
+            )
+        return sorted(summaries, key=lambda s: (s.updated_at, s.id), reverse=True), broken

@@ -1,4 +1,9 @@
-"""Where internal errors go: a log file under the platform log dir, never the terminal."""
+"""Where internal errors go: a log file under the platform log dir, never the terminal.
+
+Every module logs to `logging.getLogger(__name__)`, so all of ours sit under `agent` or
+`tui`; records from any other logger (libraries) reach the root logger, which gets the same
+file, so Python's last-resort handler never prints a traceback on stderr.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +24,9 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
     target = log_file()
     try:
         paths.ensure_dir(target.parent)
-        handler: logging.Handler = logging.FileHandler(target, encoding="utf-8", delay=True)
+        handler: logging.Handler = logging.FileHandler(
+            target, encoding="utf-8", errors="backslashreplace", delay=True
+        )
     except OSError:
         handler, target = logging.NullHandler(), None  # type: ignore[assignment]
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -30,4 +37,8 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
             logger.addHandler(handler)
         logger.setLevel(level)
         logger.propagate = False
+    root = logging.getLogger()
+    if not any(getattr(h, "_tabletalk", False) for h in root.handlers):
+        handler._tabletalk = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
     return target

@@ -32,6 +32,7 @@ class PermissionRequest:
     mode: str
     conversation_id: str
     access: str
+    client: str = ""  # the MCP client (token name) the call came from, if any
 
 
 Prompter = Callable[[PermissionRequest], Decision]
@@ -69,6 +70,8 @@ class AuditLog:
             "mode": request.mode,
             "decided_by": verdict.decided_by,
         }
+        if request.client:
+            entry["client"] = request.client
         line = json.dumps(entry, separators=(",", ":")) + "\n"
         with self._lock:
             try:

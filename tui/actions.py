@@ -23,6 +23,7 @@ class AppActions:
     status: Any
     store: Any
     size: Any
+    mcp_serving: Any
     _sidebar_width: Any
 
     async def action_quit(self) -> None:
@@ -132,6 +133,12 @@ class AppActions:
                 await self.run_action_safely(self.open_table(table))
 
         self.push_screen(PickerScreen("Open table", options), chosen)
+
+    def action_mcp_panel(self) -> None:
+        """The MCP server panel: serve this store to other agents, manage their tokens."""
+        from tui.screens.mcp_panel import McpPanel
+
+        self.push_screen(McpPanel(self.mcp_serving))
 
     async def action_open_staging_panel(self) -> None:
         await self.open_staging_panel()

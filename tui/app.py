@@ -22,12 +22,15 @@ from textual.worker import Worker, WorkerState
 from agent import paths
 from agent.config import Settings
 from agent.errors import TabletalkError
+from agent.mcp_server.tokens import McpClient
 from agent.permissions import Decision, PermissionRequest
 from agent.stores.paging import TabClosed
 from tui.actions import AppActions
 from tui.bridge import AppBridge
 from tui.keys import APP_BINDINGS
+from tui.mcp_serving import McpServing
 from tui.messages import ChipClicked, SessionReady, StagingChanged
+from tui.screens.confirm import ConfirmScreen
 from tui.screens.error import ErrorScreen
 from tui.screens.permission import PermissionScreen
 from tui.staging_watch import StagingWatch
@@ -77,6 +80,7 @@ class TabletalkApp(AppActions, App[int]):
         self.session: Any | None = None
         self.bridge = AppBridge(self)
         self.staging_watch = StagingWatch(self, store, poll_seconds=staging_poll_seconds)
+        self.mcp_serving = McpServing(self)
         self.staged_changes: list[Any] = []
         self._permission: PermissionScreen | None = None
         self._names: list[str] | None = None
@@ -162,6 +166,7 @@ class TabletalkApp(AppActions, App[int]):
     def on_unmount(self) -> None:
         if self._mcp_sources is not None:
             self._mcp_sources.close()
+        self.mcp_serving.close()
 
     async def on_session_ready(self, message: SessionReady) -> None:
         self.session = message.session
@@ -208,6 +213,24 @@ class TabletalkApp(AppActions, App[int]):
         self._permission = PermissionScreen(request)
         self.bell()
         await self.push_screen(self._permission, callback=decided)
+        return await future
+
+    async def ask_mcp_consent(self, client: McpClient) -> bool:
+        """A token's first call while the app serves: allow it, or deny (which revokes it)."""
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def decided(answer: bool | None) -> None:
+            if not future.done():
+                future.set_result(bool(answer))
+
+        question = (
+            f"MCP client '{client.name}' (level {client.level}) is calling tabletalk for the "
+            "first time. Allow it? Denying revokes its token."
+        )
+        self.bell()
+        await self.push_screen(
+            ConfirmScreen("New MCP client", question, yes="Allow"), callback=decided
+        )
         return await future
 
     def cancel_permission_prompt(self) -> None:

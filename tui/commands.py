@@ -28,6 +28,11 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
     )
     yield SystemCommand("Open table…", "Pick a table to open", app.action_pick_table)
     yield SystemCommand(
+        "MCP server…",
+        "Serve this store to other agents over loopback HTTP; client tokens (F8)",
+        app.action_mcp_panel,
+    )
+    yield SystemCommand(
         "Full-width chat", "Toggle the chat between sidebar and full width", app.action_toggle_chat
     )
     try:

@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         return cli_main(argv)
     from agent.cli.common import report_error
     from agent.errors import TabletalkError
+    from agent.logs import setup_logging
 
+    setup_logging()
     try:
         store, settings, conversation_id = prepare(argv)
     except TabletalkError as exc:

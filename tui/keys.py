@@ -22,6 +22,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("f3", "switch_focus", "Chat ⇄ tabs", id="switch_focus", show=False),
     Binding("f4", "cycle_mode", "Mode", id="mode"),
     Binding("f5", "pick_model", "Model", id="model", show=False),
+    Binding("f8", "mcp_panel", "MCP server", id="mcp_panel", show=False),
     Binding("alt+left", "resize_chat(4)", "Wider chat", id="chat_wider", show=False),
     Binding("alt+right", "resize_chat(-4)", "Narrower chat", id="chat_narrower", show=False),
 ]
@@ -49,6 +50,7 @@ def known_binding_ids() -> set[str]:
     from tui.screens.confirm import ConfirmScreen
     from tui.screens.error import ErrorScreen
     from tui.screens.help import HelpScreen
+    from tui.screens.mcp_panel import McpPanel
     from tui.screens.permission import PermissionScreen
     from tui.screens.picker import PickerScreen
     from tui.screens.row_detail import RowDetailScreen
@@ -60,6 +62,7 @@ def known_binding_ids() -> set[str]:
         ConfirmScreen,
         ErrorScreen,
         HelpScreen,
+        McpPanel,
         PermissionScreen,
         PickerScreen,
         RowDetailScreen,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -12,6 +11,9 @@ from typing import TextIO
 from agent.config import Settings, load_settings
 from agent.errors import TabletalkError
 from agent.stores.base import Store
+from agent.text_safety import printable, printable_line
+
+__all__ = ["printable", "printable_line"]
 
 
 def add_store_flag(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
@@ -69,14 +71,6 @@ def report_error(exc: TabletalkError, stream: TextIO | None = None) -> int:
     if exc.fix:
         print(f"  fix: {exc.fix}", file=stream)
     return 2
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Untrusted text (model output, cells) made safe for a terminal: no control sequences."""
-    return _CONTROL.sub("", text)
 
 
 def db_flag(store: Store) -> str:

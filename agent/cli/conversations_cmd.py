@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 
-from agent.session import list_conversations
+from agent.cli.common import printable_line
+from agent.conversations import ConversationStore
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("conversations", help="list saved conversations")
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "conversations", help="list saved conversations"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    summaries = list_conversations()
+    """List the conversations; a damaged file gets one line on stderr and the rest still list."""
+    summaries, broken = ConversationStore().scan()
+    for bad in broken:
+        print(
+            f"warning: skipped damaged conversation file {printable_line(bad.path)}: "
+            f"{printable_line(bad.reason)}",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps([asdict(s) for s in summaries], indent=2))
         return 0
@@ -25,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for summary in summaries:
         print(
-            f"{summary.id}  {summary.updated_at}  {summary.message_count:>3} msgs  {summary.title}"
+            f"{printable_line(summary.id)}  {printable_line(summary.updated_at)}  "
+            f"{summary.message_count:>3} msgs  {printable_line(summary.title)}"
         )
     print("\nContinue one with `tabletalk --conversation ID` or `tabletalk ask --conversation ID`.")
     return 0

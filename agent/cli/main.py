@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from agent.cli import ask, conversations_cmd, mcp_cmd, staged, tools_cmd
+from agent.cli import ask, conversations_cmd, eval_cmd, mcp_cmd, staged, tools_cmd
 from agent.cli.common import (
     add_model_flags,
     add_store_flag,
@@ -17,6 +17,7 @@ from agent.cli.common import (
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
 from agent.search import cli as search_cli
+from agent.text_safety import SafeStream, printable_line
 
 EXAMPLES = """\
 examples:
@@ -32,7 +33,9 @@ Config: config.toml in the platform config dir (see README.md). Exit status: 0 o
 1 turn failed or commit conflict, 2 usage or setup error, 3 step/token limit reached.
 """
 
-HEADLESS_COMMANDS = frozenset({"ask", "tools", "staged", "conversations", "info", "mcp"})
+HEADLESS_COMMANDS = frozenset(
+    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval"}
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="create the demo tables in a store (dynamodb)")
     demo.add_argument("target", choices=["dynamodb"], help="where to create them")
     demo.add_argument("--region", default=argparse.SUPPRESS, help="AWS region (default: profile's)")
+    eval_cmd.add_parser(commands)
     info = commands.add_parser("info", help="summarise the store (tables and row counts)")
     add_store_flag(info, suppress=True)
     return parser
@@ -68,10 +72,11 @@ def run_info(args: argparse.Namespace) -> int:
 
     settings = resolve_settings(args)
     store = open_store(store_path(args, settings), settings)
-    print(f"{store.label} ({store.identity})")
+    print(f"{printable_line(store.label)} ({printable_line(store.identity)})")
     for table in store.list_tables():
         info = store.describe_table(table)
-        print(f"  {table:<20} {info.row_count:>9,} rows  key ({', '.join(info.key_columns)})")
+        key = printable_line(", ".join(info.key_columns))
+        print(f"  {printable_line(table):<20} {info.row_count:>9,} rows  key ({key})")
     return 0
 
 
@@ -91,9 +96,23 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a headless command; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run a headless command; returns the exit status.
+
+    Everything it prints passes the terminal sanitiser (`SafeStream`); `mcp` keeps stdout
+    raw, as it carries the protocol.
+    """
+    streams = sys.stdout, sys.stderr
+    sys.stderr = SafeStream(sys.stderr)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command != "mcp":
+            sys.stdout = SafeStream(sys.stdout)
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(args: argparse.Namespace) -> int:
     log_path = setup_logging()
     handlers = {
         "ask": ask.run,
@@ -102,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         "info": run_info,
         "mcp": mcp_cmd.run,
         "demo": run_demo,
+        "eval": eval_cmd.run,
         None: run_info,
     }
     try:

@@ -1,4 +1,4 @@
-"""`tabletalk staged list|diff|commit|discard`: review and commit staged changes from a shell.
+"""`tabletalk staged list|diff|commit|discard|rebase`: review and commit staged changes.
 
 Exit codes: 0 success, 1 a commit hit conflicts (nothing applied), 2 usage or store errors.
 """
@@ -10,13 +10,16 @@ import json
 import sys
 from typing import Any, TextIO
 
-from agent.cli.common import report_error, resolve_settings, store_path
+from agent.cli.common import printable_line, report_error, resolve_settings, store_path
 from agent.errors import TabletalkError
-from agent.staging import StagedChange, StagingArea
+from agent.staging import CommitReport, StagedChange, StagingArea
 from agent.stores.base import transaction_plan
 from agent.stores.open import open_store
 
 DB_HELP = "SQLite file or dynamodb://REGION (default: the demo database)"
+LIST_WIDTH = 80
+"""`staged list` cuts longer values (`staged diff` shows them whole)."""
+ELIDED = "…"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -39,8 +42,14 @@ def add_parser(subparsers: Any) -> None:
     diff.add_argument("id", nargs="?", help="one change id (default: all changes)")
     _add_db(diff)
 
-    for name, verb in (("commit", "commit"), ("discard", "discard")):
-        sub = commands.add_parser(name, help=f"{verb} staged changes")
+    helps = {
+        "commit": "commit staged changes",
+        "discard": "discard staged changes",
+        "rebase": "take current: refresh changes' old values from the table after a conflict",
+    }
+    for name, help_text in helps.items():
+        sub = commands.add_parser(name, help=help_text)
+        verb = name
         which = sub.add_mutually_exclusive_group(required=True)
         which.add_argument("--all", action="store_true", help=f"{verb} every staged change")
         which.add_argument("ids", nargs="*", default=[], metavar="ID", help="change ids")
@@ -57,10 +66,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     out = out or sys.stdout
     err = err or sys.stderr
     command = getattr(args, "staged_command", None)
-    if command not in ("list", "diff", "commit", "discard"):
-        print("usage: tabletalk staged {list,diff,commit,discard} ...", file=err)
+    if command not in _COMMANDS:
+        print("usage: tabletalk staged {list,diff,commit,discard,rebase} ...", file=err)
         return 2
-    if command in ("commit", "discard") and not getattr(args, "all", False):
+    if command in ("commit", "discard", "rebase") and not getattr(args, "all", False):
         if not getattr(args, "ids", None):
             print(f"tabletalk staged {command}: give change ids or --all", file=err)
             return 2
@@ -70,8 +79,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         try:
             area = StagingArea(store)
             try:
+                for notice in area.take_notices():
+                    print(notice, file=err)
                 return _COMMANDS[command](area, args, out, err)
             finally:
+                for notice in area.take_notices():
+                    print(notice, file=err)
                 area.close()
         finally:
             store.close()
@@ -89,20 +102,29 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
         return 0
     print(f"{len(changes)} staged change(s) for {area.store.label}:", file=out)
     table = None
+    cut = False
     for change in changes:
         if change.table != table:
             table = change.table
-            print(f"\n{table}", file=out)
-        summary = ", ".join(
-            f"{d.attribute}: {_show(d.old)} → {_show(d.new)}"
+            print(f"\n{printable_line(table)}", file=out)
+        shown = [
+            (printable_line(d.attribute), _show(d.old, LIST_WIDTH), _show(d.new, LIST_WIDTH))
             for d in area.diff(change)
             if d.attribute not in change.key
-        )
+        ]
+        cut = cut or any(old.endswith(ELIDED) or new.endswith(ELIDED) for _, old, new in shown)
+        summary = ", ".join(f"{name}: {old} → {new}" for name, old, new in shown)
         if change.op == "delete":
             summary = "(delete)"
         print(
             f"  {change.id}  {change.op:<6}  {_key(change)}  {summary}  "
-            f"[{change.origin}, {change.created_at}]",
+            f"[{printable_line(change.origin)}, {change.created_at}]",
+            file=out,
+        )
+    if cut:
+        print(
+            f"\nValues longer than {LIST_WIDTH} characters are cut ({ELIDED}); "
+            "`tabletalk staged diff ID` shows them whole.",
             file=out,
         )
     return 0
@@ -113,9 +135,9 @@ def _diff(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
     if not changes:
         print(f"No staged changes for {area.store.label}.", file=out)
     for change in changes:
-        print(f"{change.id}  {change.op} {change.table} {_key(change)}", file=out)
+        print(f"{change.id}  {change.op} {printable_line(change.table)} {_key(change)}", file=out)
         for d in area.diff(change):
-            print(f"    {d.attribute}: {_show(d.old)} → {_show(d.new)}", file=out)
+            print(f"    {printable_line(d.attribute)}: {_show(d.old)} → {_show(d.new)}", file=out)
     return 0
 
 
@@ -129,33 +151,39 @@ def _commit(area: StagingArea, args: argparse.Namespace, out: TextIO, err: TextI
     if plan:
         print(f"Committing {total} changes as {plan}.", file=err)
     report = area.commit(ids, progress=_progress(err))
+    print(commit_summary(report, area.store.label), file=out)
     if report.conflicts:
-        if report.committed:
-            print(
-                f"Committed {len(report.committed)} change(s), then stopped: "
-                f"{len(report.conflicts)} conflict(s); {total - len(report.committed)} change(s) "
-                "are still staged.",
-                file=out,
-            )
-        else:
-            print(
-                f"Nothing was committed: {len(report.conflicts)} conflict(s); all {total} "
-                "change(s) are still staged.",
-                file=out,
-            )
         for conflict in report.conflicts:
             current = json.dumps(conflict.current, ensure_ascii=False, default=str)
             print(f"  conflict {conflict.change_id}: {conflict.reason}", file=out)
             print(f"    current value: {current}", file=out)
         print(
-            "Discard the conflicting changes (tabletalk staged discard ID) or re-stage them, "
-            "then commit again.",
+            "To apply a conflicting change on top of the current value, take current with "
+            "`tabletalk staged rebase ID` (or --all); or drop it with `tabletalk staged "
+            "discard ID`. Then commit again.",
             file=out,
         )
         return 1
-    note = f" ({len(report.recovered)} already applied earlier)" if report.recovered else ""
-    print(f"Committed {len(report.committed)} change(s) to {area.store.label}{note}.", file=out)
     return 0
+
+
+def commit_summary(report: CommitReport, label: str) -> str:
+    """One sentence counting what really happened: committed, recovered, conflicts, kept."""
+    recovered = len(report.recovered)
+    note = f" ({recovered} already applied by an interrupted commit)" if recovered else ""
+    if not report.conflicts:
+        if not report.committed:
+            return f"Nothing left to commit for {label}: another commit settled these changes first."
+        return f"Committed {len(report.committed)} change(s) to {label}{note}."
+    done = (
+        f"Committed {len(report.committed)} change(s){note}"
+        if report.committed
+        else "Nothing was committed"
+    )
+    return (
+        f"{done}: {len(report.conflicts)} conflict(s); {len(report.kept)} change(s) are "
+        "still staged."
+    )
 
 
 def _discard(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
@@ -164,7 +192,21 @@ def _discard(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: Tex
     return 0
 
 
-_COMMANDS = {"list": _list, "diff": _diff, "commit": _commit, "discard": _discard}
+def _rebase(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
+    report = area.rebase(None if args.all else list(args.ids))
+    print(report.describe(), file=out)
+    for change_id, why in report.refused:
+        print(f"  {change_id}: {why}", file=out)
+    return 1 if report.refused else 0
+
+
+_COMMANDS = {
+    "list": _list,
+    "diff": _diff,
+    "commit": _commit,
+    "discard": _discard,
+    "rebase": _rebase,
+}
 
 
 def _progress(err: TextIO) -> Any:
@@ -180,8 +222,14 @@ def _progress(err: TextIO) -> Any:
 
 
 def _key(change: StagedChange) -> str:
-    return ", ".join(f"{k}={_show(v)}" for k, v in change.key.items())
+    return ", ".join(f"{printable_line(k)}={_show(v, LIST_WIDTH)}" for k, v in change.key.items())
 
 
-def _show(value: Any) -> str:
-    return "∅" if value is None else json.dumps(value, ensure_ascii=False)
+def _show(value: Any, width: int | None = None) -> str:
+    """A value on one terminal line as JSON; cut to `width` characters (ending in …) if given."""
+    if value is None:
+        return "∅"
+    if width is not None and isinstance(value, str) and len(value) > width:
+        return printable_line(json.dumps(value[:width], ensure_ascii=False)[:-1]) + ELIDED
+    text = printable_line(json.dumps(value, ensure_ascii=False))
+    return text if width is None or len(text) <= width else text[:width] + ELIDED

@@ -38,14 +38,20 @@ def commit_staged(
     try:
         report = staging.commit(ids)
     except StagingError as exc:
-        return "error", {"error": exc.message, "fix": LIST_FIX}
+        fix = (exc.fix or LIST_FIX).replace("`tabletalk staged list`", "listStagedChanges")
+        return "error", {"error": exc.message, "fix": fix}
     if report.conflicts:
+        committed = len(report.committed)
+        done = f"committed {committed} change(s)" if committed else "nothing was committed"
         return "error", {
-            "error": f"nothing was committed: {len(report.conflicts)} conflict(s); all {total} "
+            "error": f"{done}: {len(report.conflicts)} conflict(s); {len(report.kept)} "
             "change(s) are still staged",
-            "fix": "the items changed since they were staged: discard the conflicting changes "
-            "(discardStagedChanges) or re-stage them, then commit again",
-            "committed": [],
+            "fix": "the items changed since they were staged: ask the user to take the current "
+            "values (`tabletalk staged rebase ID`, or the staging panel) so the change applies "
+            "on top of them, or discard the conflicting changes (discardStagedChanges); then "
+            "commit again",
+            "committed": list(report.committed),
+            "recovered": list(report.recovered),
             "conflicts": [
                 {
                     "id": conflict.change_id,
@@ -55,9 +61,14 @@ def commit_staged(
                 for conflict in report.conflicts
             ],
         }
+    message = (
+        f"committed {len(report.committed)} change(s) to {staging.store.label}"
+        if report.committed
+        else "nothing left to commit: another commit settled these changes first"
+    )
     return "success", {
         "committed": list(report.committed),
         "conflicts": [],
         "recovered": list(report.recovered),
-        "message": f"committed {len(report.committed)} change(s) to {staging.store.label}",
+        "message": message,
     }

@@ -55,8 +55,11 @@ def required_level(name: str) -> str | None:
     return row.mcp.value
 
 
-def refusal(name: str, level: str) -> tuple[str, str] | None:
-    """(error, fix) when a client at `level` may not call `name`; None when it may."""
+def refusal(name: str, level: str, *, token: bool = False) -> tuple[str, str] | None:
+    """(error, fix) when a client at `level` may not call `name`; None when it may.
+
+    `token` words the advice for an HTTP client, whose level comes with its token.
+    """
     needed = required_level(name)
     if needed is None:
         known = catalog.row_by_name().get(name) is not None
@@ -66,6 +69,13 @@ def refusal(name: str, level: str) -> tuple[str, str] | None:
             else f"unknown tool '{name}'"
         )
         return error, f"use one of: {', '.join(offered_names(level))}"
+    if _rank(needed) > _rank(level) and token:
+        return (
+            f"{name} needs level {needed} (this client's token has level {level})",
+            f"ask the user for a token at level {needed} "
+            f"(`tabletalk mcp token create NAME --level {needed}`), or use one of: "
+            f"{', '.join(offered_names(level))}",
+        )
     if _rank(needed) > _rank(level):
         return (
             f"{name} needs --level {needed} (this server runs at --level {level})",

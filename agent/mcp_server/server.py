@@ -10,6 +10,10 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +35,34 @@ from agent.stores.base import Store
 from agent.tools.base import ToolContext
 from agent.tools.registry import run_tool
 from agent.ui_port import HeadlessUi
+from catalog.rows import McpLevel
 
 log = logging.getLogger("agent.mcp_server")
 
 CONVERSATION_ID = "mcp"
 DECIDED_BY = "mcp-level"
+RECENT_CALLS = 200
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who a call comes from: the stdio client (the server's level) or an HTTP token's client."""
+
+    name: str
+    level: str
+    origin: str
+    via_token: bool = False
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One served call, for the app's panel."""
+
+    time: str
+    client: str
+    level: str
+    tool: str
+    ok: bool
 
 
 class McpBackend:
@@ -65,41 +92,79 @@ class McpBackend:
             conversation_id=CONVERSATION_ID,
             origin=f"mcp:{level}",
             export_dir=export_dir or Path.cwd(),
+            own_changes_only=level != McpLevel.FULL.value,
         )
         self._gated = catalog.gated_names()
         self._lock = threading.Lock()
         self._running: object | None = None
+        self._contexts: dict[tuple[str, str], ToolContext] = {
+            (self.context.origin, level): self.context
+        }
+        self.recent: deque[CallRecord] = deque(maxlen=RECENT_CALLS)
+        self.call_hooks: list[Callable[[CallRecord, Caller], None]] = []
+
+    @property
+    def own_caller(self) -> Caller:
+        """The stdio client: the server's own level."""
+        return Caller("stdio", self.level, f"mcp:{self.level}")
 
     def call(
-        self, name: str, arguments: dict[str, Any] | None, token: object | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        token: object | None = None,
+        caller: Caller | None = None,
     ) -> types.CallToolResult:
-        """Run one call (refused outside the level); never raises for the tool's failures.
+        """Run one call (refused outside the caller's level); never raises for tool failures.
 
-        `token` names the call for `interrupt`.
+        `token` names the call for `interrupt`; `caller` defaults to the server's own level.
         """
+        caller = caller or self.own_caller
         with self._lock:
             self._running = token
             try:
-                return self._call(name, arguments)
+                result = self._call(name, arguments, caller)
             finally:
                 self._running = None
+            stamp = datetime.now(UTC).isoformat(timespec="seconds")
+            record = CallRecord(stamp, caller.name, caller.level, name, not result.is_error)
+            self.recent.append(record)
+        for hook in self.call_hooks:
+            try:
+                hook(record, caller)
+            except Exception:  # a watcher's failure must not fail the client's call
+                log.exception("MCP call hook failed")
+        return result
 
     def interrupt(self, token: object) -> None:
         """Stop the store read of the call named `token`, if that call is the one running."""
         if token is not None and self._running is token:
             self.store.interrupt()
 
-    def _call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        refused = refusal(name, self.level)
+    def _context(self, caller: Caller) -> ToolContext:
+        """The tool context whose origin marks what this caller stages."""
+        key = (caller.origin, caller.level)
+        if key not in self._contexts:
+            self._contexts[key] = replace(
+                self.context,
+                origin=caller.origin,
+                own_changes_only=caller.level != McpLevel.FULL.value,
+            )
+        return self._contexts[key]
+
+    def _call(
+        self, name: str, arguments: dict[str, Any] | None, caller: Caller
+    ) -> types.CallToolResult:
+        refused = refusal(name, caller.level, token=caller.via_token)
         if refused is not None:
             return error_result(*refused)
         try:
-            if name in self._gated or name == COMMIT_TOOL:
-                self._audit(name, arguments if isinstance(arguments, dict) else {})
+            if caller.via_token or name in self._gated or name == COMMIT_TOOL:
+                self._audit(name, arguments if isinstance(arguments, dict) else {}, caller)
             if name == COMMIT_TOOL:
                 status, result = commit_staged(self.staging, arguments)
             else:
-                status, result = run_tool(self.context, name, arguments)
+                status, result = run_tool(self._context(caller), name, arguments)
         except TabletalkError as exc:  # the audit log cannot be written: the call stays blocked
             return error_result(exc.message, exc.fix)
         except Exception as exc:  # a bug must not end the session
@@ -109,17 +174,18 @@ class McpBackend:
             return error_result(str(result.get("error")), result.get("fix"), result)
         return success_result(result)
 
-    def _audit(self, name: str, arguments: dict[str, Any]) -> None:
+    def _audit(self, name: str, arguments: dict[str, Any], caller: Caller) -> None:
         """The level is the user's explicit choice: the call runs, and the log says so."""
         row = catalog.row_by_name().get(name)
         request = PermissionRequest(
             tool=name,
             input=arguments,
-            mode=self.level,
+            mode=caller.level,
             conversation_id=CONVERSATION_ID,
             access=row.access.value if row else "write",
+            client=caller.name if caller.via_token else "",
         )
-        self.audit.record(request, Verdict(True, DECIDED_BY))
+        self.audit.record(request, Verdict(True, "mcp-token" if caller.via_token else DECIDED_BY))
 
     def close(self) -> None:
         """Close the staging database (the store belongs to the caller)."""
@@ -151,20 +217,31 @@ def error_result(
     )
 
 
-def build_server(backend: McpBackend) -> Server[Any]:
-    """A low-level MCP server offering the backend's level's tools."""
-    specs = tool_specs(backend.level)
+CallerOf = Callable[[Any], Caller]
+"""Finds who sent a request from its handler context (HTTP: the request's token)."""
+
+
+def build_server(backend: McpBackend, caller_of: CallerOf | None = None) -> Server[Any]:
+    """A low-level MCP server offering each caller its level's tools.
+
+    Without `caller_of` every request is the backend's own (stdio) caller.
+    """
+    specs = {level: tool_specs(level) for level in LEVELS}
+
+    def who(ctx: Any) -> Caller:
+        return caller_of(ctx) if caller_of is not None else backend.own_caller
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=specs)
+        return types.ListToolsResult(tools=specs[who(ctx).level])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         token = object()
+        caller = who(ctx)
         try:
             return await anyio.to_thread.run_sync(
-                backend.call, params.name, params.arguments, token, abandon_on_cancel=True
+                backend.call, params.name, params.arguments, token, caller, abandon_on_cancel=True
             )
         except anyio.get_cancelled_exc_class():
             backend.interrupt(token)  # the client gave up: stop a running query
@@ -174,7 +251,7 @@ def build_server(backend: McpBackend) -> Server[Any]:
         "tabletalk",
         version=_version(),
         instructions=(
-            f"tabletalk at level {backend.level} on {backend.store.label}. Writes are staged "
+            f"tabletalk on {backend.store.label}. Writes are staged "
             "for a person to review (`tabletalk staged list`); nothing changes the store until "
             "it is committed."
         ),

@@ -15,8 +15,10 @@ from typing import Any
 import catalog
 from agent.active_set import ActiveSet
 from agent.config import Settings
+from agent.errors import TabletalkError
 from agent.search.decider import Decider
 from agent.search.ranker import KeywordRanker, SearchDoc
+from agent.search.text import MAX_QUERY_CHARS
 from agent.toolset import LOOP_TOOLS, Toolset
 from catalog import Visibility
 
@@ -27,6 +29,15 @@ BUDGET_EXHAUSTED: dict[str, Any] = {
     "previously-discovered tool",
     "budgetCap": SEARCH_BUDGET,
 }
+
+
+def check_query(query: str) -> None:
+    """Refuse a query over MAX_QUERY_CHARS, naming the limit."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise TabletalkError(
+            f"the search query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS}",
+            fix="Search for one capability in a few words, e.g. 'export to csv'.",
+        )
 
 
 def _pinned(name: str, always_loaded: Sequence[str]) -> bool:
@@ -73,6 +84,7 @@ def rank_tools(
     decider: Decider | None,
 ) -> Ranking:
     """Decision mode when a decider is given and answers; keyword mode otherwise."""
+    check_query(query)
     fallback_reason = None
     if decider is not None:
         decision = decider.decide(query, docs, limit)
@@ -149,6 +161,7 @@ class ToolSearcher:
         """Rank the catalog; discoverable matches join the active set right here."""
         if self.over_budget():
             return dict(BUDGET_EXHAUSTED)
+        check_query(query)
         self.calls_this_turn += 1
         ranking = rank_tools(query, limit, self.docs, self.ranker, self.decider)
         tools, joined, already = [], [], []

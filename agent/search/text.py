@@ -187,6 +187,11 @@ shipping: delivery
 """
 
 
+MAX_QUERY_CHARS = 500
+"""Longer tool-search queries are refused: a capability is a few words, and a pasted page
+would match nothing and read as "no tool exists"."""
+
+
 def _parse_lexicon() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
     synonyms: dict[str, list[str]] = {}
     for line in SYNONYM_LINES.strip().splitlines():

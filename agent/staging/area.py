@@ -10,7 +10,9 @@ Staging anything on an item staged for deletion, a create on a staged item, or a
 item that only exists as a staged create is refused with the way out. An update whose values
 equal the current ones is staged all the same (the diff shows old = new; committing is a no-op).
 
-Commits and crashes: see `agent.staging.commit`.
+Commits and crashes: see `agent.staging.commit`; every operation first settles a commit that
+was interrupted (`agent.staging.settle`), so nothing shown, diffed, discarded, rebased or
+committed is already in the store. Rebase ("take current"): `agent.staging.rebase`.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from agent import paths
-from agent.errors import BadKeyError, StagingError, TabletalkError
+from agent.errors import StagingError, TabletalkError
 from agent.staging.checks import (
     MAX_ITEMS_PER_CALL,
     TableShape,
+    check_key_values,
     in_commit_error,
+    keys_from_query,
     summarize,
     too_many,
     validate_values,
@@ -44,8 +48,11 @@ from agent.staging.encoding import (
     row_to_change,
     take_ids,
 )
+from agent.staging.lock import CommitLock
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
+from agent.staging.rebase import RebaseReport, plan_rebase
+from agent.staging.settle import Settlement, has_records, settle_interrupted
 from agent.stores.base import Item, Key, Op, Store
 
 __all__ = ["MAX_ITEMS_PER_CALL", "StagingArea"]
@@ -59,8 +66,46 @@ class StagingArea:
     def __init__(self, store: Store, path: Path | None = None) -> None:
         self.store = store
         self.path = Path(path) if path is not None else paths.staging_db_path()
-        self._conn = open_staging_db(self.path)
+        self._notices: builtins.list[str] = []
+        self._conn = open_staging_db(self.path, self._notices)
         self._lock = threading.RLock()
+        self._commit_lock = CommitLock(self.path)
+        self._settled_landed: set[str] = set()
+        self._settle()
+
+    # -- interrupted commits ------------------------------------------------------------------
+
+    def take_notices(self) -> builtins.list[str]:
+        """Sentences about what opening or settling did (a recovered damaged file, a settled
+        interrupted commit) that the user should read; each is returned once."""
+        with self._lock:
+            notices, self._notices = self._notices, []
+        return notices
+
+    def _settle(self) -> Settlement:
+        """Settle commits that a dead process left unfinished; a running one is left alone."""
+        with self._lock:
+            if self._commit_lock.held or not has_records(self._conn, self.store.identity):
+                return Settlement()
+            if not self._commit_lock.try_acquire():
+                return Settlement()  # a live commit: its own process finishes it
+            try:
+                return self._settle_locked()
+            finally:
+                self._commit_lock.release()
+
+    def _settle_locked(self) -> Settlement:
+        settled = settle_interrupted(self.store, self._conn)
+        if settled.landed or settled.kept:
+            self._settled_landed.update(settled.landed)
+            self._notices.append(settled.describe())
+        return settled
+
+    def _refuse_held(self, ids: builtins.list[str] | None) -> None:
+        """Refuse to touch changes a running commit (another process's) holds."""
+        held = commits_in_progress(self._conn, self.store.identity)
+        if held and (ids is None or held.intersection(ids)):
+            raise self._commit_lock.busy_error()
 
     # -- staging ------------------------------------------------------------------------------
 
@@ -77,7 +122,7 @@ class StagingArea:
         clean = validate_values(info, op, values, check_value=self.store.value_checker)
         normalized = self.store.normalize_key(info.name, key)
         if op == "create":
-            self._check_key_values(info, normalized, values or {})
+            check_key_values(self.store, info, normalized, values or {})
         item = self.store.get_item(info.name, normalized)
         return self._write(
             info.name, op, [(key_json(normalized), normalized, item)], clean, origin
@@ -108,7 +153,7 @@ class StagingArea:
         op: Op = "delete" if delete else "update"
         info = self._shape(table)
         clean = validate_values(info, op, set, check_value=self.store.value_checker)
-        raw_keys = keys if keys is not None else self._keys_from_query(info, query or "")
+        raw_keys = keys if keys is not None else keys_from_query(self.store, info, query or "")
         if len(raw_keys) > MAX_ITEMS_PER_CALL:
             raise too_many(len(raw_keys))
         # get_items checks the keys; a found item carries its own normalized key.
@@ -133,37 +178,6 @@ class StagingArea:
         """The table's name, columns and key; the SQLite store answers without counting rows."""
         return self.store.schema(table)
 
-    def _check_key_values(self, info: TableShape, key: Key, values: Item) -> None:
-        """A create may repeat key columns in its values, but only with the key's own values."""
-        names = {c.name.lower(): c.name for c in info.columns}
-        for given, value in values.items():
-            name = names.get(str(given).lower())
-            if name in key and self.store.normalize_key(info.name, {**key, name: value}) != key:
-                raise BadKeyError(
-                    f"values give key column {name} the value {value!r}, but the key says "
-                    f"{key[name]!r}",
-                    fix="Put key columns only in the key (or give the same value in both).",
-                )
-
-    def _keys_from_query(self, info: TableShape, query: str) -> list[Key]:
-        result = self.store.query(query, limit=MAX_ITEMS_PER_CALL + 1)
-        if result.truncated or len(result.rows) > MAX_ITEMS_PER_CALL:
-            raise too_many(None)
-        by_lower = {c.lower(): c for c in result.columns}
-        missing = [k for k in info.key_columns if k.lower() not in by_lower]
-        if missing:
-            key_list = ", ".join(info.key_columns)
-            raise StagingError(
-                f"the query must return the key columns of {info.name} ({key_list}); "
-                f"it returned: {', '.join(result.columns) or 'no columns'}",
-                fix=f"Select the key columns, e.g. SELECT {key_list} FROM {info.name} WHERE ...",
-            )
-        pairs = [(k, by_lower[k.lower()]) for k in info.key_columns]
-        if len(pairs) == 1:
-            ((name, column),) = pairs
-            return [{name: row[column]} for row in result.rows]
-        return [{k: row[c] for k, c in pairs} for row in result.rows]
-
     def _write(
         self,
         table: str,
@@ -174,6 +188,7 @@ class StagingArea:
     ) -> list[StagedChange]:
         """Fold the new changes into the staged ones and persist them in one transaction."""
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        self._settle()
         with self._lock, transaction(self._conn) as conn:
             rows = self._staged_rows(table, [e[0] for e in entries])
             staged = {row[3]: row_to_change(row) for row in rows}
@@ -273,6 +288,7 @@ class StagingArea:
             sql += " AND tbl = ?"
             params += (table,)
         with self._lock:
+            self._settle()
             rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
         memo: dict[str, Item] = {}
         return [row_to_change(r, memo) for r in rows]
@@ -285,6 +301,7 @@ class StagingArea:
         wanted = list(dict.fromkeys(ids))
         found: dict[str, StagedChange] = {}
         with self._lock:
+            self._settle()
             for start in range(0, len(wanted), 500):
                 chunk = wanted[start : start + 500]
                 marks = ", ".join("?" * len(chunk))
@@ -306,6 +323,7 @@ class StagingArea:
     def count(self) -> int:
         """How many changes this store has staged."""
         with self._lock:
+            self._settle()
             row = self._conn.execute(
                 "SELECT count(*) FROM staged_changes WHERE store = ?", (self.store.identity,)
             ).fetchone()
@@ -353,42 +371,100 @@ class StagingArea:
         ids: builtins.list[str] | None = None,
         table: str | None = None,
         all: bool = False,  # noqa: A002 - reads naturally at call sites: discard(all=True)
+        origin: str | None = None,
     ) -> int:
-        """Drop staged changes: the given ids, every change of a table, or all; return how many."""
+        """Drop staged changes: the given ids, every change of a table, or all; return how many.
+
+        With `origin`, only changes staged from that origin are dropped (others are kept, and
+        naming one of them by id is refused).
+        """
         if sum((ids is not None, table is not None, bool(all))) != 1:
             raise StagingError(
                 "say which changes to discard: ids, a table, or all",
                 fix="Pass ids=[...], table='name' or all=True (CLI: ID... or --all).",
             )
         with self._lock:
+            self._settle()
             if ids is not None:
-                self._get_many(ids)
+                changes = self._get_many(ids)
+                others = [c.id for c in changes if origin is not None and c.origin != origin]
+                if others:
+                    raise StagingError(
+                        f"change(s) {', '.join(others[:5])} were staged by someone else "
+                        f"(not {origin}); nothing was discarded",
+                        fix="Discard only the changes you staged (see their origin in the "
+                        "list); discarding others' changes needs MCP level full.",
+                    )
+                self._refuse_held([c.id for c in changes])
                 with transaction(self._conn) as conn:
                     conn.executemany(
                         "DELETE FROM staged_changes WHERE store = ? AND id = ?",
                         [(self.store.identity, i) for i in dict.fromkeys(ids)],
                     )
                 return len(set(ids))
+            self._refuse_held(None)
             sql, params = "DELETE FROM staged_changes WHERE store = ?", [self.store.identity]
             if table is not None:
                 sql += " AND tbl = ?"
                 params.append(table)
+            if origin is not None:
+                sql += " AND origin = ?"
+                params.append(origin)
             with transaction(self._conn) as conn:
                 return conn.execute(sql, params).rowcount
+
+    def rebase(self, ids: builtins.list[str] | None = None) -> RebaseReport:
+        """Take current: refresh the pre-image of these changes (None: all) from the store.
+
+        Each change then applies on top of the item's current value; a change the table
+        already matches is dropped. See `agent.staging.rebase` for the rules per op.
+        """
+        with self._lock:
+            self._settle()
+            changes = self.list() if ids is None else self._get_many(ids)
+            self._refuse_held([c.id for c in changes])
+            updates, report = plan_rebase(self.store, changes)
+            with transaction(self._conn) as conn:
+                conn.executemany(
+                    "UPDATE staged_changes SET op = ?, pre_image_json = ? WHERE id = ?", updates
+                )
+                conn.executemany(
+                    "DELETE FROM staged_changes WHERE id = ?", [(i,) for i in report.dropped]
+                )
+        return report
 
     @gc_paused
     def commit(
         self,
         ids: builtins.list[str] | None = None,
         progress: Callable[[int, int], Any] | None = None,
+        wait_s: float | None = None,
     ) -> CommitReport:
-        """Commit this store's changes (or `ids`) in one store transaction; see `staging.commit`."""
+        """Commit this store's changes (or `ids`); see `staging.commit`.
+
+        One commit at a time per staging area: waits up to `wait_s` (default
+        `lock.WAIT_S`) for a running one, then
+        raises StagingError naming it. An interrupted commit is settled first; its landed
+        changes are reported in `recovered` (and `committed`).
+        """
         with self._lock:
-            if ids is None:
-                changes = changes_to_commit(self._conn, self.store.identity)
-            else:
-                changes = [c.to_apply() for c in self._get_many(ids)]
-            return commit_changes(self.store, self._conn, changes, progress)
+            self._commit_lock.acquire(wait_s)
+            try:
+                settled = self._settle_locked()
+                before = self._settled_landed
+                if ids is None:
+                    recovered = settled.landed
+                    changes = changes_to_commit(self._conn, self.store.identity)
+                else:
+                    recovered = [i for i in dict.fromkeys(ids) if i in before]
+                    wanted = [i for i in ids if i not in before]
+                    changes = [c.to_apply() for c in self._get_many(wanted)] if wanted else []
+                report = commit_changes(self.store, self._conn, changes, progress)
+            finally:
+                self._commit_lock.release()
+        report.recovered = list(recovered)
+        report.committed = [*recovered, *report.committed]
+        return report
 
     def close(self) -> None:
         """Close the staging database connection."""

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from agent.errors import BadKeyError, StagingError, TabletalkError, UnknownColumnError
-from agent.stores.base import INT_MAX, INT_MIN, Column, Item, Op, unstorable
+from agent.stores.base import INT_MAX, INT_MIN, Column, Item, Key, Op, Store, unstorable
 
 MAX_ITEMS_PER_CALL = 10_000
 
@@ -86,10 +86,10 @@ def validate_values(
 
 def too_many(count: int | None) -> StagingError:
     """The error for a bulk edit above the per-call limit."""
-    found = "more than" if count is None else f"{count} items,"
+    found = f"more than {MAX_ITEMS_PER_CALL:,}" if count is None else f"{count:,}"
     return StagingError(
-        f"bulk edit matches {found} {MAX_ITEMS_PER_CALL:,} items (the limit per call); "
-        "nothing was staged",
+        f"the selection matches {found} items; bulkEdit stages at most "
+        f"{MAX_ITEMS_PER_CALL:,} per call, so nothing was staged",
         fix="Narrow the query (add a WHERE condition, or a key range) and stage in several calls.",
     )
 
@@ -97,8 +97,8 @@ def too_many(count: int | None) -> StagingError:
 def in_commit_error(change_id: str) -> StagingError:
     """The error for staging onto an item whose change a running or interrupted commit holds."""
     return StagingError(
-        f"change {change_id} on this item is part of a commit that is running or was interrupted",
-        fix=f"Commit it again (`tabletalk staged commit {change_id}`) or discard it, then stage.",
+        f"change {change_id} on this item is part of a commit that is running",
+        fix="Wait for that commit to finish, then stage again; nothing was staged.",
     )
 
 
@@ -111,3 +111,37 @@ def summarize(errors: list[TabletalkError], total: int) -> TabletalkError:
         f"{len(errors)} of {total} items cannot be staged, so nothing was staged: {first}{more}",
         fix=errors[0].fix,
     )
+
+
+def check_key_values(store: Store, info: TableShape, key: Key, values: Item) -> None:
+    """A create may repeat key columns in its values, but only with the key's own values."""
+    names = {c.name.lower(): c.name for c in info.columns}
+    for given, value in values.items():
+        name = names.get(str(given).lower())
+        if name in key and store.normalize_key(info.name, {**key, name: value}) != key:
+            raise BadKeyError(
+                f"values give key column {name} the value {value!r}, but the key says "
+                f"{key[name]!r}",
+                fix="Put key columns only in the key (or give the same value in both).",
+            )
+
+
+def keys_from_query(store: Store, info: TableShape, query: str) -> list[Key]:
+    """The keys a bulk edit's query selects (at most MAX_ITEMS_PER_CALL of them)."""
+    result = store.query(query, limit=MAX_ITEMS_PER_CALL + 1)
+    if result.truncated or len(result.rows) > MAX_ITEMS_PER_CALL:
+        raise too_many(None)
+    by_lower = {c.lower(): c for c in result.columns}
+    missing = [k for k in info.key_columns if k.lower() not in by_lower]
+    if missing:
+        key_list = ", ".join(info.key_columns)
+        raise StagingError(
+            f"the query must return the key columns of {info.name} ({key_list}); "
+            f"it returned: {', '.join(result.columns) or 'no columns'}",
+            fix=f"Select the key columns, e.g. SELECT {key_list} FROM {info.name} WHERE ...",
+        )
+    pairs = [(k, by_lower[k.lower()]) for k in info.key_columns]
+    if len(pairs) == 1:
+        ((name, column),) = pairs
+        return [{name: row[column]} for row in result.rows]
+    return [{k: row[c] for k, c in pairs} for row in result.rows]

@@ -18,6 +18,8 @@ from pathlib import Path
 from agent.errors import StagingError
 
 SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 10.0
+"""How long a staging write waits for another process's write before saying it is busy."""
 
 _STAGED_TABLE = """
 CREATE TABLE IF NOT EXISTS staged_changes (
@@ -70,11 +72,69 @@ def _enable_wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
             time.sleep(0.05)
 
 
-def open_staging_db(path: Path) -> sqlite3.Connection:
-    """Open (creating dirs, file and schema as needed) the staging database at `path`."""
+def open_staging_db(path: Path, notices: list[str] | None = None) -> sqlite3.Connection:
+    """Open (creating dirs, file and schema as needed) the staging database at `path`.
+
+    A damaged file is kept beside (renamed with a timestamp) and what SQLite can still read
+    is copied into a fresh staging database; `notices` receives the sentence saying so.
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
+    except OSError as exc:
+        raise StagingError(
+            f"cannot create the folder of the staging database {path}: {exc.strerror}",
+            fix="Make the folder writable (or set XDG_STATE_HOME to a writable folder).",
+        ) from exc
+    try:
+        return connect(path)
+    except sqlite3.Error as exc:
+        if busy(exc):
+            raise busy_error(path) from exc
+        if not corrupt(exc):
+            raise StagingError(
+                f"cannot open the staging database {path}: {exc}",
+                fix="Check that the file and its folder are readable and writable; "
+                "the staged changes are kept in that file.",
+            ) from exc
+        try:
+            return _recover_once(path, str(exc), notices)
+        except sqlite3.Error as again:
+            raise StagingError(
+                f"the staging database {path} is damaged ({exc}) and could not be rebuilt "
+                f"({again})",
+                fix="Nothing was deleted: the damaged file (or its copy named .damaged-<time> "
+                "beside it) keeps the staged changes; free disk space or fix permissions and "
+                "try again.",
+            ) from again
+
+
+def _recover_once(path: Path, reason: str, notices: list[str] | None) -> sqlite3.Connection:
+    """Recover under the commit lock, so two processes never move the same file aside; the
+    second finds the file already rebuilt."""
+    from agent.staging.lock import CommitLock
+    from agent.staging.recover import recover
+
+    lock = CommitLock(path)
+    lock.acquire()
+    try:
+        try:
+            return connect(path)
+        except sqlite3.DatabaseError as exc:
+            if not corrupt(exc):
+                raise
+        note = recover(path, reason)
+        if notices is not None:
+            notices.append(note)
+        return connect(path)
+    finally:
+        lock.release()
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+    )
+    try:
         _enable_wal(conn)
         conn.execute("PRAGMA synchronous=FULL")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -84,18 +144,51 @@ def open_staging_db(path: Path) -> sqlite3.Connection:
                 f"(schema {version}, this one knows {SCHEMA_VERSION})",
                 fix="Upgrade tabletalk, or commit/discard the changes with the newer version.",
             )
-        with transaction(conn):
-            _rebuild_slow_check(conn)
-            for statement in _statements():
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        check = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if check != "ok":
+            raise sqlite3.DatabaseError(f"database disk image is malformed ({check})")
+        if version < SCHEMA_VERSION or _needs_rebuild(conn):
+            with transaction(conn):
+                _rebuild_slow_check(conn)
+                for statement in _statements():
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         return conn
-    except sqlite3.Error as exc:
-        raise StagingError(
-            f"cannot open the staging database {path}: {exc}",
-            fix="Check that the directory is writable and the file is not corrupted; "
-            "moving the file away starts an empty staging area.",
-        ) from exc
+    except BaseException:
+        conn.close()
+        raise
+
+
+def busy(exc: sqlite3.Error) -> bool:
+    """True for "database is locked"/"busy": another connection holds the write lock."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def corrupt(exc: sqlite3.Error) -> bool:
+    """True for errors that mean the file itself is damaged (not a lock or permissions)."""
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text
+
+
+def busy_error(path: Path) -> StagingError:
+    """The staging database is held by another process: say which if known, and to retry."""
+    from agent.staging.lock import CommitLock
+
+    pid = CommitLock(path).holder()
+    who = f"a tabletalk commit (pid {pid})" if pid else "another tabletalk process"
+    return StagingError(
+        f"the staging database {path} is busy: {who} is writing to it",
+        fix="Wait for it to finish and try again; nothing was changed and no staged change "
+        "was lost.",
+    )
+
+
+def _needs_rebuild(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'staged_changes'"
+    ).fetchone()
+    return row is None or "op IN (" in row[0]
 
 
 def _rebuild_slow_check(conn: sqlite3.Connection) -> None:
@@ -122,11 +215,31 @@ def _statements() -> list[str]:
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
-    conn.execute("BEGIN IMMEDIATE")
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception.
+
+    A write lock held by another process past the busy timeout becomes a StagingError that
+    says so (and names the committing process when one holds the commit lock).
+    """
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if busy(exc):
+            raise busy_error(_path_of(conn)) from exc
+        raise
     try:
         yield conn
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
+    try:
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        if busy(exc):
+            conn.execute("ROLLBACK")
+            raise busy_error(_path_of(conn)) from exc
+        raise
+
+
+def _path_of(conn: sqlite3.Connection) -> Path:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return Path(row[2])

@@ -51,16 +51,17 @@ class AttributeDiff:
 
 @dataclass
 class CommitReport:
-    """What a commit did: the ids now in the store, and the conflicts that stopped it.
+    """What a commit did: the ids now in the store, the conflicts, and what is still staged.
 
-    When `conflicts` is non-empty nothing was applied and every change is still staged.
-    `recovered` lists changes an interrupted earlier commit had already applied (also in
-    `committed` when the commit succeeds).
+    `committed` counts what really landed, including `recovered`: changes an interrupted
+    earlier commit had applied, found when this commit settled it first. `kept` are the ids
+    this commit tried that are still staged (on SQLite, all of them when there is a conflict).
     """
 
     committed: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -74,13 +74,25 @@ class TableInfo:
         }
 
 
+MAX_READ_BYTES = 8 * 1024 * 1024
+"""Byte budget of one read (text and blob lengths, 8 per number); also SQLite's limit on any
+single value it builds on the read-only connection, so zeroblob(10e9) fails instead of
+allocating."""
+NARROWER_QUERY = (
+    "Select fewer columns, cut long text or blobs with substr(column, 1, 200) or length(column), "
+    "or lower the limit."
+)
+
+
 @dataclass
 class QueryResult:
-    """Rows of a read-only query; `truncated` when more rows existed than `limit`."""
+    """Rows of a read-only query; `truncated` when more rows existed than `limit` or than
+    the read's byte budget allowed (`over_budget`)."""
 
     columns: list[str]
     rows: list[Item]
     truncated: bool = False
+    over_budget: bool = False
 
 
 class ChangeToApply(NamedTuple):
@@ -113,6 +125,10 @@ class ApplyResult:
 
     applied: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+
+
+Landed = Callable[[list[str]], None]
+"""Told the ids of one atomic unit of a commit as soon as the store made it durable."""
 
 
 class TableShape(Protocol):
@@ -270,12 +286,20 @@ class Store(ABC):
     # -- writes ---------------------------------------------------------------------------------
 
     @abstractmethod
-    def apply(self, changes: list[ChangeToApply], progress: Any = None) -> ApplyResult:
+    def apply(
+        self,
+        changes: list[ChangeToApply],
+        progress: Any = None,
+        landed: Landed | None = None,
+    ) -> ApplyResult:
         """Commit `changes`, each guarded by its pre-image (a changed item is a Conflict).
 
         Atomic over the whole list when `max_transaction_items` is None; otherwise over each
-        consecutive batch of that size, stopping at the first batch with a conflict. Raises a
-        TabletalkError only when nothing was applied.
+        consecutive batch of that size, stopping at the first batch with a conflict.
+        `landed(ids)` is called with the ids of each atomic unit right after the store made it
+        durable (before the next unit starts); the staging area drops those changes then, so an
+        interrupted commit leaves at most one unit in doubt. Raise a TabletalkError only after
+        rolling back the unit in progress.
         """
 
     @abstractmethod

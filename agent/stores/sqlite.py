@@ -16,6 +16,7 @@ from agent.stores.base import (
     IndexInfo,
     Item,
     Key,
+    Landed,
     QueryResult,
     Store,
     TableInfo,
@@ -131,10 +132,10 @@ class SQLiteStore(Store):
 
     def list_tables(self) -> list[str]:
         """User tables, in name order (SQLite's internal sqlite_* tables are left out)."""
-        _, rows, _ = self._reader.execute(
+        rows = self._reader.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' "
             "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
-        )
+        ).rows
         return [r[0] for r in rows]
 
     def schema(self, table: str) -> TableSchema:
@@ -273,8 +274,8 @@ class SQLiteStore(Store):
 
     def query(self, sql: str, limit: int | None = None) -> QueryResult:
         """Run one read-only SELECT/WITH statement; at most `limit` rows."""
-        columns, rows, truncated = self._reader.execute(sql, limit=limit)
-        return QueryResult(columns, json_rows(columns, rows), truncated)
+        columns, rows, truncated, over_budget = self._reader.execute(sql, limit=limit)
+        return QueryResult(columns, json_rows(columns, rows), truncated, over_budget)
 
     def count(self, table: str, where: str | None = None) -> int:
         """Rows of `table`, optionally only those matching the SQL boolean expression `where`."""
@@ -282,18 +283,18 @@ class SQLiteStore(Store):
         sql = f"SELECT count(*) FROM {quote_ident(name)}"
         if where and where.strip():
             sql += f" WHERE ({where})"
-        _, rows, _ = self._reader.execute(sql)
+        rows = self._reader.execute(sql).rows
         return int(rows[0][0])
 
     def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]:
         """Distinct values of a column with their counts, most common first."""
         name = self.schema(table).name
         col = quote_ident(self.column(name, column).name)
-        _, rows, _ = self._reader.execute(
+        rows = self._reader.execute(
             f"SELECT {col}, count(*) AS n FROM {quote_ident(name)} GROUP BY {col} "
             f"ORDER BY n DESC, {col} LIMIT ?",
             (max(1, int(limit)),),
-        )
+        ).rows
         return [json_row(["value", "count"], r) for r in rows]
 
     def index_stats(self, table: str) -> list[dict[str, Any]]:
@@ -357,9 +358,9 @@ class SQLiteStore(Store):
 
     def _distinct(self, table: str, cols: list[str]) -> int:
         listed = ", ".join(quote_ident(c) for c in cols) or "rowid"
-        _, rows, _ = self._reader.execute(
+        rows = self._reader.execute(
             f"SELECT count(*) FROM (SELECT DISTINCT {listed} FROM {quote_ident(table)})"
-        )
+        ).rows
         return int(rows[0][0])
 
     def interrupt(self) -> None:
@@ -371,7 +372,9 @@ class SQLiteStore(Store):
 
     # -- writes -------------------------------------------------------------------------------
 
-    def apply(self, changes: list[ChangeToApply], progress: Any = None) -> ApplyResult:
+    def apply(
+        self, changes: list[ChangeToApply], progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult:
         """Apply every change in ONE transaction, or none of them when any conflicts."""
         if self.read_only_file:
             raise StoreError(
@@ -380,7 +383,7 @@ class SQLiteStore(Store):
                 "the changes stay staged.",
             )
         with self._lock:
-            return apply_changes(self, self._conn, changes, progress)
+            return apply_changes(self, self._conn, changes, progress, landed)
 
     def close(self) -> None:
         """Close both connections."""

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agent.errors import StoreError, TabletalkError
-from agent.stores.base import ApplyResult, ChangeToApply, Conflict, Item
+from agent.stores.base import ApplyResult, ChangeToApply, Conflict, Item, Landed
 from agent.stores.sqlite_guarded import guarded_plan, run_guarded
 from agent.stores.sqlite_readonly import quote_ident
 from agent.stores.sqlite_schema import fetch_rows, normalize_with
@@ -36,8 +36,12 @@ def apply_changes(
     conn: sqlite3.Connection,
     changes: list[ChangeToApply],
     progress: Callable[[int, int], Any] | None = None,
+    landed: Landed | None = None,
 ) -> ApplyResult:
-    """Check and apply `changes` in one transaction; on any conflict apply none and report all."""
+    """Check and apply `changes` in one transaction; on any conflict apply none and report all.
+
+    The transaction is the commit's one atomic unit: `landed` hears all ids after COMMIT.
+    """
     if not changes:
         return ApplyResult()
     try:
@@ -46,11 +50,18 @@ def apply_changes(
         raise _failed(store, conn, exc) from exc
     if plan is not None:
         with write_transaction(store, conn):
-            if run_guarded(conn, plan, progress):
-                conn.execute("COMMIT")
-                return ApplyResult(applied=[c.id for c in changes])
-            conn.execute("ROLLBACK")
-    return _apply_checked(store, conn, changes, progress)
+            done = run_guarded(conn, plan, progress)
+            conn.execute("COMMIT" if done else "ROLLBACK")
+        if done:
+            return _landed(changes, landed)
+    return _apply_checked(store, conn, changes, progress, landed)
+
+
+def _landed(changes: list[ChangeToApply], landed: Landed | None) -> ApplyResult:
+    ids = [c.id for c in changes]
+    if landed is not None:
+        landed(ids)
+    return ApplyResult(applied=ids)
 
 
 @contextmanager
@@ -111,6 +122,7 @@ def _apply_checked(
     conn: sqlite3.Connection,
     changes: list[ChangeToApply],
     progress: Callable[[int, int], Any] | None,
+    landed: Landed | None,
 ) -> ApplyResult:
     """The slow path: read every row, check each change, name every conflict; then write."""
     with write_transaction(store, conn):
@@ -125,7 +137,7 @@ def _apply_checked(
         if progress is not None:
             progress(len(changes), len(changes))
         conn.execute("COMMIT")
-    return ApplyResult(applied=[c.id for c in changes])
+    return _landed(changes, landed)
 
 
 def _check(

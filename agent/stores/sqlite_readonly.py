@@ -13,9 +13,10 @@ import threading
 import time
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agent.errors import ReadOnlyQueryError, StoreError
+from agent.stores.base import MAX_READ_BYTES, NARROWER_QUERY
 
 _ALLOWED_ACTIONS = {
     sqlite3.SQLITE_SELECT,
@@ -35,6 +36,9 @@ _READ_ONLY_PRAGMAS = {
     "function_list",
     "pragma_list",
 }
+_READ_ONLY_VTABLES = ("json_each", "json_tree", "dbstat", "generate_series")
+"""Eponymous virtual tables that only read; constructed before the authorizer (see
+`_warm_tables`). Writable ones (sqlite_dbpage) are never constructed, so stay refused."""
 _DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
 
 READ_ONLY_MESSAGE = "only read-only SELECT/WITH queries are allowed"
@@ -44,6 +48,27 @@ READ_ONLY_FIX = (
 )
 SQL_ERROR_FIX = "Check the table and column names with describeTable, then retry the query."
 QUERY_TIMEOUT_S = 30.0
+
+
+class _NewVirtualTable(Exception):
+    """A virtual table this connection has not constructed yet (see `_warm_tables`)."""
+
+
+class ReadRows(NamedTuple):
+    """What one read returned: `truncated` when rows were left out (row limit or byte budget);
+    `over_budget` when the byte budget was the reason."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
+    over_budget: bool = False
+
+
+def value_bytes(value: Any) -> int:
+    """What one value costs against the byte budget: its length for text and blobs, else 8."""
+    if isinstance(value, str | bytes):
+        return len(value)
+    return 8
 
 
 def quote_ident(name: str) -> str:
@@ -97,7 +122,9 @@ class ReadOnlyConnection:
         self.timeout_s = timeout_s
         self._deadline = float("inf")
         self._conn = connect_read_only(path)
+        self._conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_READ_BYTES)
         self._warm_pragma_tables()
+        self._warm_tables()
         self._lock = threading.Lock()  # one statement at a time
         self._state = threading.Lock()  # guards _running/_stop_requested; never held for long
         self._running = False
@@ -118,6 +145,41 @@ class ReadOnlyConnection:
                 self._conn.execute(f"SELECT * FROM pragma_{name} WHERE 0").fetchall()
             except sqlite3.Error:
                 pass  # a pragma without a table-valued form
+
+    def _warm_tables(self) -> None:
+        """Construct the read-only table-valued functions (json_each, dbstat, ...) and the
+        database's own virtual tables (FTS, R-tree) with our own SQL, outside the authorizer.
+
+        On a connection's first use of a virtual table SQLite parses its declared schema,
+        which asks the authorizer for SQLITE_UPDATE on sqlite_master; refusing that fails
+        with "vtable constructor failed". Once constructed (for the connection's life), a
+        query on one asks only SQLITE_READ on its columns, which `_authorize` allows; writing
+        to one asks SQLITE_INSERT/UPDATE/DELETE, which it refuses.
+        """
+        present = {name for (name,) in self._conn.execute("PRAGMA module_list")}
+        names = [quote_ident(name) for name in _READ_ONLY_VTABLES if name in present]
+        names += [
+            quote_ident(name)
+            for (name,) in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+            )
+        ]
+        for name in names:
+            try:
+                self._conn.execute(f"SELECT * FROM {name} WHERE 0").fetchall()
+            except sqlite3.Error:
+                pass  # a module this SQLite lacks: queries on it fail with SQLite's message
+
+    def _warm_new_virtual_tables(self) -> None:
+        """`_warm_tables` again with the authorizer off (our SQL only): a virtual table was
+        created after this connection opened."""
+        with self._lock:
+            self._conn.set_authorizer(None)
+            try:
+                self._warm_tables()
+            finally:
+                self._conn.set_authorizer(self._authorize)
 
     def _should_stop(self) -> int:
         """Non-zero stops the running statement: Stop was pressed, or it ran past its deadline."""
@@ -140,15 +202,25 @@ class ReadOnlyConnection:
         if action == sqlite3.SQLITE_PRAGMA:
             if (arg1 or "").lower() in _READ_ONLY_PRAGMAS:
                 return sqlite3.SQLITE_OK
+            if (arg1 or "").lower() == "data_version" and arg2 is None:
+                return sqlite3.SQLITE_OK  # read by FTS5 on every MATCH
             self._denied = f"PRAGMA {arg1}"
             return sqlite3.SQLITE_DENY
         self._denied = f"action {action}"
         return sqlite3.SQLITE_DENY
 
-    def execute(
-        self, sql: str, params: tuple[Any, ...] = (), limit: int | None = None
-    ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        """Run one read-only statement; return (columns, rows, truncated)."""
+    def execute(self, sql: str, params: tuple[Any, ...] = (), limit: int | None = None) -> ReadRows:
+        """Run one read-only statement; rows up to `limit` and `MAX_READ_BYTES`, fetched one
+        at a time so a result over the budget is never held whole."""
+        try:
+            return self._execute(sql, params, limit, first_try=True)
+        except _NewVirtualTable:
+            self._warm_new_virtual_tables()
+            return self._execute(sql, params, limit, first_try=False)
+
+    def _execute(
+        self, sql: str, params: tuple[Any, ...], limit: int | None, *, first_try: bool
+    ) -> ReadRows:
         with self._lock:
             self._denied = None
             self._deadline = time.monotonic() + self.timeout_s
@@ -156,16 +228,17 @@ class ReadOnlyConnection:
                 self._running, self._stop_requested = True, False
             try:
                 cursor = self._conn.execute(sql, params)
-                columns = [d[0] for d in cursor.description or ()]
-                if limit is None:
-                    rows = cursor.fetchall()
-                    truncated = False
-                else:
-                    rows = cursor.fetchmany(limit + 1)
-                    truncated = len(rows) > limit
-                    rows = rows[:limit]
+                if cursor.description is None:
+                    raise ReadOnlyQueryError(
+                        f"{READ_ONLY_MESSAGE}; this statement returns no rows, so it is not a "
+                        "read (a DROP ... IF EXISTS or CREATE ... IF NOT EXISTS that changes "
+                        "nothing is still a write)",
+                        fix=READ_ONLY_FIX,
+                    )
+                columns = [d[0] for d in cursor.description]
+                result = self._fetch(cursor, columns, limit)
                 cursor.close()
-                return columns, rows, truncated
+                return result
             except sqlite3.Warning as exc:  # several statements in one string
                 raise StoreError(
                     f"only one SQL statement per query is allowed ({exc})",
@@ -178,8 +251,16 @@ class ReadOnlyConnection:
                         fix="Send a single SELECT statement without a second statement after ';'.",
                     ) from exc
                 raise StoreError(f"SQLite error: {exc}", fix=SQL_ERROR_FIX) from exc
+            except sqlite3.DataError as exc:  # a value longer than SQLITE_LIMIT_LENGTH
+                raise StoreError(
+                    f"a value in this result is larger than the {MAX_READ_BYTES // 2**20} MB "
+                    f"limit of one read ({exc})",
+                    fix=NARROWER_QUERY,
+                ) from exc
             except sqlite3.DatabaseError as exc:
                 text = str(exc)
+                if first_try and text.startswith("vtable constructor failed"):
+                    raise _NewVirtualTable from exc
                 if text == "interrupted" and self._stop_requested:
                     raise StoreError(
                         "the query was stopped",
@@ -211,6 +292,28 @@ class ReadOnlyConnection:
                 self._deadline = float("inf")
                 if self._conn.in_transaction:
                     self._conn.rollback()
+
+    @staticmethod
+    def _fetch(cursor: sqlite3.Cursor, columns: list[str], limit: int | None) -> ReadRows:
+        rows: list[tuple[Any, ...]] = []
+        used = 0
+        while limit is None or len(rows) <= limit:
+            row = cursor.fetchone()
+            if row is None:
+                return ReadRows(columns, rows, False)
+            if limit is not None and len(rows) == limit:
+                break
+            used += sum(map(value_bytes, row))
+            if used > MAX_READ_BYTES:
+                if not rows:
+                    raise StoreError(
+                        f"one row of this result is larger than the {MAX_READ_BYTES // 2**20} MB "
+                        "limit of one read",
+                        fix=NARROWER_QUERY,
+                    )
+                return ReadRows(columns, rows, True, over_budget=True)
+            rows.append(row)
+        return ReadRows(columns, rows, True)
 
     def close(self) -> None:
         """Close the connection."""

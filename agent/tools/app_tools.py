@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from agent.errors import TabletalkError
+from agent.search.text import MAX_QUERY_CHARS
 from agent.tools.base import (
     TABLE_FIELD,
     ToolContext,
@@ -42,7 +43,9 @@ class SearchInput(ToolInput):
     """A capability query."""
 
     query: str = Field(
-        description="one capability in a few words, e.g. 'export to csv'", min_length=1
+        description="one capability in a few words, e.g. 'export to csv'",
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
     )
     limit: int = Field(5, ge=1, le=10, description="max tools returned (1-10)")
     schemas: bool = Field(False, description="also return each tool's input schema")

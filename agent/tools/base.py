@@ -61,6 +61,8 @@ class ToolContext:
     search: SearchPort | None = None
     now: Callable[[], datetime] = local_now
     export_dir: Path = field(default_factory=Path.cwd)
+    own_changes_only: bool = False
+    """True for an MCP client below `full`: it may discard only changes of its own origin."""
 
     def __post_init__(self) -> None:
         if not self.origin:
@@ -185,13 +187,52 @@ def is_select(text: str) -> bool:
     return bool(head) and head[0].lower() in {"select", "with"}
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate_path(data: Any, path: str = "") -> str | None:
+    """Where in a JSON-like value a string (or a key) holds a lone surrogate, else None.
+
+    Such text is not valid Unicode: it cannot be written to a file, SQLite or a log as UTF-8.
+    """
+    if isinstance(data, str):
+        return path or "(input)" if _LONE_SURROGATE.search(data) else None
+    if isinstance(data, dict):
+        for key, value in data.items():
+            name = str(key)
+            where = f"{path}.{name}" if path else name
+            if _LONE_SURROGATE.search(name):
+                return where.encode("utf-8", "backslashreplace").decode("ascii")
+            found = lone_surrogate_path(value, where)
+            if found:
+                return found
+    if isinstance(data, list | tuple):
+        for index, value in enumerate(data):
+            found = lone_surrogate_path(value, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
 class ToolInput(BaseModel):
     """Base of every input model: unknown fields are rejected (they are usually misnamed ones).
 
     Models sometimes send an object or list field as JSON text ('{"id": 7}'); that is decoded.
+    Text with a lone surrogate (invalid Unicode) is refused in any field, however nested.
     """
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_lone_surrogates(cls, data: Any) -> Any:
+        where = lone_surrogate_path(data)
+        if where is not None:
+            raise ValueError(
+                f"field '{where}' holds text that is not valid Unicode (a lone surrogate such "
+                "as \\ud800); send plain text without it"
+            )
+        return data
 
     @model_validator(mode="before")
     @classmethod

@@ -104,7 +104,8 @@ def _export(ctx: ToolContext, args: ExportInput, fmt: str) -> dict[str, Any]:
         "bytes": target.stat().st_size,
     }
     if result.truncated:
-        out["truncated"] = f"only the first {MAX_EXPORT_ROWS} rows were written"
+        why = " (the 8 MB limit of one read)" if result.over_budget else ""
+        out["truncated"] = f"only the first {len(rows)} rows were written{why}"
     return out
 
 

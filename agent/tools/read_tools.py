@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from agent.stores.base import MAX_READ_BYTES, NARROWER_QUERY
 from agent.tools.base import (
     CUT_NOTE,
     TABLE_FIELD,
@@ -109,7 +110,12 @@ def run_query(ctx: ToolContext, args: QueryInput) -> dict[str, Any]:
     result = ctx.store.query(args.query, limit=args.limit)
     rows, cut = compact_rows(result.rows)
     out: dict[str, Any] = {"columns": result.columns, "rows": rows, "rowCount": len(rows)}
-    if result.truncated:
+    if result.over_budget:
+        out["truncated"] = (
+            f"Only the first {len(rows)} rows are shown: the result reached the "
+            f"{MAX_READ_BYTES // 2**20} MB limit of one read. {NARROWER_QUERY}"
+        )
+    elif result.truncated:
         out["truncated"] = (
             f"Only the first {len(rows)} rows are shown; more matched. "
             "Narrow the query, aggregate it, or raise limit (max 500)."

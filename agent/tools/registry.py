@@ -14,7 +14,7 @@ from agent.tools import app_tools, file_tools, read_tools, spec_tools, write_too
 from agent.tools.base import ToolContext, ToolFailure, ToolImpl
 from agent.tools.schema import bedrock_schema
 
-log = logging.getLogger("tabletalk.tools")
+log = logging.getLogger(__name__)
 
 Status = Literal["success", "error"]
 

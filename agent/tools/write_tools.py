@@ -227,10 +227,15 @@ def list_staged_changes(ctx: ToolContext, args: ListStagedInput) -> dict[str, An
 
 
 def discard_staged_changes(ctx: ToolContext, args: DiscardInput) -> dict[str, Any]:
-    """discardStagedChanges: drop all, one table's, or some changes by id."""
+    """discardStagedChanges: drop all, one table's, or some changes by id.
+
+    An MCP client below `full` (`ctx.own_changes_only`) drops only changes of its own origin;
+    others' stay staged. The model in chat works in the user's own session: it may drop any.
+    """
     table = require_table(ctx, args.table).name if args.table else None
+    staged = ctx.staging.list(table)
     if args.ids is not None:
-        known = {c.id for c in ctx.staging.list()}
+        known = {c.id for c in staged}
         unknown = [i for i in args.ids if i not in known]
         if unknown:
             raise ToolFailure(
@@ -238,8 +243,29 @@ def discard_staged_changes(ctx: ToolContext, args: DiscardInput) -> dict[str, An
                 f"{', '.join(unknown)}; nothing was discarded",
                 "call listStagedChanges to see the ids",
             )
-    count = ctx.staging.discard(ids=args.ids, table=table, all=bool(args.all))
-    return {"discarded": count, "pending": ctx.staging.count()}
+    origin = ctx.origin if ctx.own_changes_only else None
+    if origin is not None and args.ids is not None:
+        others = [c.id for c in staged if c.id in set(args.ids) and c.origin != origin]
+        if others:
+            raise ToolFailure(
+                f"change{'s' if len(others) > 1 else ''} {', '.join(others[:5])} "
+                "were staged by someone else; nothing was discarded",
+                f"at your MCP level you may discard only the changes you staged (origin "
+                f"{origin}); discarding others' changes needs level full",
+            )
+    try:
+        count = ctx.staging.discard(ids=args.ids, table=table, all=bool(args.all), origin=origin)
+    except TabletalkError as exc:
+        raise _for_model(exc) from exc
+    out: dict[str, Any] = {"discarded": count, "pending": ctx.staging.count()}
+    if origin is not None and args.ids is None:
+        kept = sum(1 for c in staged if c.origin != origin)
+        if kept:
+            out["keptOthers"] = (
+                f"{kept} change(s) staged by others were kept: at this MCP level you may "
+                "discard only your own; discarding them needs level full"
+            )
+    return out
 
 
 TOOLS = [

@@ -223,7 +223,7 @@ def test_control_sequences_from_the_model_never_reach_the_terminal(
     main(["ask", "x", "--db", db])
     out, err = capsys.readouterr()
     assert "\x1b" not in out and "\x07" not in out and "\x1b" not in err
-    assert "Look ]0;pwnedhere[2J." in out
+    assert "Look \\u001b]0;pwned\\u0007here\\u001b[2J." in out  # shown, not acted on
 
 
 def test_step_limit_exits_3(

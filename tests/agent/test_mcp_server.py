@@ -425,3 +425,32 @@ def mcp_args(**given: Any) -> argparse.Namespace:
     for name, value in given.items():
         setattr(args, name, value)
     return args
+
+
+def test_a_stage_client_discards_only_what_it_staged(
+    stage_server: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [mine] = ok(
+        stage_server.session.call(
+            "stageItem",
+            {"table": "customers", "op": "update", "key": {"id": 6}, "values": {"name": "Mcp"}},
+        )
+    )["ids"]
+    store, area = stage_server.staging(monkeypatch)
+    try:
+        theirs = area.stage("customers", "update", {"id": 7}, {"name": "Chat"}, origin="chat:c1")
+        refused = error_text(
+            stage_server.session.call("discardStagedChanges", {"ids": [mine, theirs.id]})
+        )
+        assert f"{theirs.id} were staged by someone else; nothing was discarded" in refused
+        assert "needs level full" in refused
+        assert {mine, theirs.id} <= {c.id for c in area.list()}
+        result = ok(stage_server.session.call("discardStagedChanges", {"all": True}))
+        assert "needs level full" in result["keptOthers"]
+        left = {c.id: c.origin for c in area.list()}
+        assert mine not in left and left[theirs.id] == "chat:c1"
+        assert "mcp:stage" not in left.values()
+        area.discard(ids=[theirs.id])
+    finally:
+        area.close()
+        store.close()

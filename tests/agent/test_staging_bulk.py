@@ -111,3 +111,13 @@ def test_bulk_folds_into_already_staged_items(area: StagingArea) -> None:
     changes[0].values["status"] = "mutated"  # a returned change is a snapshot, not shared state
     assert changes[2].values == {"status": "x"}
     assert area.get(changes[0].id).values == {"status": "x"}
+
+
+def test_over_the_limit_is_one_clear_sentence(area: StagingArea) -> None:
+    keys = [{"id": i} for i in range(1, MAX_ITEMS_PER_CALL + 2)]
+    with pytest.raises(StagingError) as caught:
+        area.stage_many("orders", keys=keys, set={"status": "x"})
+    assert caught.value.message == (
+        "the selection matches 10,001 items; bulkEdit stages at most 10,000 per call, "
+        "so nothing was staged"
+    )

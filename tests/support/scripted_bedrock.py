@@ -195,6 +195,8 @@ class ScriptedBedrock:
         self.requests: list[RecordedRequest] = []
         self.disconnects = 0  # streams the client closed before the end
         self._queue: deque[ReplySpec] = deque(replies)
+        self.responder: Callable[[dict[str, Any]], Reply | Error] | None = None
+        """Answers requests once the queue is empty (a reply chosen from the request itself)."""
         self._lock = threading.Lock()
         self._tool_ids = 0
         self._server: ThreadingHTTPServer | None = None
@@ -273,7 +275,9 @@ class ScriptedBedrock:
     def _take(self, request: RecordedRequest) -> ReplySpec | None:
         with self._lock:
             self.requests.append(request)
-            return self._queue.popleft() if self._queue else None
+            if self._queue:
+                return self._queue.popleft()
+            return self.responder
 
     def _next_tool_id(self) -> str:
         with self._lock:

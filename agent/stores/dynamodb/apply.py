@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent.errors import StoreError
-from agent.stores.base import ApplyResult, ChangeToApply, Conflict
+from agent.stores.base import ApplyResult, ChangeToApply, Conflict, Landed
 from agent.stores.dynamodb.client import translate
 from agent.stores.dynamodb.types import item_to_plain, value_to_wire
 
@@ -118,11 +117,11 @@ def apply_changes(
     store: DynamoDBStore,
     changes: list[ChangeToApply],
     progress: Callable[[int, int], Any] | None = None,
-    on_batch: Callable[[list[str]], None] | None = None,
+    landed: Landed | None = None,
 ) -> ApplyResult:
-    """Run the transactions in order; stop at the first one that is cancelled or fails.
-
-    `on_batch(ids)` is called after each transaction commits (staging records progress there).
+    """Run the transactions in order; stop at the first one that is cancelled; raise (one
+    line) on any other failure: each transaction is all or nothing, and `landed(ids)` has
+    already been told of every one that committed (staging drops those at once).
     """
     result = ApplyResult()
     total = len(changes)
@@ -138,21 +137,13 @@ def apply_changes(
             if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException":
                 result.conflicts.extend(_conflicts(batch, exc.response))
                 return result
-            error = translate(exc, action="dynamodb:TransactWriteItems", region=store.region)
-            if not result.applied:
-                raise error from exc
-            result.conflicts.extend(_failed(batch, error))
-            return result
+            raise translate(exc, action="dynamodb:TransactWriteItems", region=store.region) from exc
         except BotoCoreError as exc:
-            error = translate(exc, action="dynamodb:TransactWriteItems", region=store.region)
-            if not result.applied:
-                raise error from exc
-            result.conflicts.extend(_failed(batch, error))
-            return result
+            raise translate(exc, action="dynamodb:TransactWriteItems", region=store.region) from exc
         ids = [c.id for c in batch]
         result.applied.extend(ids)
-        if on_batch is not None:
-            on_batch(ids)
+        if landed is not None:
+            landed(ids)
         if progress is not None:
             progress(len(result.applied), total)
     return result
@@ -181,7 +172,3 @@ def _conflicts(batch: list[ChangeToApply], response: dict[str, Any]) -> list[Con
         message = str(response.get("Error", {}).get("Message", "transaction cancelled"))
         conflicts = [Conflict(c.id, message, None) for c in batch]
     return conflicts
-
-
-def _failed(batch: list[ChangeToApply], error: StoreError) -> list[Conflict]:
-    return [Conflict(c.id, f"not committed: {error.message}", None) for c in batch]

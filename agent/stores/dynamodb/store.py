@@ -22,6 +22,7 @@ from agent.stores.base import (
     IndexInfo,
     Item,
     Key,
+    Landed,
     QueryResult,
     Store,
     TableInfo,
@@ -512,9 +513,12 @@ class DynamoDBStore(Store):
 
     # -- writes ---------------------------------------------------------------------------------
 
-    def apply(self, changes: list[ChangeToApply], progress: Any = None) -> ApplyResult:
-        """TransactWriteItems of ≤ 100 changes each; a conflict stops the commit there."""
-        return apply_mod.apply_changes(self, changes, progress)
+    def apply(
+        self, changes: list[ChangeToApply], progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult:
+        """TransactWriteItems of ≤ 100 changes each, each reported to `landed` once durable;
+        a conflict stops the commit there."""
+        return apply_mod.apply_changes(self, changes, progress, landed)
 
     def close(self) -> None:
         """Nothing to release (boto3 clients close with the process)."""

@@ -1,0 +1,1 @@
+"""Evals: scenario suites run on real models (see README, "Evals")."""

@@ -1,0 +1,281 @@
+"""`tabletalk mcp --http`: the MCP streamable HTTP transport on loopback, one token per client.
+
+Every request passes the loopback guard (Host and Origin must name this machine: DNS-rebinding
+protection) and the token guard (a valid bearer token, looked up on every request so a
+revocation takes effect at once); the token's client and level then decide what the request may
+see and call. The SDK's session manager serves the protocol; its sessions are bound to the
+credential that opened them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import logging
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http_manager import (
+    StreamableHTTPASGIApp,
+    StreamableHTTPSessionManager,
+)
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agent.errors import TabletalkError
+from agent.mcp_server.server import Caller, CallRecord, McpBackend, build_server
+from agent.mcp_server.tokens import McpClient, TokenBook
+
+log = logging.getLogger("agent.mcp_server.http")
+
+PATH = "/mcp"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+SCOPE_KEY = "tabletalk.client"
+
+Consent = Callable[[McpClient], Awaitable[bool]]
+"""Asks the user whether a client that never called before may go on (the app's prompt)."""
+
+
+def check_bind_host(host: str) -> str:
+    """The host to bind, or a TabletalkError when it is not a loopback address."""
+    name = host.strip("[]")
+    if name == "localhost":
+        return "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        address = None
+    if address is None or not address.is_loopback:
+        raise TabletalkError(
+            f"Refusing to listen on {host}: the MCP server only binds to this machine "
+            "(127.0.0.1 or ::1), so no other computer can reach your tables",
+            fix="Leave --host out (127.0.0.1), or pass --host ::1.",
+        )
+    return str(address)
+
+
+def _is_loopback_name(name: str | None) -> bool:
+    if not name:
+        return False
+    name = name.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def host_is_loopback(host: str | None) -> bool:
+    """Whether a Host header names this machine (with or without a port)."""
+    if not host:
+        return False
+    try:
+        return _is_loopback_name(urlsplit(f"//{host}").hostname)
+    except ValueError:
+        return False
+
+
+def origin_is_loopback(origin: str) -> bool:
+    """Whether an Origin header is a page served from this machine."""
+    try:
+        parts = urlsplit(origin)
+        return parts.scheme in ("http", "https") and _is_loopback_name(parts.hostname)
+    except ValueError:
+        return False
+
+
+async def _refuse(send: Send, status: int, message: str, fix: str, **headers: str) -> None:
+    body = json.dumps({"error": message, "fix": fix}).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(key.encode(), value.encode()) for key, value in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+@dataclass
+class Guard:
+    """ASGI middleware: loopback Host/Origin (403), then a valid bearer token (401)."""
+
+    app: ASGIApp
+    tokens: TokenBook
+    consent: Consent | None = None
+    consented: set[str] = field(default_factory=set)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        if not host_is_loopback(headers.get("host")):
+            await _refuse(
+                send, 403, "Host is not this machine",
+                "Connect to http://127.0.0.1:PORT/mcp (DNS-rebinding protection).",
+            )
+            return
+        origin = headers.get("origin")
+        if origin is not None and not origin_is_loopback(origin):
+            await _refuse(
+                send, 403, "Origin is not this machine",
+                "Only clients on this machine may call tabletalk (DNS-rebinding protection).",
+            )
+            return
+        client = await self._client(headers.get("authorization", ""))
+        if client is None:
+            await _refuse(
+                send, 401, "A valid tabletalk token is required",
+                "Create one with `tabletalk mcp token create NAME --level read` and send it "
+                "as `Authorization: Bearer TOKEN`.",
+                **{"www-authenticate": 'Bearer realm="tabletalk"'},
+            )
+            return
+        if not await self._allowed(client):
+            await _refuse(
+                send, 403, f"The user denied client {client.name!r}; its token is revoked",
+                "Ask the user for a new token.",
+            )
+            return
+        scope[SCOPE_KEY] = client
+        scope["user"] = AuthenticatedUser(
+            AccessToken(token="", client_id=client.name, scopes=[client.level])
+        )
+        await self.app(scope, receive, send)
+
+    async def _client(self, authorization: str) -> McpClient | None:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        return await anyio.to_thread.run_sync(self.tokens.verify, token.strip())
+
+    async def _allowed(self, client: McpClient) -> bool:
+        """A client that never called before is asked about once (in the app)."""
+        if self.consent is None or client.last_used is not None:
+            return True
+        if client.name in self.consented:
+            return True
+        if await self.consent(client):
+            self.consented.add(client.name)
+            return True
+        await anyio.to_thread.run_sync(self.tokens.revoke, client.name)
+        return False
+
+
+def caller_of(ctx: Any) -> Caller:
+    """The caller of a request, from the client the guard put into its HTTP scope."""
+    request = getattr(ctx, "request", None)
+    client = request.scope.get(SCOPE_KEY) if request is not None else None
+    if not isinstance(client, McpClient):  # the guard runs first, so this is a bug
+        raise RuntimeError("an MCP request reached a handler without a verified client")
+    return Caller(client.name, client.level, client.origin, via_token=True)
+
+
+def build_app(backend: McpBackend, tokens: TokenBook, consent: Consent | None = None) -> ASGIApp:
+    """The whole ASGI app: guard → Starlette → the SDK's streamable HTTP session manager."""
+    server = build_server(backend, caller_of)
+
+    def count_call(record: CallRecord, caller: Caller) -> None:
+        if caller.via_token:
+            tokens.record_call(caller.name)
+
+    backend.call_hooks.append(count_call)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in ("localhost", "127.0.0.1", "[::1]")]
+        + ["localhost", "127.0.0.1", "[::1]"],
+        allowed_origins=[
+            f"{scheme}://{name}{port}"
+            for scheme in ("http", "https")
+            for name in ("localhost", "127.0.0.1", "[::1]")
+            for port in ("", ":*")
+        ],
+    )
+    manager = StreamableHTTPSessionManager(
+        server, security_settings=security, max_request_body_size=MAX_REQUEST_BYTES
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    app = Starlette(
+        routes=[Route(PATH, endpoint=StreamableHTTPASGIApp(manager))], lifespan=lifespan
+    )
+    return Guard(app, tokens, consent)
+
+
+def bind_sockets(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets on the loopback host (and ::1 beside 127.0.0.1 when it exists)."""
+    host = check_bind_host(host)
+    sockets: list[socket.socket] = []
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    first = socket.socket(family, socket.SOCK_STREAM)
+    first.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        first.bind((host, port))
+    except OSError as exc:
+        first.close()
+        raise TabletalkError(
+            f"Cannot listen on {host}:{port}: {exc.strerror or exc}",
+            fix="Pick another port with --port N (or --port 0 for any free one).",
+        ) from exc
+    sockets.append(first)
+    if host == "127.0.0.1" and socket.has_ipv6:
+        chosen = first.getsockname()[1]
+        second = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        second.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        second.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        try:
+            second.bind(("::1", chosen))
+            sockets.append(second)
+        except OSError:  # no IPv6 loopback here: 127.0.0.1 is enough
+            second.close()
+    for sock in sockets:
+        sock.listen(64)
+        sock.setblocking(False)
+    return sockets
+
+
+def url_of(sockets: list[socket.socket]) -> str:
+    """The URL a client connects to."""
+    host, port = sockets[0].getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{PATH}"
+
+
+def client_snippet(url: str, token: str = "TOKEN", name: str = "tabletalk") -> str:
+    """An `mcpServers` block for clients that take one."""
+    block = {"mcpServers": {name: {"type": "http", "url": url,
+                                   "headers": {"Authorization": f"Bearer {token}"}}}}
+    return json.dumps(block, indent=2)
+
+
+class HttpServer:
+    """A uvicorn server for the app on already-bound sockets; `stop()` ends it cleanly."""
+
+    def __init__(self, app: ASGIApp, sockets: list[socket.socket]) -> None:
+        import uvicorn
+
+        self.sockets = sockets
+        self.url = url_of(sockets)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+        self._server = uvicorn.Server(config)
+
+    async def serve(self) -> None:
+        """Serve until `stop()` (or Ctrl+C in a terminal)."""
+        await self._server.serve(sockets=self.sockets)
+
+    def stop(self) -> None:
+        """Ask the server to finish its requests and exit."""
+        self._server.should_exit = True

@@ -1,0 +1,122 @@
+"""Settling a commit that was interrupted (process killed, machine lost) before it finished.
+
+A commit writes a record naming its change ids (`commits_in_progress`) before the store
+applies anything, and removes the changes from staging as each atomic unit of the store lands
+(SQLite: the whole commit is one unit). So only the changes of the last unit can be in doubt:
+still staged, named by a record, and perhaps already in the store. A record whose commit lock
+is free belongs to a dead process; the store decides what landed: a change whose item now
+looks exactly like its result (update: pre-image with the new values; create: an item with
+those values; delete: no item), compared as the store compares values, landed and leaves
+staging; any other stays staged, to be committed (or to conflict) like any change.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+from agent.staging.db import COLUMNS, transaction
+from agent.staging.encoding import row_to_change
+from agent.stores.base import ChangeToApply, Store
+
+
+@dataclass
+class Settlement:
+    """What settling interrupted commits found: changes that had landed, and ones that had not."""
+
+    landed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+    def extend(self, other: Settlement) -> None:
+        """Add another settlement's ids to this one."""
+        self.landed.extend(other.landed)
+        self.kept.extend(other.kept)
+
+    def describe(self) -> str:
+        """One sentence for the user, e.g. after `tabletalk staged list`."""
+        return (
+            f"An interrupted commit was settled: {len(self.landed)} change(s) had already "
+            f"landed in the table and left staging; {len(self.kept)} had not and are still staged."
+        )
+
+
+def has_records(conn: sqlite3.Connection, store: str) -> bool:
+    """True when some commit of `store` is running or was interrupted (one indexed lookup)."""
+    row = conn.execute("SELECT 1 FROM commits_in_progress WHERE store = ? LIMIT 1", (store,))
+    return row.fetchone() is not None
+
+
+def settle_interrupted(store: Store, conn: sqlite3.Connection) -> Settlement:
+    """Decide from the store which changes of interrupted commits landed; forget their records.
+
+    The caller holds the commit lock, so every record found belongs to a dead process.
+    """
+    records = conn.execute(
+        "SELECT token, ids_json FROM commits_in_progress WHERE store = ?", (store.identity,)
+    ).fetchall()
+    if not records:
+        return Settlement()
+    held = list(dict.fromkeys(i for _, ids_json in records for i in json.loads(ids_json)))
+    changes = _staged(conn, store.identity, held)
+    landed = already_applied(store, changes)
+    done = [c.id for c in changes if c.id in landed]
+    with transaction(conn):
+        forget(conn, done)
+        conn.executemany(
+            "DELETE FROM commits_in_progress WHERE token = ?", [(t,) for t, _ in records]
+        )
+    return Settlement(landed=done, kept=[c.id for c in changes if c.id not in landed])
+
+
+def _staged(conn: sqlite3.Connection, store: str, ids: list[str]) -> list[ChangeToApply]:
+    """The still-staged changes among `ids` (a landed unit's ids are already gone)."""
+    found: list[ChangeToApply] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = conn.execute(
+            f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND id IN ({marks}) "
+            "ORDER BY seq",
+            (store, *chunk),
+        )
+        found.extend(row_to_change(r).to_apply() for r in rows)
+    return found
+
+
+def forget(conn: sqlite3.Connection, ids: list[str]) -> None:
+    """Delete these staged changes; when they are every row, empty the table in one sweep."""
+    if not ids:
+        return
+    total = conn.execute("SELECT count(*) FROM staged_changes").fetchone()[0]
+    if total == len(ids):
+        # Every staged id, in order, read from the id index alone: equal to ours exactly when
+        # the table holds nothing but these changes.
+        (every,) = conn.execute(
+            "SELECT group_concat(id, ',') FROM (SELECT id FROM staged_changes ORDER BY id)"
+        ).fetchone()
+        if every == ",".join(sorted(ids)):
+            conn.execute("DELETE FROM staged_changes")  # SQLite's truncate optimisation
+            return
+    conn.executemany("DELETE FROM staged_changes WHERE id = ?", [(i,) for i in ids])
+
+
+def already_applied(store: Store, changes: list[ChangeToApply]) -> set[str]:
+    """Ids of changes whose result is already what the store holds.
+
+    `Store.holds` compares as the store's guarded commit does (SQLite: `column IS ?` with the
+    column's affinity, so 5.0 vs 5 or '1' vs 1 are judged as SQLite would; DynamoDB: null is an
+    absent attribute).
+    """
+    applied: set[str] = set()
+    for change in changes:
+        if change.op == "delete":
+            done = store.get_item(change.table, change.key) is None
+        elif change.op == "create":
+            done = store.holds(change.table, change.key, change.values)
+        else:
+            expected = {**(change.pre_image or {}), **change.values}
+            done = store.holds(change.table, change.key, expected, whole=True)
+        if done:
+            applied.add(change.id)
+    return applied

@@ -1,0 +1,53 @@
+"""Which staged changes an MCP client may discard: below `full`, only those of its own origin
+(stdio clients and HTTP token clients alike); at `full`, any."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.mcp_server.server import Caller, McpBackend
+from agent.stores.sqlite import SQLiteStore
+from tests.support.tools import make_ctx, ok
+
+
+@pytest.fixture
+def backend(demo_store: SQLiteStore, tmp_path: Path) -> Iterator[McpBackend]:
+    served = McpBackend(demo_store, "full", export_dir=tmp_path)
+    yield served
+    served.close()
+
+
+def stage(backend: McpBackend, caller: Caller, customer: int) -> str:
+    arguments = {"table": "customers", "op": "update", "key": {"id": customer}}
+    result = backend.call("stageItem", {**arguments, "values": {"name": caller.name}}, None, caller)
+    assert not result.is_error
+    [change_id] = json.loads(result.content[0].text)["ids"]
+    return str(change_id)
+
+
+def test_a_stage_token_client_discards_only_its_own_changes(backend: McpBackend) -> None:
+    bob = Caller("bob", "stage", "mcp:bob", via_token=True)
+    carol = Caller("carol", "full", "mcp:carol", via_token=True)
+    mine = stage(backend, bob, 2)
+    theirs = backend.staging.stage("customers", "update", {"id": 3}, {"name": "x"}, "chat:c")
+    refused = backend.call("discardStagedChanges", {"ids": [theirs.id]}, None, bob)
+    assert refused.is_error and "needs level full" in refused.content[0].text
+    done = backend.call("discardStagedChanges", {"all": True}, None, bob)
+    assert json.loads(done.content[0].text)["discarded"] == 1
+    assert [c.id for c in backend.staging.list()] == [theirs.id] and mine != theirs.id
+    done = backend.call("discardStagedChanges", {"ids": [theirs.id]}, None, carol)
+    assert not done.is_error and backend.staging.count() == 0
+
+
+def test_the_chat_model_may_discard_any_change(demo_path: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    try:
+        ctx.staging.stage("customers", "update", {"id": 3}, {"name": "x"}, origin="mcp:stage")
+        assert ok(ctx, "discardStagedChanges", all=True)["discarded"] == 1
+    finally:
+        ctx.staging.close()
+        ctx.store.close()

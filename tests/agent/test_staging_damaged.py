@@ -1,0 +1,120 @@
+"""A staging database held by another process, or damaged on disk: a truthful message, and
+never advice that throws pending work away."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.errors import StagingError
+from agent.staging import StagingArea
+from agent.stores.sqlite import SQLiteStore
+from tests.agent.test_cli_staged import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+HOLD_WRITE_LOCK = """
+import sqlite3, sys
+from pathlib import Path
+from agent.staging.lock import CommitLock
+if sys.argv[2] == "committing":
+    assert CommitLock(Path(sys.argv[1])).try_acquire()
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.read()
+conn.execute("ROLLBACK")
+"""
+
+
+@pytest.fixture
+def store(demo_path: Path) -> Iterator[SQLiteStore]:
+    opened = SQLiteStore.open(demo_path)
+    yield opened
+    opened.close()
+
+
+def hold(path: Path, mode: str) -> subprocess.Popen[str]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITE_LOCK, str(path), mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "held"
+    return child
+
+
+@pytest.mark.parametrize("mode", ["plain", "committing"])
+def test_a_locked_staging_database_says_who_holds_it_and_to_retry(
+    store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    path = tmp_path / "staging.sqlite"
+    first = StagingArea(store, path)
+    first.stage("orders", "update", {"id": 1}, {"quantity": 5})
+    first.close()
+    monkeypatch.setattr("agent.staging.db.BUSY_TIMEOUT_S", 0.2, raising=False)
+    child = hold(path, mode)
+    try:
+        area = StagingArea(store, path)  # reading still works while another process writes
+        assert [c.key for c in area.list()] == [{"id": 1}]
+        with pytest.raises(StagingError) as caught:
+            area.stage("orders", "update", {"id": 2}, {"quantity": 6})
+        area.close()
+    finally:
+        child.communicate("", timeout=30)
+    who = f"a tabletalk commit (pid {child.pid})" if mode == "committing" else "another"
+    assert caught.value.message.startswith(f"the staging database {path} is busy: {who}")
+    assert "try again" in (caught.value.fix or "")
+    assert "moving" not in caught.value.render() and "empty" not in caught.value.render()
+
+
+def damage(path: Path) -> None:
+    """Overwrite the middle of a few pages in the middle of the file with junk."""
+    size = path.stat().st_size
+    page = 4096
+    with path.open("r+b") as f:
+        for number in range(size // page // 2, size // page // 2 + 2):
+            f.seek(number * page + 100)
+            f.write(b"\xa5\x5a" * 900)
+
+
+def test_a_damaged_staging_file_is_kept_and_what_can_be_read_is_recovered(
+    store: SQLiteStore, demo_path: Path, isolated_dirs: Path
+) -> None:
+    area = StagingArea(store)
+    path = area.path
+    changes = area.stage_many(
+        "orders", query="SELECT id FROM orders WHERE id <= 400", set={"status": "x" * 40}
+    )
+    area.close()
+    damage(path)
+    damaged_bytes = path.read_bytes()
+    with pytest.raises(sqlite3.DatabaseError):
+        conn = sqlite3.connect(path)
+        try:
+            conn.execute("SELECT * FROM staged_changes").fetchall()
+        finally:
+            conn.close()
+    code, out, err = cli("staged", "list", "--json", "--db", str(demo_path))
+    assert code == 0
+    [aside] = list(path.parent.glob("staging.sqlite.damaged-*[0-9]Z"))
+    assert aside.read_bytes() == damaged_bytes  # kept, byte for byte
+    assert f"it is kept as {aside}" in err and "could be read and were recovered" in err
+    assert "discard" not in err and "empty" not in err
+    recovered = StagingArea(store)
+    try:
+        listed = {c.id: c for c in recovered.list()}
+        assert 0 < len(listed) < len(changes)  # the damaged pages' rows are lost, no more
+        originals = {c.id: c for c in changes}
+        assert all(listed[i] == originals[i] for i in listed)
+        assert recovered.commit().ok
+    finally:
+        recovered.close()
