@@ -30,7 +30,10 @@ def open_store(db: str | Path | None = None, settings: Settings | None = None) -
         if settings is not None:
             limits = Limits(settings.dynamodb.max_scan_items, settings.dynamodb.max_read_units)
         return DynamoDBStore.open(
-            str(db), profile=settings.profile if settings else None, limits=limits
+            str(db),
+            profile=settings.profile if settings else None,
+            region=settings.region if settings else None,
+            limits=limits,
         )
     return SQLiteStore.open(db)
 

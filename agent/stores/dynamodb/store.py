@@ -90,11 +90,17 @@ class DynamoDBStore(Store):
 
     @classmethod
     def open(
-        cls, db: str, *, profile: str | None = None, limits: Limits | None = None
+        cls,
+        db: str,
+        *,
+        profile: str | None = None,
+        region: str | None = None,
+        limits: Limits | None = None,
     ) -> DynamoDBStore:
-        """Open `dynamodb://REGION[?tables=GLOB]` with the profile's credentials."""
+        """Open `dynamodb://REGION[?tables=GLOB]` with the profile's credentials (`region`:
+        used when the address names none, before the profile's own)."""
         target = parse_url(db)
-        client, session, region = make_client(target.region, profile)
+        client, session, region = make_client(target.region or region, profile)
         endpoint = endpoint_of(client)
         account = account_of(session, region, endpoint)
         return cls(client, region=region, account=account, target=target, limits=limits or Limits())
