@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent import paths
 from agent.errors import ConfigError
+from agent.file_kind import special_file_kind
 
 Mode = Literal["manual", "auto", "full-auto"]
 
@@ -75,15 +76,31 @@ class EvalSettings(_Section):
     """Per model id: `[eval.prices."us.amazon.nova-2-lite-v1:0"] input = 0.3, output = 2.5`."""
 
 
+class HistorySettings(_Section):
+    """`[history]`: how much commit history is kept (for `tabletalk commits` and reverts)."""
+
+    keep_days: int = Field(90, ge=1)
+    """Commits older than this many days are forgotten."""
+    keep_changes: int = Field(200_000, ge=1)
+    """At most this many committed changes are kept (the oldest commits go first)."""
+
+    def retention(self) -> Any:
+        from agent.staging.history import Retention
+
+        return Retention(days=self.keep_days, changes=self.keep_changes)
+
+
 class Settings(_Section):
     """Every setting of tabletalk; the config file holds any subset of these."""
 
     model: str = "us.amazon.nova-2-lite-v1:0"
-    """Bedrock model id (an inference profile) or an alias such as `haiku-4.5`."""
+    """Bedrock model id (an inference profile) or an alias such as `haiku-4.5` (aliases resolve
+    to the region's profile); unset, Nova 2 Lite's profile for the region is used."""
     profile: str | None = None
     """AWS profile name; default: the AWS SDK's usual lookup."""
     region: str | None = None
-    """AWS region; default: the profile's region, else us-east-1."""
+    """AWS region; default: AWS_REGION / AWS_DEFAULT_REGION, else the profile's region (no
+    region at all is an error that says so)."""
     mode: Mode = "manual"
     """Permission mode: manual (ask before gated calls), auto (exports ask), full-auto."""
     streaming: bool = True
@@ -99,6 +116,7 @@ class Settings(_Section):
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
     eval: EvalSettings = Field(default_factory=EvalSettings)
+    history: HistorySettings = Field(default_factory=HistorySettings)
 
 
 def load_settings(path: Path | None = None) -> Settings:
@@ -111,11 +129,30 @@ def load_settings(path: Path | None = None) -> Settings:
     path = path or paths.config_file()
     if not path.exists():
         return Settings()
+    if path.is_dir():
+        raise ConfigError(
+            f"Config file {path} is a folder, not a file.",
+            fix=f"Move the folder {path} away (the config is one TOML file), "
+            "or pass --config FILE.",
+        )
+    kind = special_file_kind(path)
+    if kind is not None:
+        raise ConfigError(
+            f"Config file {path} is {kind}, not a regular file.",
+            fix=f"Replace {path} with a TOML file, or pass --config FILE.",
+        )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError(
-            f"Cannot read config file {path}: {exc}", fix="Check the file's permissions."
+            f"Config file {path} is not UTF-8 text (byte {exc.start} cannot be decoded).",
+            fix=f"Save {path} as UTF-8 (e.g. iconv -f latin1 -t utf-8), "
+            "or move it away to use the defaults.",
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot read config file {path}: {exc.strerror or exc}",
+            fix=f"Check the permissions of {path} (tabletalk needs to read it).",
         ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(

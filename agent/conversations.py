@@ -118,8 +118,16 @@ class Conversation:
     messages: list[dict[str, Any]] = field(default_factory=list)
     discovered: list[str] = field(default_factory=list)
     attachments: list[dict[str, Any]] = field(default_factory=list)
+    attached: list[dict[str, Any]] = field(default_factory=list)
+    """Files sent with a user text: `{"message": i, "block": j, "names": [...]}`."""
     granted: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+
+    def next_user_block(self) -> tuple[int, int]:
+        """(message, block) index the next `append_user` content will start at."""
+        if self.messages and self.messages[-1]["role"] == "user":
+            return len(self.messages) - 1, len(self.messages[-1]["content"])
+        return len(self.messages), 0
 
     def append_user(self, content: list[dict[str, Any]]) -> None:
         """Add user content; merges into a trailing user message so turns keep alternating."""
@@ -134,6 +142,23 @@ class Conversation:
     def append_assistant(self, message: dict[str, Any]) -> None:
         """Add one assistant message (text and/or toolUse blocks)."""
         self.messages.append({"role": "assistant", "content": list(message["content"])})
+
+    def mark(self) -> tuple[int, int, str]:
+        """Where the conversation stands before a turn, for `unsend`."""
+        last = len(self.messages[-1]["content"]) if self.messages else 0
+        return (len(self.messages), last, self.title)
+
+    def unsend(self, mark: tuple[int, int, str]) -> bool:
+        """Take back the user content added since `mark` when the model never answered it
+        (a turn that failed before any reply); False, changing nothing, if it did answer."""
+        count, last, title = mark
+        if any(message["role"] == "assistant" for message in self.messages[count:]):
+            return False
+        del self.messages[count:]
+        if count:
+            del self.messages[count - 1]["content"][last:]
+        self.title = title
+        return True
 
     def user_text_indexes(self) -> list[tuple[int, str]]:
         """(message index, text) of every user message that carries typed text.
@@ -159,6 +184,7 @@ class Conversation:
         text = next((b["text"] for b in message["content"] if "text" in b), "")
         results = [block for block in message["content"] if "toolResult" in block]
         del self.messages[message_index:]
+        self.attached = [a for a in self.attached if a["message"] < message_index]
         if results:
             self.messages.append({"role": "user", "content": results})
         return text
@@ -174,6 +200,7 @@ class Conversation:
             "messages": self.messages,
             "discovered": self.discovered,
             "attachments": self.attachments,
+            "attached": self.attached,
             "granted": self.granted,
             "usage": self.usage.to_dict(),
         }
@@ -191,6 +218,7 @@ class Conversation:
             messages=data.get("messages", []),
             discovered=list(data.get("discovered", [])),
             attachments=list(data.get("attachments", [])),
+            attached=list(data.get("attached", [])),
             granted=list(data.get("granted", [])),
             usage=Usage(
                 usage.get("inputTokens", 0),
@@ -245,6 +273,13 @@ class ConversationStore:
             if isinstance(exc, OSError):
                 raise _save_error(self.directory, exc) from exc
             raise
+
+    def delete(self, conversation_id: str) -> None:
+        """Remove a conversation's file (missing is fine)."""
+        try:
+            self.path(conversation_id).unlink(missing_ok=True)
+        except OSError as exc:
+            raise _save_error(self.directory, exc) from exc
 
     def load(self, conversation_id: str) -> Conversation:
         path = self.path(conversation_id)

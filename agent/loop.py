@@ -2,20 +2,21 @@
 
 The rules (DESIGN.md, "A turn, step by step"): each step sends the active set; every toolUse
 gets a toolResult (unavailable tool, invalid input, denied permission, or the tool's own
-result), all in one user message; the turn ends on an answer without tool calls, `ask`, Stop,
-or the step limit.
+result), all in one user message; the turn ends on an answer without tool calls, a tool that
+ends the turn (`ask`), Stop, or the step limit. Before a tool runs, `PRE_CALL_CHECKS` run in
+order; what a tool does to the turn comes from its row's `effects`, never from its name.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agent.active_set import ActiveSet
+from agent.bedrock.errors import BedrockCallError
 from agent.bedrock.stream import (
     StepCancelled,
     StepEnd,
@@ -23,12 +24,14 @@ from agent.bedrock.stream import (
     ToolUseBlock,
     assistant_message,
 )
+from agent.caller import ModelCaller
 from agent.conversations import Conversation
 from agent.errors import TabletalkError
 from agent.events import (
     AskUser,
     Chip,
     ChipProposed,
+    Notice,
     StepStarted,
     TextDelta,
     ToolCallFinished,
@@ -40,8 +43,10 @@ from agent.events import (
 )
 from agent.permissions import PermissionGate, PermissionRequest, denial_message
 from agent.search.searcher import ToolSearcher
-from agent.stores.base import Store
+from agent.tool_results import capped_result, compact_tool_results
+from agent.tools.base import ToolContext
 from agent.toolset import Toolset
+from catalog import Effect
 
 STOPPED_TEXT = "(Stopped by the user.)"
 
@@ -50,7 +55,7 @@ STOPPED_TEXT = "(Stopped by the user.)"
 class ToolOutcome:
     """What one toolUse produced, ready to go back as a toolResult block."""
 
-    status: str
+    status: Literal["success", "error"]
     result: dict[str, Any] | None = None
     text: str | None = None
 
@@ -93,13 +98,13 @@ class TurnRunner:
     def __init__(
         self,
         *,
-        caller: Any,
+        caller: ModelCaller,
         toolset: Toolset,
         active: ActiveSet,
         searcher: ToolSearcher,
         gate: PermissionGate,
         conversation: Conversation,
-        context: Any,
+        context: ToolContext,
         system: list[dict[str, Any]],
         step_limit: int,
         on_event: Callable[[TurnEvent], None],
@@ -121,6 +126,7 @@ class TurnRunner:
         self.usage = Usage()
         self.record = TurnRecord()
         self._dirty = False
+        self._compacted = False
 
     def run(self, user_content: list[dict[str, Any]]) -> TurnEnded:
         """Run the turn to its end; Bedrock errors end it with reason "error", never raise."""
@@ -134,14 +140,17 @@ class TurnRunner:
             try:
                 text, tool_uses, stop_reason = self._model_step(step)
             except StepCancelled as cancelled:
-                partial = getattr(cancelled, "partial_text", "") or ""
+                partial = cancelled.partial_text
                 self.conversation.append_assistant(
                     {"content": [{"text": (partial + "\n\n" if partial else "") + STOPPED_TEXT}]}
                 )
                 self._dirty = True
                 return self._end("stopped", partial, step)
             except TabletalkError as exc:
-                return self._end("error", text, step, error=exc.message, fix=exc.fix)
+                kind = getattr(exc, "kind", None)
+                return self._end(
+                    "error", text, step, error=exc.message, fix=exc.fix, error_kind=kind
+                )
             if not tool_uses:
                 reason = {"end_turn": "end_turn", "max_tokens": "max_tokens"}.get(stop_reason)
                 if reason is None and stop_reason == "stop_sequence":
@@ -165,6 +174,25 @@ class TurnRunner:
         self.emit(StepStarted(step, names))
         self.record.start_step(step, names)
         tools = [self.toolset.spec(name) for name in names]
+        try:
+            return self._call_model(tools)
+        except BedrockCallError as exc:
+            if exc.kind != "too_long" or self._compacted:
+                raise
+            replaced = compact_tool_results(self.conversation.messages)
+            if not replaced:
+                raise
+        self._compacted = True
+        self.save()
+        self.emit(
+            Notice(
+                f"The conversation was too long for the model: {replaced} earlier tool "
+                f"result(s) were replaced by a short note and the request was sent again."
+            )
+        )
+        return self._call_model(tools)
+
+    def _call_model(self, tools: list[dict[str, Any]]) -> tuple[str, list[ToolUseBlock], str]:
         text_parts: list[str] = []
         tool_uses: list[ToolUseBlock] = []
         end: StepEnd | None = None
@@ -184,9 +212,8 @@ class TurnRunner:
                     tool_uses.append(event)
                 elif isinstance(event, StepEnd):
                     end = event
-        except StepCancelled as cancelled:
-            cancelled.partial_text = "".join(text_parts)  # type: ignore[attr-defined]
-            raise
+        except StepCancelled:
+            raise StepCancelled("".join(text_parts)) from None
         if end is None:  # a stream that ended without messageStop: keep what came, validly
             message = assistant_message("".join(text_parts), tool_uses)
             end = StepEnd("tool_use" if tool_uses else "other", Usage(), message)
@@ -201,7 +228,7 @@ class TurnRunner:
 
     def _run_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
         """Answer every toolUse (in order) in one user message; return an ask, if any."""
-        with _interrupt_on_cancel(self.cancel, self.context.store):
+        with _interrupt_on_cancel(self.cancel, self.context):
             return self._answer_tools(tool_uses)
 
     def _answer_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
@@ -219,16 +246,7 @@ class TurnRunner:
             )
             blocks.append(outcome.block(use.tool_use_id))
             if outcome.status == "success" and outcome.result:
-                chip = outcome.result.get("chip")
-                if isinstance(chip, dict):
-                    self.emit(
-                        ChipProposed(Chip(str(chip.get("label", "")), dict(chip.get("action", {}))))
-                    )
-                if use.name == "ask":
-                    asked = AskUser(
-                        str(outcome.result.get("question", "")),
-                        tuple(str(c) for c in outcome.result.get("choices", []) or ()),
-                    )
+                asked = self._apply_effects(use.name, outcome.result) or asked
         self.conversation.append_user(blocks)
         self.conversation.discovered = list(self.active.discovered)
         self.conversation.granted = sorted(self.gate.granted)
@@ -236,32 +254,26 @@ class TurnRunner:
         self._dirty = False
         return asked
 
+    def _apply_effects(self, name: str, result: dict[str, Any]) -> AskUser | None:
+        """What a successful call does to the turn, as its row declares: a chip, an ask."""
+        effects = self.toolset.effects(name)
+        chip = result.get("chip")
+        if Effect.PROPOSES_CHIP in effects and isinstance(chip, dict):
+            self.emit(ChipProposed(Chip(str(chip.get("label", "")), dict(chip.get("action", {})))))
+        if Effect.ENDS_TURN in effects:
+            return AskUser(
+                str(result.get("question", "")),
+                tuple(str(c) for c in result.get("choices", []) or ()),
+            )
+        return None
+
     def _execute(self, use: ToolUseBlock) -> ToolOutcome:
-        if use.name not in self.active:
-            return ToolOutcome("error", text=self.active.unavailable_text(use.name))
-        if use.input is None:
-            return ToolOutcome(
-                "error",
-                {
-                    "error": f"The input for {use.name} was not valid JSON ({use.error}).",
-                    "fix": f"Call {use.name} again with a JSON object that matches its input schema.",
-                },
-            )
-        if use.name == "searchTools" and self.searcher.over_budget():
-            return ToolOutcome("error", self.searcher.search(""))
-        row = self.toolset.row(use.name)
-        if self.toolset.is_gated(use.name) and row is not None:
-            request = PermissionRequest(
-                use.name, use.input, self.gate.mode, self.conversation.id, row.access.value
-            )
-            try:
-                verdict = self.gate.check(request)
-            except TabletalkError as exc:  # e.g. the audit log cannot be written: fail closed
-                return ToolOutcome("error", {"error": exc.message, "fix": exc.fix or ""})
-            if not verdict.allowed:
-                return ToolOutcome("error", denial_message(request, verdict))
+        for check in PRE_CALL_CHECKS:
+            refused = check(self, use)
+            if refused is not None:
+                return refused
         status, result = self.toolset.run(self.context, use.name, use.input)
-        return ToolOutcome(status, _json_safe(result))
+        return ToolOutcome(status, capped_result(result))
 
     def _end(self, reason: str, text: str, steps: int, **extra: Any) -> TurnEnded:
         if self._dirty:
@@ -272,10 +284,66 @@ class TurnRunner:
         return ended
 
 
+PreCallCheck = Callable[[TurnRunner, ToolUseBlock], ToolOutcome | None]
+"""Runs before a tool: None lets the call go on, an outcome answers it instead."""
+
+
+def check_active(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | None:
+    """Only tools in the active set may run; the answer names how to find the others."""
+    if use.name in runner.active:
+        return None
+    return ToolOutcome("error", text=runner.active.unavailable_text(use.name))
+
+
+def check_input_parsed(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | None:
+    """The input must have been valid JSON."""
+    if use.input is not None:
+        return None
+    return ToolOutcome(
+        "error",
+        {
+            "error": f"The input for {use.name} was not valid JSON ({use.error}).",
+            "fix": f"Call {use.name} again with a JSON object that matches its input schema.",
+        },
+    )
+
+
+def check_search_budget(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | None:
+    """A tool finder over this turn's budget answers with the budget message, unrun."""
+    if Effect.FINDS_TOOLS in runner.toolset.effects(use.name) and runner.searcher.over_budget():
+        return ToolOutcome("error", runner.searcher.search(""))
+    return None
+
+
+def check_permission(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | None:
+    """A gated tool passes the permission gate (audit-logged; a failing log fails closed)."""
+    row = runner.toolset.row(use.name)
+    if row is None or not runner.toolset.is_gated(use.name):
+        return None
+    request = PermissionRequest(
+        use.name, use.input or {}, runner.gate.mode, runner.conversation.id, row.access.value
+    )
+    try:
+        verdict = runner.gate.check(request)
+    except TabletalkError as exc:  # e.g. the audit log cannot be written: fail closed
+        return ToolOutcome("error", {"error": exc.message, "fix": exc.fix or ""})
+    if not verdict.allowed:
+        return ToolOutcome("error", denial_message(request, verdict))
+    return None
+
+
+PRE_CALL_CHECKS: tuple[PreCallCheck, ...] = (
+    check_active,
+    check_input_parsed,
+    check_search_budget,
+    check_permission,
+)
+
+
 @contextlib.contextmanager
-def _interrupt_on_cancel(cancel: threading.Event, store: Store) -> Iterator[None]:
+def _interrupt_on_cancel(cancel: threading.Event, context: ToolContext) -> Iterator[None]:
     """While tools run, Stop also interrupts a running store read (a slow query)."""
-    interrupt = store.interrupt
+    interrupt = context.store.interrupt
     finished = threading.Event()
 
     def watch() -> None:
@@ -293,7 +361,3 @@ def _interrupt_on_cancel(cancel: threading.Event, store: Store) -> Iterator[None
     finally:
         finished.set()
 
-
-def _json_safe(result: dict[str, Any]) -> dict[str, Any]:
-    """Round-trip through JSON so a result never carries objects Converse cannot send."""
-    return json.loads(json.dumps(result, default=str))

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -16,8 +15,8 @@ from agent import paths
 from agent.active_set import ActiveSet
 from agent.attachments import Attachment, AttachmentSet
 from agent.bedrock.caching import CachePointMemory
-from agent.bedrock.client import make_client, resolve_model
-from agent.bedrock.converse import ModelCaller
+from agent.bedrock.models import DEFAULT_ALIAS, check_model, configured_region, resolve_model
+from agent.caller import ModelCaller
 from agent.config import Settings
 from agent.conversations import (
     Conversation,
@@ -38,15 +37,13 @@ from agent.stores.base import Store
 from agent.stores.open import identity_db, same_db
 from agent.tools.base import ToolContext
 from agent.toolset import Toolset
+from agent.transcript import ATTACHED_PREFIX, display_items
 from agent.ui_port import HeadlessUi, UiPort
 
 if TYPE_CHECKING:
+    from agent.bedrock.converse import BedrockCaller
     from agent.mcp_client.sources import McpSources
 
-
-ATTACHED_PREFIX = "[Attached files: "
-STAGING_TOOLS = frozenset({"stageItem", "bulkEdit"})
-REVIEW_CHIP = {"label": "Review staged changes", "action": {"kind": "openStagingPanel"}}
 
 
 def build_toolset(settings: Settings, sources: McpSources | None = None) -> Toolset:
@@ -87,6 +84,15 @@ def conversation_db(conversation_id: str | None, db: str | None, *, explicit: bo
     return own
 
 
+def session_model(settings: Settings) -> tuple[str | None, str]:
+    """(region, model id) for a session: the configured region (None when there is none) and
+    the model setting resolved for it; with no `model` set, the default alias resolves per
+    region (the field's default value names only its US profile)."""
+    region = configured_region(settings.profile, settings.region)
+    name = settings.model if "model" in settings.model_fields_set else DEFAULT_ALIAS
+    return region, resolve_model(name, region)
+
+
 def list_conversations() -> list[ConversationSummary]:
     """Saved conversations, newest first."""
     return ConversationStore().list()
@@ -105,7 +111,10 @@ class ChatSession:
         prompter: Prompter | None = None,
         toolset: Toolset | None = None,
         conversations: ConversationStore | None = None,
+        caller: ModelCaller | None = None,
     ) -> None:
+        """`caller` replaces the Bedrock caller (tests, benchmarks); by default one is made
+        from the settings' profile, region, model and streaming choice."""
         self.settings = settings
         self.store = store
         self.conversation = conversation
@@ -126,8 +135,9 @@ class ChatSession:
         self.staging = StagingArea(store)
         self.specs = SpecBook(paths.data_dir() / "specs.sqlite", store.identity)
         self.attachments = AttachmentSet.from_list(conversation.attachments)
-        self.model_id = resolve_model(settings.model)
-        self._caller: ModelCaller | None = None
+        self.region, self.model_id = session_model(settings)
+        self._given_caller = caller
+        self._caller: BedrockCaller | None = None
         self._caller_key: tuple[str, bool] | None = None
         self._memory = CachePointMemory(paths.state_dir() / "cache_points.json")
         self.last_record: TurnRecord | None = None
@@ -143,6 +153,7 @@ class ChatSession:
         ui: UiPort | None = None,
         prompter: Prompter | None = None,
         toolset: Toolset | None = None,
+        caller: ModelCaller | None = None,
     ) -> ChatSession:
         """Continue a saved conversation, or start a new one.
 
@@ -153,7 +164,7 @@ class ChatSession:
             conversation = conversations.load(conversation_id)
         else:
             conversation = Conversation(
-                new_conversation_id(), store.identity, resolve_model(settings.model)
+                new_conversation_id(), store.identity, session_model(settings)[1]
             )
         return cls(
             settings,
@@ -163,6 +174,7 @@ class ChatSession:
             prompter=prompter,
             toolset=toolset,
             conversations=conversations,
+            caller=caller,
         )
 
     @property
@@ -188,17 +200,24 @@ class ChatSession:
         return attachment
 
     def _model_caller(self, notice: Callable[[str], None]) -> ModelCaller:
+        if self._given_caller is not None:
+            return self._given_caller
         key = (self.model_id, self.settings.streaming)
         if self._caller is None or self._caller_key != key:
+            from agent.bedrock.client import make_client  # boto3 loads here, not at start-up
+            from agent.bedrock.converse import BedrockCaller
+
             client = make_client(self.settings.profile, self.settings.region)
-            self._caller = ModelCaller(
+            region = client.meta.region_name
+            check_model(self.model_id, region)
+            self._caller = BedrockCaller(
                 client,
                 self.model_id,
                 streaming=self.settings.streaming,
                 memory=self._memory,
                 notice=notice,
                 profile=self.settings.profile,
-                region=self.settings.region,
+                region=region,
             )
             self._caller_key = key
         self._caller.notice = notice
@@ -217,6 +236,10 @@ class ChatSession:
             added = [self.attach(path) for path in attachments]
             content: list[dict[str, Any]] = [{"text": text}]
             if added:
+                message, block = self.conversation.next_user_block()
+                self.conversation.attached.append(
+                    {"message": message, "block": block, "names": [a.name for a in added]}
+                )
                 listing = "; ".join(
                     f"{a.name} (id {a.id}, {a.kind}, {a.size} bytes)" for a in added
                 )
@@ -232,6 +255,7 @@ class ChatSession:
                 conversation_id=self.conversation.id,
                 origin=f"chat:{self.conversation.id}",
                 search=self.searcher,
+                gate=self.gate,
             )
             runner = TurnRunner(
                 caller=self._model_caller(lambda message: on_event(Notice(message))),
@@ -248,7 +272,22 @@ class ChatSession:
                 cancel=cancel,
             )
             self.last_record = runner.record
-            return runner.run(content)
+            mark = self.conversation.mark()
+            ended = runner.run(content)
+            if ended.reason == "error" and self.conversation.unsend(mark):
+                self._forget_unanswered()
+            return ended
+
+    def _forget_unanswered(self) -> None:
+        """A turn failed before any answer: it is not kept (an empty conversation's file goes),
+        so failed attempts do not pile up as one-message conversations."""
+        try:
+            if self.conversation.messages:
+                self.conversations.save(self.conversation)
+            else:
+                self.conversations.delete(self.conversation.id)
+        except TabletalkError:  # the turn's own error is the one to report; the file stays
+            pass
 
     def user_messages(self) -> list[tuple[int, str]]:
         """(message index, text) of the user's typed messages, for rewind."""
@@ -262,55 +301,5 @@ class ChatSession:
             return text
 
     def display_items(self) -> list[dict[str, Any]]:
-        """The conversation as the chat shows it: texts (user texts with their attachment
-        names), tool calls with results, chips, and a review chip after a turn that staged."""
-        items: list[dict[str, Any]] = []
-        pending: dict[str, dict[str, Any]] = {}
-        staged_this_turn = False
-
-        def end_turn() -> None:
-            nonlocal staged_this_turn
-            if staged_this_turn:
-                items.append({"chip": dict(REVIEW_CHIP)})
-            staged_this_turn = False
-
-        for message in self.conversation.messages:
-            for block in message["content"]:
-                if "text" in block and message["role"] == "assistant":
-                    items.append({"role": "assistant", "text": block["text"]})
-                elif "text" in block and block["text"].startswith(ATTACHED_PREFIX):
-                    names = re.findall(
-                        r"(?:^|; )(.+?) \(id ", block["text"][len(ATTACHED_PREFIX) :]
-                    )
-                    if items and items[-1].get("role") == "user":
-                        items[-1]["attachments"] = names
-                elif "text" in block:
-                    end_turn()
-                    items.append({"role": "user", "text": block["text"]})
-                elif "toolUse" in block:
-                    use = block["toolUse"]
-                    item = {
-                        "tool": use["name"],
-                        "input": use.get("input", {}),
-                        "status": None,
-                        "result": None,
-                    }
-                    pending[use["toolUseId"]] = item
-                    items.append(item)
-                elif "toolResult" in block:
-                    result = block["toolResult"]
-                    item = pending.pop(result["toolUseId"], None)
-                    if item is None:
-                        continue
-                    item["status"] = result.get("status", "success")
-                    content = result.get("content") or [{}]
-                    item["result"] = content[0].get("json", {"text": content[0].get("text")})
-                    if item["status"] != "success":
-                        continue
-                    if item["tool"] in STAGING_TOOLS:
-                        staged_this_turn = True
-                    chip = (item["result"] or {}).get("chip")
-                    if isinstance(chip, dict):
-                        items.append({"chip": chip})
-        end_turn()
-        return items
+        """The conversation as the chat shows it (see `agent.transcript`)."""
+        return display_items(self.conversation.messages, self.conversation.attached)

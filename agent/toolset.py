@@ -1,7 +1,8 @@
 """The effective catalog of a session: catalog rows after user overrides, plus external tools.
 
 Every list the loop needs (inline, discoverable, gated, the search tool's description) is
-derived here from the effective rows, exactly as `catalog` derives them from its own.
+derived here from the effective rows, exactly as `catalog` derives them from its own. Built-in
+and external (MCP) tools are both a `Tool`: a row, a toolSpec and a run function.
 """
 
 from __future__ import annotations
@@ -10,15 +11,16 @@ import dataclasses
 import fnmatch
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import catalog
+from agent.tools.base import ToolContext
 from agent.tools.registry import run_tool, tool_spec
-from catalog import Tier, ToolRow, Visibility
+from catalog import Effect, Tier, ToolRow, Visibility
 
-RunResult = tuple[str, dict[str, Any]]
-Runner = Callable[[Any, dict[str, Any] | None], RunResult]
-LOOP_TOOLS = frozenset({"searchTools", "ask"})
+RunResult = tuple[Literal["success", "error"], dict[str, Any]]
+Runner = Callable[[ToolContext, dict[str, Any] | None], RunResult]
+LOOP_TOOLS = catalog.loop_names()
 
 
 @functools.lru_cache(maxsize=256)
@@ -37,7 +39,7 @@ def apply_overrides(
     """Rows with the user's split applied: `always_loaded` wins over `discoverable`."""
     result = []
     for row in rows:
-        if row.name in LOOP_TOOLS:
+        if row.effects & {Effect.FINDS_TOOLS, Effect.ENDS_TURN}:
             result.append(row)
         elif _matches(row.name, always_loaded):
             result.append(dataclasses.replace(row, visibility=Visibility.INLINE))
@@ -48,13 +50,48 @@ def apply_overrides(
     return tuple(result)
 
 
+class Tool(Protocol):
+    """One callable tool, built-in or external: what it is, and how to run it."""
+
+    row: ToolRow
+
+    def spec(self, description: str) -> dict[str, Any]: ...
+
+    def run(self, ctx: ToolContext, raw_input: dict[str, Any] | None) -> RunResult: ...
+
+
+@dataclasses.dataclass
+class BuiltinTool:
+    """A tool implemented in `agent.tools` (validated with its pydantic model)."""
+
+    row: ToolRow
+
+    def spec(self, description: str) -> dict[str, Any]:
+        return _builtin_spec(self.row.name, description)
+
+    def run(self, ctx: ToolContext, raw_input: dict[str, Any] | None) -> RunResult:
+        return run_tool(ctx, self.row.name, raw_input)
+
+
 @dataclasses.dataclass
 class ExternalTool:
-    """A tool from outside the built-in catalog (an MCP server): its row, spec and runner."""
+    """A tool from outside the built-in catalog (an MCP server): its row, schema and runner."""
 
     row: ToolRow
     input_schema: dict[str, Any]
-    run: Runner
+    runner: Runner
+
+    def spec(self, description: str) -> dict[str, Any]:
+        return {
+            "toolSpec": {
+                "name": self.row.name,
+                "description": description,
+                "inputSchema": {"json": self.input_schema},
+            }
+        }
+
+    def run(self, ctx: ToolContext, raw_input: dict[str, Any] | None) -> RunResult:
+        return self.runner(ctx, raw_input)
 
 
 class Toolset:
@@ -68,6 +105,9 @@ class Toolset:
         self.rows = tuple(rows)
         self.external = dict(external or {})
         self._by_name = {row.name: row for row in self.rows}
+        self._tools: dict[str, Tool] = {
+            row.name: self.external.get(row.name) or BuiltinTool(row) for row in self.rows
+        }
         self._specs: dict[str, dict[str, Any]] = {}
 
     @classmethod
@@ -97,28 +137,23 @@ class Toolset:
         row = self._by_name.get(name)
         return row is not None and row.tier is Tier.GATED
 
+    def effects(self, name: str) -> frozenset[Effect]:
+        """What a successful call of `name` does to the turn (none for an unknown name)."""
+        row = self._by_name.get(name)
+        return row.effects if row is not None else frozenset()
+
     def description(self, name: str) -> str:
-        if name == "searchTools":
-            return catalog.search_description(self.rows)
-        return self._by_name[name].description
+        return catalog.description(self._by_name[name], self.rows)
 
     def spec(self, name: str) -> dict[str, Any]:
         """The Bedrock toolSpec of a tool (built once per toolset)."""
         if name not in self._specs:
-            if name in self.external:
-                self._specs[name] = {
-                    "toolSpec": {
-                        "name": name,
-                        "description": self.description(name),
-                        "inputSchema": {"json": self.external[name].input_schema},
-                    }
-                }
-            else:
-                self._specs[name] = _builtin_spec(name, self.description(name))
+            self._specs[name] = self._tools[name].spec(self.description(name))
         return self._specs[name]
 
-    def run(self, ctx: Any, name: str, raw_input: dict[str, Any] | None) -> RunResult:
+    def run(self, ctx: ToolContext, name: str, raw_input: dict[str, Any] | None) -> RunResult:
         """Run a tool (built-in or external); never raises."""
-        if name in self.external:
-            return self.external[name].run(ctx, raw_input)
-        return run_tool(ctx, name, raw_input)
+        tool = self._tools.get(name)
+        if tool is None:
+            return run_tool(ctx, name, raw_input)  # answers "unknown tool" with the fix
+        return tool.run(ctx, raw_input)

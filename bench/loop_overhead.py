@@ -21,42 +21,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.bedrock.stream import StepEnd, ToolUseBlock  # noqa: E402
 from agent.config import Settings  # noqa: E402
-from agent.events import Usage  # noqa: E402
 from agent.session import ChatSession  # noqa: E402
 from agent.stores.demo import build_demo_db  # noqa: E402
 from agent.stores.open import open_store  # noqa: E402
-
-
-class ReplayCaller:
-    """Answers each step with one listTables call, then a final text."""
-
-    def __init__(self, steps: int) -> None:
-        self.steps = steps
-        self.count = 0
-        self.notice = None
-
-    def step(self, system, messages, tools, inline_count=0, cancel=None):  # noqa: ANN001, ANN201
-        self.count += 1
-        if self.count < self.steps:
-            use = {"toolUseId": f"t{self.count}", "name": "listTables", "input": {}}
-            yield ToolUseBlock(f"t{self.count}", "listTables", {}, "{}", None)
-            yield StepEnd(
-                "tool_use", Usage(10, 5), {"role": "assistant", "content": [{"toolUse": use}]}
-            )
-        else:
-            yield StepEnd(
-                "end_turn", Usage(10, 5), {"role": "assistant", "content": [{"text": "done"}]}
-            )
+from tests.support.replay import repeating  # noqa: E402
 
 
 def run_replay(db: Path, steps: int, turns: int) -> list[float]:
     per_step = []
     for _ in range(turns):
-        session = ChatSession.open(Settings(), open_store(db))
-        caller = ReplayCaller(steps)
-        session._caller, session._caller_key = caller, (session.model_id, True)  # noqa: SLF001
+        session = ChatSession.open(Settings(), open_store(db), caller=repeating(steps))
         start = time.perf_counter()
         ended = session.run_turn("bench")
         elapsed = time.perf_counter() - start

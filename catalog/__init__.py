@@ -7,35 +7,44 @@ from __future__ import annotations
 
 from catalog.derived import (
     MCP_LEVEL_ORDER,
+    description,
     discoverable_rows,
+    effect_names,
     export_names,
     gated_names,
     inline_rows,
+    loop_names,
     mcp_names,
     names,
     row_by_name,
     search_description,
     silent_names,
+    staging_names,
     write_names,
 )
-from catalog.rows import ROWS, Access, McpLevel, Tier, ToolRow, Visibility
+from catalog.rows import ROWS, Access, Effect, McpLevel, Tier, ToolRow, Visibility
 
 __all__ = [
     "MCP_LEVEL_ORDER",
     "ROWS",
     "Access",
+    "Effect",
     "McpLevel",
     "Tier",
     "ToolRow",
     "Visibility",
+    "description",
     "discoverable_rows",
+    "effect_names",
     "export_names",
     "gated_names",
     "inline_rows",
+    "loop_names",
     "mcp_names",
     "names",
     "row_by_name",
     "search_description",
     "silent_names",
+    "staging_names",
     "write_names",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from catalog.rows import ROWS, Access, McpLevel, Tier, ToolRow, Visibility
+from catalog.rows import ROWS, Access, Effect, McpLevel, Tier, ToolRow, Visibility
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -56,12 +56,39 @@ def mcp_names(level: McpLevel | str, rows: Iterable[ToolRow] = ROWS) -> tuple[st
     return tuple(row.name for row in rows if row.mcp in allowed)
 
 
+def effect_names(effect: Effect, rows: Iterable[ToolRow] = ROWS) -> frozenset[str]:
+    """Tools whose calls have `effect` on the turn."""
+    return frozenset(row.name for row in rows if effect in row.effects)
+
+
+def loop_names(rows: Iterable[ToolRow] = ROWS) -> frozenset[str]:
+    """The agent loop's own tools (find tools, ask): never overridden, never searched for."""
+    return frozenset(
+        row.name for row in rows if row.effects & {Effect.FINDS_TOOLS, Effect.ENDS_TURN}
+    )
+
+
+def staging_names(rows: Iterable[ToolRow] = ROWS) -> frozenset[str]:
+    """Tools that stage changes (a review chip follows a turn that used one)."""
+    return effect_names(Effect.STAGES, rows)
+
+
 def search_description(rows: Iterable[ToolRow] = ROWS) -> str:
     """The searchTools description: what it does plus every discoverable tool by name."""
     rows = tuple(rows)
-    base = next((row.description for row in rows if row.name == "searchTools"), "")
+    finder = next((row for row in rows if Effect.FINDS_TOOLS in row.effects), None)
+    return description(finder, rows) if finder is not None else ""
+
+
+def description(row: ToolRow, rows: Iterable[ToolRow] = ROWS) -> str:
+    """What the model reads for `row`: a tool finder's description also lists every
+    discoverable tool of `rows` by name."""
+    if Effect.FINDS_TOOLS not in row.effects:
+        return row.description
     listed = ", ".join(names(discoverable_rows(rows)))
-    return f"{base} Tools you can find this way: {listed}." if listed else base
+    return (
+        f"{row.description} Tools you can find this way: {listed}." if listed else row.description
+    )
 
 
 def row_by_name(rows: Iterable[ToolRow] = ROWS) -> dict[str, ToolRow]:

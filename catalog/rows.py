@@ -41,6 +41,15 @@ class McpLevel(StrEnum):
     NONE = "none"
 
 
+class Effect(StrEnum):
+    """What a successful call does to the turn (declared here, so the loop never matches names)."""
+
+    FINDS_TOOLS = "finds_tools"  # adds tools to the active set; budgeted; lists what it can find
+    ENDS_TURN = "ends_turn"  # the turn ends until the user answers (ask)
+    PROPOSES_CHIP = "proposes_chip"  # the result's chip becomes a button in the chat
+    STAGES = "stages"  # stages changes: the turn ends with a "review staged changes" chip
+
+
 @dataclass(frozen=True)
 class ToolRow:
     """A tool's catalog identity: what the model sees and how the app treats it."""
@@ -52,6 +61,7 @@ class ToolRow:
     access: Access
     mcp: McpLevel
     keywords: tuple[str, ...] = field(default=())
+    effects: frozenset[Effect] = field(default=frozenset())
 
     def to_dict(self) -> dict[str, object]:
         """The row as plain JSON-ready data (enums as their values)."""
@@ -60,6 +70,7 @@ class ToolRow:
             if isinstance(value, Enum):
                 data[key] = value.value
         data["keywords"] = list(self.keywords)
+        data["effects"] = sorted(effect.value for effect in self.effects)
         return data
 
 
@@ -75,6 +86,7 @@ ROWS: tuple[ToolRow, ...] = (
         Access.AGENT,
         McpLevel.NONE,
         ("find tool", "capability", "discover", "more tools"),
+        frozenset({Effect.FINDS_TOOLS}),
     ),
     ToolRow(
         "ask",
@@ -84,6 +96,7 @@ ROWS: tuple[ToolRow, ...] = (
         Access.AGENT,
         McpLevel.NONE,
         ("clarify", "question", "confirm", "which one"),
+        frozenset({Effect.ENDS_TURN}),
     ),
     ToolRow(
         "getCurrentTime",
@@ -193,6 +206,7 @@ ROWS: tuple[ToolRow, ...] = (
         Access.PROPOSE,
         McpLevel.NONE,
         ("suggest", "show", "view", "chip", "button"),
+        frozenset({Effect.PROPOSES_CHIP}),
     ),
     ToolRow(
         "proposeJoinedView",
@@ -202,6 +216,7 @@ ROWS: tuple[ToolRow, ...] = (
         Access.PROPOSE,
         McpLevel.NONE,
         ("join", "combine", "related", "merge tables", "lookup across"),
+        frozenset({Effect.PROPOSES_CHIP}),
     ),
     ToolRow(
         "stageItem",
@@ -211,6 +226,7 @@ ROWS: tuple[ToolRow, ...] = (
         Access.WRITE,
         McpLevel.STAGE,
         ("edit", "change", "update", "insert", "add", "delete", "remove", "modify", "set", "write"),
+        frozenset({Effect.STAGES}),
     ),
     ToolRow(
         "bulkEdit",
@@ -220,6 +236,7 @@ ROWS: tuple[ToolRow, ...] = (
         Access.WRITE,
         McpLevel.STAGE,
         ("bulk", "mass update", "all rows", "batch", "every", "mark all"),
+        frozenset({Effect.STAGES}),
     ),
     ToolRow(
         "sampleValues",

@@ -5,31 +5,58 @@ A mixin of TabletalkApp, kept apart so the app module stays about wiring and sta
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
 
+from textual.app import App
 from textual.widgets import TabbedContent
 
 from agent.permissions import MODES
 from tui.widgets.table_tab import TableTab
 
+if TYPE_CHECKING:
+    from tui.widgets.chat import ChatPanel
+    from tui.widgets.status_bar import StatusBar
 
-class AppActions:
+
+if TYPE_CHECKING:
+    _Base = App[int]
+else:
+    _Base = object
+
+
+class AppActions(_Base):
     """`action_*` methods and the setters they share; `self` is the TabletalkApp."""
 
-    chat: Any
-    screen: Any
     session: Any
     settings: Any
-    status: Any
     store: Any
-    size: Any
+    staging_watch: Any
     mcp_serving: Any
     _sidebar_width: Any
+
+    if TYPE_CHECKING:  # provided by TabletalkApp
+
+        @property
+        def chat(self) -> ChatPanel: ...
+
+        @property
+        def status(self) -> StatusBar: ...
+
+        def open_session(self, conversation_id: str | None) -> Any: ...
+
+        def show_usage(self, usage: Any) -> None: ...
+
+        def open_table(self, table: str) -> Awaitable[str]: ...
+
+        def open_staging_panel(self) -> Awaitable[str]: ...
+
+        async def run_action_safely(self, job: Any) -> None: ...
 
     async def action_quit(self) -> None:
         """Quit; a running turn is cancelled first so its thread ends with the app."""
         self.chat.stop()
-        self.exit()  # type: ignore[attr-defined]
+        self.exit()
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
@@ -51,6 +78,18 @@ class AppActions:
             chat.styles.width = None
             self.screen.add_class("-chat-full")
             chat.composer.focus()
+
+    def action_focus_latest(self, kind: str) -> None:
+        """ctrl+g / alt+t: the keyboard to the newest chip (or tool row); again: the one before."""
+        self.chat.focus_latest(kind)
+
+    def action_focus_filter(self) -> None:
+        """The active table tab's filter box (palette; `/` in a table does the same)."""
+        pane = self.query_one("#tabs", TabbedContent).active_pane
+        if isinstance(pane, TableTab):
+            pane.action_focus_filter()
+        else:
+            self.notify("Open a table tab first (ctrl+t).", severity="warning", timeout=2)
 
     def action_switch_focus(self) -> None:
         """F3: from the composer to the active tab's rows (or list), and back."""
@@ -118,9 +157,28 @@ class AppActions:
         from agent.bedrock.client import MODELS
         from tui.screens.picker import PickerScreen
 
-        options = [(model_id, f"{alias:14} {model_id}") for alias, model_id in MODELS.items()]
+        current = self.session.model_id if self.session is not None else self.settings.model
+        choices = dict(MODELS)
+        if current and current not in choices.values():  # a model id from the config
+            choices["(config)"] = current
+        options = [
+            (model_id, f"{'●' if model_id == current else ' '} {alias:14} {model_id}")
+            for alias, model_id in choices.items()
+        ]
+        ids = [model_id for model_id, _ in options]
+
+        def chosen(model: str | None) -> None:
+            if model:
+                self.set_model(model)
+
         self.push_screen(
-            PickerScreen("Model", options), lambda chosen: chosen and self.set_model(chosen)
+            PickerScreen(
+                "Model",
+                options,
+                help_text="● marks the model in use.",
+                highlighted=ids.index(current) if current in ids else None,
+            ),
+            chosen,
         )
 
     def action_pick_table(self) -> None:
@@ -133,6 +191,51 @@ class AppActions:
                 await self.run_action_safely(self.open_table(table))
 
         self.push_screen(PickerScreen("Open table", options), chosen)
+
+    def action_history(self) -> None:
+        """Commit history (F9): pick a commit to revert (staged for review)."""
+        from agent.errors import TabletalkError
+        from tui.screens.confirm import ConfirmScreen
+        from tui.screens.history import HistoryScreen
+
+        area = self.staging_watch.area
+        try:
+            entries = area.history()
+        except TabletalkError as exc:
+            self.notify(exc.render(), title=exc.title, severity="error", markup=False)
+            return
+
+        def revert(commit_id: str | None) -> None:
+            if commit_id is None:
+                return
+            entry = next(e for e in entries if e.id == commit_id)
+            question = (
+                f"Stage {entry.changes:,} change(s) that undo commit {entry.id} "
+                f"({', '.join(entry.tables)})? You review and commit them in the staging panel; "
+                "rows changed since the commit show as conflicts."
+            )
+
+            def confirmed(yes: bool | None) -> None:
+                if not yes:
+                    return
+                try:
+                    staged = area.revert(commit_id)
+                except TabletalkError as exc:
+                    self.notify(exc.render(), title=exc.title, severity="error", markup=False)
+                    return
+                self.staging_watch.refresh_now()
+                self.notify(
+                    f"Staged {len(staged):,} change(s) undoing commit {commit_id}; review them, "
+                    "then Commit.",
+                    markup=False,
+                )
+                self.run_worker(self.open_staging_panel())
+
+            self.push_screen(
+                ConfirmScreen("Revert commit", question, yes="Stage revert"), confirmed
+            )
+
+        self.push_screen(HistoryScreen(entries), revert)
 
     def action_mcp_panel(self) -> None:
         """The MCP server panel: serve this store to other agents, manage their tokens."""
@@ -151,7 +254,11 @@ class AppActions:
     def action_attach(self) -> None:
         from tui.screens.attach import AttachScreen
 
-        self.push_screen(AttachScreen(), lambda path: path and self.chat.attach(path))
+        def chosen(path: str | None) -> None:
+            if path:
+                self.chat.attach(path)
+
+        self.push_screen(AttachScreen(), chosen)
 
     def action_new_chat(self) -> None:
         if self.chat.busy:
@@ -163,12 +270,12 @@ class AppActions:
         self.open_session(None)
 
     def action_conversations(self) -> None:
-        from tui.screens.conversations import pick_conversation
+        from tui.controllers.conversations import pick_conversation
 
         pick_conversation(self)
 
     def action_rewind(self) -> None:
-        from tui.screens.rewind import pick_rewind
+        from tui.controllers.rewind import pick_rewind
 
         pick_rewind(self)
 

@@ -6,7 +6,9 @@ Every method runs on the loop's worker thread and hops to the app's thread with
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, cast
 
 from agent.permissions import Decision, PermissionRequest
 
@@ -21,16 +23,21 @@ class AppBridge:
         self.app = app
 
     def open_table(self, table: str, query: str | None = None) -> str:
-        return self.app.call_from_thread(self.app.open_table, table, query, focus=False)
+        return self._on_app(partial(self.app.open_table, table, query, focus=False))
 
     def open_joined_view(self, spec: dict[str, Any]) -> str:
-        return self.app.call_from_thread(self.app.open_joined_view, spec, focus=False)
+        return self._on_app(partial(self.app.open_joined_view, spec, focus=False))
 
     def open_saved_spec(self, spec: dict[str, Any]) -> str:
-        return self.app.call_from_thread(self.app.open_saved_spec, spec, focus=False)
+        return self._on_app(partial(self.app.open_saved_spec, spec, focus=False))
 
     def open_staging_panel(self) -> str:
-        return self.app.call_from_thread(self.app.open_staging_panel, focus=False)
+        return self._on_app(partial(self.app.open_staging_panel, focus=False))
+
+    def _on_app(self, opener: Callable[[], Awaitable[str]]) -> str:
+        """Run an async opener on the app's thread and wait for the tab's answer."""
+        # mypy cannot solve Textual's `T | Awaitable[T]` parameter for a coroutine function.
+        return cast(str, self.app.call_from_thread(opener))  # type: ignore[arg-type]
 
     def list_open_tabs(self) -> list[dict[str, Any]]:
         return self.app.call_from_thread(self.app.list_open_tabs)

@@ -108,7 +108,8 @@ class McpServing:
 
     def _ask_consent(self, client: McpClient) -> bool:
         try:
-            return bool(self.app.call_from_thread(self.app.ask_mcp_consent, client))
+            # mypy cannot solve Textual's `T | Awaitable[T]` parameter for a coroutine function.
+            return bool(self.app.call_from_thread(self.app.ask_mcp_consent, client))  # type: ignore[arg-type]
         except RuntimeError:  # the app is closing: nobody can answer
             return False
 

@@ -21,8 +21,11 @@ FULL_REFRESH_EVERY = 8
 class StagingWatch:
     """Owns the app's StagingArea (opened on first use) and posts StagingChanged."""
 
-    def __init__(self, app: App[Any], store: Any, *, poll_seconds: float = 2.0) -> None:
+    def __init__(
+        self, app: App[Any], store: Any, *, poll_seconds: float = 2.0, keep: Any = None
+    ) -> None:
         self.app = app
+        self.keep = keep
         self.store = store
         self.poll_seconds = poll_seconds
         self._area: Any | None = None
@@ -35,7 +38,7 @@ class StagingWatch:
         if self._area is None:
             from agent.staging import StagingArea
 
-            self._area = StagingArea(self.store)
+            self._area = StagingArea(self.store, keep=self.keep)
         return self._area
 
     def start(self) -> None:

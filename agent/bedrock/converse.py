@@ -47,7 +47,7 @@ def tool_entries(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [tool if "toolSpec" in tool else {"toolSpec": tool} for tool in tools]
 
 
-class ModelCaller:
+class BedrockCaller:
     """Calls one model for one step at a time; keeps the streaming choice and cache-point memory."""
 
     stream_retry_delay = 1.0  # seconds before retrying a transient in-stream error (once)

@@ -12,6 +12,7 @@ from typing import Literal
 
 import botocore.exceptions
 
+from agent.bedrock.models import suggested_models
 from agent.errors import BedrockError, TabletalkError
 
 ErrorKind = Literal[
@@ -22,6 +23,7 @@ ErrorKind = Literal[
     "unknown_model",
     "throttled",
     "validation",
+    "too_long",
     "unreachable",
     "service",
 ]
@@ -34,6 +36,7 @@ _TITLES: dict[str, str] = {
     "unknown_model": "Unknown Bedrock model",
     "throttled": "Bedrock is throttling requests",
     "validation": "Bedrock rejected the request",
+    "too_long": "The conversation is too long for the model",
     "unreachable": "Bedrock endpoint unreachable",
     "service": "Bedrock error",
 }
@@ -65,6 +68,14 @@ _UNKNOWN_MODEL_HINTS = (
     "model identifier",
     "on-demand throughput",
     "inference profile",
+)
+_TOO_LONG_HINTS = (
+    "too long",
+    "context length",
+    "context window",
+    "model_context_window_exceeded",
+    "too many tokens",
+    "maximum context",
 )
 _ACCESS_KEY = re.compile(r"\b(?:AKIA|ASIA|AIDA|AROA)[A-Z0-9]{12,}\b")
 
@@ -125,7 +136,7 @@ def translate(
     """The BedrockCallError for a boto3/botocore exception (HTTP or mid-stream); ours pass through."""
     if isinstance(exc, TabletalkError):
         return exc
-    where = f"region {region or 'us-east-1'}"
+    where = f"region {region}" if region else "your AWS region"
     model = model_id or "the model"
     flag = _profile_flag(profile)
 
@@ -200,9 +211,11 @@ def translate(
         return BedrockCallError(
             "unknown_model",
             f"Bedrock does not know the model {model} in {where}: {message}",
-            fix="Use an inference profile id such as us.amazon.nova-2-lite-v1:0 or "
-            "us.anthropic.claude-haiku-4-5-20251001-v1:0 (bare model ids often fail with "
-            "'on-demand throughput isn't supported').",
+            fix="Use an inference profile id "
+            + (f"that {region} can call, " if region else "")
+            + "such as "
+            + " or ".join(suggested_models(region))
+            + " (bare model ids often fail with 'on-demand throughput isn't supported').",
             code=code,
         )
     if code in _THROTTLING_CODES:
@@ -213,6 +226,14 @@ def translate(
             f"Bedrock is throttling requests to {model}{tries}: {message}",
             fix="Wait a minute and retry, or request a quota increase (Service Quotas → Amazon "
             "Bedrock) or use a cross-region inference profile.",
+            code=code,
+        )
+    if code == "ValidationException" and any(hint in lowered for hint in _TOO_LONG_HINTS):
+        return BedrockCallError(
+            "too_long",
+            f"The conversation is too long for {model}: {message}",
+            fix="Start a new conversation (ctrl+n, or leave out --conversation), or rewind to "
+            "an earlier message.",
             code=code,
         )
     if code == "ValidationException":

@@ -57,7 +57,14 @@ ModelEvent = TextChunk | ToolUseBlock | StepEnd
 
 
 class StepCancelled(Exception):
-    """The cancel event was set while the model was answering; the stream has been closed."""
+    """The cancel event was set while the model was answering; the stream has been closed.
+
+    `partial_text` is the answer text received before the Stop (the loop keeps it).
+    """
+
+    def __init__(self, partial_text: str = "") -> None:
+        super().__init__(partial_text)
+        self.partial_text = partial_text
 
 
 def usage_from(raw: dict[str, Any] | None) -> Usage:
@@ -136,9 +143,9 @@ class _Assembler:
                 pending = self.pending.setdefault(body.get("contentBlockIndex", 0), _PendingTool())
                 pending.parts.append(delta["toolUse"].get("input", ""))
         elif "contentBlockStop" in event:
-            pending = self.pending.pop(event["contentBlockStop"].get("contentBlockIndex", 0), None)
-            if pending is not None:
-                yield self._finish_tool(pending)
+            finished = self.pending.pop(event["contentBlockStop"].get("contentBlockIndex", 0), None)
+            if finished is not None:
+                yield self._finish_tool(finished)
         elif "messageStop" in event:
             self.stop_reason = event["messageStop"].get("stopReason") or "end_turn"
         elif "metadata" in event:

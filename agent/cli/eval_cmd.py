@@ -28,7 +28,9 @@ examples:
 """
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Register `eval` and its subcommands."""
     parser = subparsers.add_parser(
         "eval", help="run eval scenarios on real models, compare runs, sweep the tool split",

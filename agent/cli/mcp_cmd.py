@@ -13,7 +13,6 @@ import logging
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import catalog
 from agent.cli.common import printable, report_error, resolve_settings, store_path
@@ -46,7 +45,9 @@ for a running server.
 """
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Register `mcp` on the root parser's subparsers."""
     parser = subparsers.add_parser(
         "mcp",

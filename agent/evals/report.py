@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.cli.common import printable
 from agent.evals.checks import Outcome, judge
 from agent.evals.scenario import load_scenario
+from agent.text_safety import printable
 
 Key = tuple[str, str, str]  # (setting, model, scenario)
 

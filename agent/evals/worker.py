@@ -79,14 +79,22 @@ class Recorder:
         from agent import events
 
         if isinstance(event, events.ToolCallStarted):
-            call = {"tool": event.name, "input": event.input, "status": None, "result": None}
-            self.pending[event.tool_use_id] = call
-            self.outcome.calls.append(call)
+            started: dict[str, Any] = {
+                "tool": event.name,
+                "input": event.input,
+                "status": None,
+                "result": None,
+            }
+            self.pending[event.tool_use_id] = started
+            self.outcome.calls.append(started)
         elif isinstance(event, events.ToolCallFinished):
-            call = self.pending.pop(event.tool_use_id, None) or {"tool": event.name, "input": {}}
-            call["status"], call["result"] = event.status, event.result
-            if call not in self.outcome.calls:
-                self.outcome.calls.append(call)
+            finished = self.pending.pop(event.tool_use_id, None) or {
+                "tool": event.name,
+                "input": {},
+            }
+            finished["status"], finished["result"] = event.status, event.result
+            if finished not in self.outcome.calls:
+                self.outcome.calls.append(finished)
         elif isinstance(event, events.ChipProposed):
             self.outcome.opened.append(
                 {"kind": "chip", "label": event.chip.label, "action": event.chip.action}
@@ -197,7 +205,9 @@ def run(spec: RunSpec) -> dict[str, Any]:
     outcome.wall_seconds = round(time.monotonic() - started, 3)
     (run_dir / "outcome.json").write_text(json.dumps(outcome.to_dict(), default=str), "utf-8")
     result = result_of(scenario, outcome, run_dir, transcript)
-    (run_dir / "result.json").write_text(json.dumps(result, default=str), "utf-8")
+    partial = run_dir / "result.json.part"  # renamed into place: never read half-written
+    partial.write_text(json.dumps(result, default=str), "utf-8")
+    os.replace(partial, run_dir / "result.json")
     return result
 
 

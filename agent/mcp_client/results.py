@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from mcp import types
 
@@ -41,7 +41,7 @@ def _block_summary(block: Any) -> dict[str, Any] | None:
 
 def convert_result(
     server: str, tool: str, result: types.CallToolResult
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[Literal["success", "error"], dict[str, Any]]:
     """(status, result dict): structured content if any, else the text; isError → error + fix."""
     texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
     others = [entry for block in result.content if (entry := _block_summary(block)) is not None]

@@ -29,7 +29,8 @@ from agent import paths
 from agent.config import McpServerSettings
 from agent.mcp_client.names import bedrock_tool_name, clean_input_schema, external_row
 from agent.mcp_client.results import convert_result
-from agent.toolset import ExternalTool, RunResult
+from agent.tools.base import ToolContext
+from agent.toolset import ExternalTool, Runner, RunResult
 
 logging.getLogger("mcp").addHandler(logging.NullHandler())  # never print SDK tracebacks
 
@@ -254,8 +255,8 @@ class McpSources:
 
     def _runner(
         self, server: _Server, tool: str
-    ) -> Callable[[Any, dict[str, Any] | None], RunResult]:
-        def run(ctx: Any, raw_input: dict[str, Any] | None) -> RunResult:
+    ) -> Runner:
+        def run(ctx: ToolContext, raw_input: dict[str, Any] | None) -> RunResult:
             return self.call(server.name, tool, raw_input)
 
         return run

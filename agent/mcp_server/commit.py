@@ -13,7 +13,7 @@ LIST_FIX = "call listStagedChanges to see the staged change ids"
 
 
 def commit_staged(
-    staging: StagingArea, arguments: dict[str, Any] | None
+    staging: StagingArea, arguments: dict[str, Any] | None, by: str = "mcp"
 ) -> tuple[Status, dict[str, Any]]:
     """Commit every staged change of the store, or only `ids`; conflicts apply nothing."""
     arguments = arguments or {}
@@ -36,7 +36,7 @@ def commit_staged(
     if total == 0:
         return "success", {"committed": [], "conflicts": [], "message": "nothing is staged"}
     try:
-        report = staging.commit(ids)
+        report = staging.commit(ids, by=by)
     except StagingError as exc:
         fix = (exc.fix or LIST_FIX).replace("`tabletalk staged list`", "listStagedChanges")
         return "error", {"error": exc.message, "fix": fix}

@@ -162,7 +162,7 @@ class McpBackend:
             if caller.via_token or name in self._gated or name == COMMIT_TOOL:
                 self._audit(name, arguments if isinstance(arguments, dict) else {}, caller)
             if name == COMMIT_TOOL:
-                status, result = commit_staged(self.staging, arguments)
+                status, result = commit_staged(self.staging, arguments, by=caller.origin)
             else:
                 status, result = run_tool(self._context(caller), name, arguments)
         except TabletalkError as exc:  # the audit log cannot be written: the call stays blocked

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import catalog
 from agent.active_set import ActiveSet
@@ -19,8 +19,10 @@ from agent.errors import TabletalkError
 from agent.search.decider import Decider
 from agent.search.ranker import KeywordRanker, SearchDoc
 from agent.search.text import MAX_QUERY_CHARS
-from agent.toolset import LOOP_TOOLS, Toolset
 from catalog import Visibility
+
+if TYPE_CHECKING:
+    from agent.toolset import Toolset
 
 SEARCH_BUDGET = 3
 BUDGET_EXHAUSTED: dict[str, Any] = {
@@ -59,10 +61,11 @@ def promoted_names(toolset: Toolset) -> tuple[str, ...]:
 
 def search_docs(toolset: Toolset, always_loaded: Sequence[str] = ()) -> list[SearchDoc]:
     """What search scores: every row but the loop's own tools and the user's always-loaded ones."""
+    loop_tools = catalog.loop_names(toolset.rows)
     return [
         SearchDoc(row.name, row.description, tuple(row.keywords))
         for row in toolset.rows
-        if row.name not in LOOP_TOOLS and not _pinned(row.name, always_loaded)
+        if row.name not in loop_tools and not _pinned(row.name, always_loaded)
     ]
 
 

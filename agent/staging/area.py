@@ -28,6 +28,7 @@ from typing import Any
 
 from agent import paths
 from agent.errors import StagingError, TabletalkError
+from agent.staging import history
 from agent.staging.checks import (
     MAX_ITEMS_PER_CALL,
     TableShape,
@@ -48,6 +49,7 @@ from agent.staging.encoding import (
     row_to_change,
     take_ids,
 )
+from agent.staging.history import CommitEntry, LoggedChange
 from agent.staging.lock import CommitLock
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
@@ -63,8 +65,11 @@ LIST_HINT = "See the staged changes and their ids with `tabletalk staged list`."
 class StagingArea:
     """Pending changes of one store, persisted in the shared staging database."""
 
-    def __init__(self, store: Store, path: Path | None = None) -> None:
+    def __init__(
+        self, store: Store, path: Path | None = None, keep: history.Retention | None = None
+    ) -> None:
         self.store = store
+        self.keep = keep or history.Retention()
         self.path = Path(path) if path is not None else paths.staging_db_path()
         self._notices: builtins.list[str] = []
         self._conn = open_staging_db(self.path, self._notices)
@@ -439,6 +444,7 @@ class StagingArea:
         ids: builtins.list[str] | None = None,
         progress: Callable[[int, int], Any] | None = None,
         wait_s: float | None = None,
+        by: str = "user",
     ) -> CommitReport:
         """Commit this store's changes (or `ids`); see `staging.commit`.
 
@@ -459,12 +465,69 @@ class StagingArea:
                     recovered = [i for i in dict.fromkeys(ids) if i in before]
                     wanted = [i for i in ids if i not in before]
                     changes = [c.to_apply() for c in self._get_many(wanted)] if wanted else []
-                report = commit_changes(self.store, self._conn, changes, progress)
+                report = commit_changes(
+                    self.store, self._conn, changes, progress, by=by, keep=self.keep
+                )
             finally:
                 self._commit_lock.release()
         report.recovered = list(recovered)
         report.committed = [*recovered, *report.committed]
         return report
+
+    # -- commit history -----------------------------------------------------------------------
+
+    def history(self, limit: int = 200) -> builtins.list[CommitEntry]:
+        """This store's commits, newest first."""
+        with self._lock:
+            return history.commits(self._conn, self.store.identity, limit)
+
+    def commit_entry(self, commit_id: str) -> tuple[CommitEntry, builtins.list[LoggedChange]]:
+        """One commit (by id or a unique prefix) and its changes; StagingError if unknown."""
+        with self._lock:
+            entry = history.find(self._conn, self.store.identity, commit_id)
+            if entry is None:
+                raise StagingError(
+                    f"no commit {commit_id!r} in this store's history",
+                    fix="See the commits and their ids with `tabletalk commits`.",
+                )
+            return entry, history.changes_of(self._conn, entry.id)
+
+    def revert(self, commit_id: str, origin: str = "revert") -> builtins.list[StagedChange]:
+        """Stage the inverse of a commit, each checked against the commit's post-image.
+
+        Refused (nothing staged) when an item of the commit already has a staged change.
+        """
+        entry, changes = self.commit_entry(commit_id)
+        inverses = [history.inverse(change) for change in changes]
+        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        identity = self.store.identity
+        self._settle()
+        with self._lock, transaction(self._conn) as conn:
+            keyed = [(key_json(key), table, key, op, values, pre)
+                     for table, key, op, values, pre in inverses]
+            for item_key, table, key, *_ in keyed:
+                taken = conn.execute(
+                    "SELECT id FROM staged_changes WHERE store = ? AND tbl = ? AND key_json = ?",
+                    (identity, table, item_key),
+                ).fetchone()
+                if taken:
+                    raise StagingError(
+                        f"{table} {key} already has a staged change ({taken[0]}), so commit "
+                        f"{entry.id} cannot be reverted on top of it",
+                        fix="Commit or discard that change first (`tabletalk staged list`), "
+                        "then revert again.",
+                    )
+            ids = take_ids(len(keyed), self._existing_ids)
+            conn.executemany(
+                "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
+                "pre_image_json, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (id_, identity, table, item_key, op, dumps(values), maybe_json(pre),
+                     f"{origin}:{entry.id}", now)
+                    for id_, (item_key, table, key, op, values, pre) in zip(ids, keyed, strict=True)
+                ],
+            )
+        return self._get_many(ids)
 
     def close(self) -> None:
         """Close the staging database connection."""

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent.errors import TabletalkError
+from agent.staging import history
 from agent.staging.db import transaction
 from agent.staging.encoding import loads, loads_many
 from agent.staging.model import CommitReport
@@ -64,11 +65,15 @@ def commit_changes(
     conn: sqlite3.Connection,
     changes: list[ChangeToApply],
     progress: Callable[[int, int], Any] | None = None,
+    by: str = "user",
+    keep: history.Retention | None = None,
 ) -> CommitReport:
     """Apply `changes` through `store.apply`; drop what landed from staging, keep the rest.
 
-    The caller holds the commit lock and has settled any interrupted commit first.
+    What lands is logged in the commit history (`by` names who committed). The caller holds
+    the commit lock and has settled any interrupted commit first.
     """
+    keep = keep or history.Retention()
     if not changes:
         return CommitReport()
     ids = [c.id for c in changes]
@@ -79,6 +84,7 @@ def commit_changes(
             "VALUES (?, ?, ?, ?)",
             (token, store.identity, json.dumps(ids), datetime.now(UTC).isoformat()),
         )
+        history.start(conn, token, store.identity, by)
     landed: list[str] = []
     unrecorded: list[str] = []
 
@@ -88,7 +94,7 @@ def commit_changes(
         landed.extend(unit)
         try:
             with transaction(conn):
-                forget(conn, unit)
+                forget(conn, unit, commit_id=token)
         except (sqlite3.Error, TabletalkError):
             unrecorded.extend(unit)  # the record still names them: settled later
 
@@ -100,12 +106,14 @@ def commit_changes(
         if not unrecorded:
             with transaction(conn):
                 conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (token,))
+                history.finish(conn, token, keep)
         raise
     done = set(landed)
     missed = [i for i in result.applied if i not in done]  # applied without reporting units
     with transaction(conn):
-        forget(conn, missed + unrecorded)
+        forget(conn, missed + unrecorded, commit_id=token)
         conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (token,))
+        history.finish(conn, token, keep)
     done.update(missed)
     committed = [i for i in ids if i in done]
     kept = [i for i in ids if i not in done]

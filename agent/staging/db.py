@@ -16,8 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from agent.errors import StagingError
+from agent.staging.history import SCHEMA as HISTORY_SCHEMA
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the commit history tables
 BUSY_TIMEOUT_S = 10.0
 """How long a staging write waits for another process's write before saying it is busy."""
 
@@ -44,6 +45,7 @@ CREATE TABLE IF NOT EXISTS commits_in_progress (
     ids_json TEXT NOT NULL,
     started_at TEXT NOT NULL
 );
+{HISTORY_SCHEMA}
 """
 
 COLUMNS = "id, store, tbl, key_json, op, values_json, pre_image_json, origin, created_at"

@@ -9,7 +9,7 @@ import json.encoder
 import json.scanner
 import secrets
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key
@@ -24,10 +24,13 @@ def _not_json(value: Any) -> Any:
 
 # The C encoder/scanner called directly: a bulk edit encodes and decodes ten thousand small
 # objects, and `json.dumps`/`json.loads` spend half their time in per-call Python set-up.
-_C_ENCODE = json.encoder.c_make_encoder and json.encoder.c_make_encoder(
+# (Private to CPython's json and absent from typeshed, hence getattr.)
+_make_encoder: Callable[..., Any] | None = getattr(json.encoder, "c_make_encoder", None)
+_make_scanner: Callable[..., Any] | None = getattr(json.scanner, "c_make_scanner", None)
+_C_ENCODE = _make_encoder and _make_encoder(
     None, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, True
 )
-_C_SCAN = json.scanner.c_make_scanner and json.scanner.c_make_scanner(_DECODER)
+_C_SCAN = _make_scanner and _make_scanner(_DECODER)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -69,7 +72,9 @@ def loads(text: str) -> Any:
 
 def loads_many(texts: list[str | None]) -> list[Any]:
     """Decode many JSON texts that `dumps` wrote (None stays None) in one scanner call."""
-    return loads("[" + ",".join([t if t is not None else "null" for t in texts]) + "]")
+    return cast(
+        "list[Any]", loads("[" + ",".join([t if t is not None else "null" for t in texts]) + "]")
+    )
 
 
 def row_to_change(row: tuple[Any, ...], memo: dict[str, Item] | None = None) -> StagedChange:

@@ -16,6 +16,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
+from agent.staging import history
 from agent.staging.db import COLUMNS, transaction
 from agent.staging.encoding import row_to_change
 from agent.stores.base import ChangeToApply, Store
@@ -62,7 +63,10 @@ def settle_interrupted(store: Store, conn: sqlite3.Connection) -> Settlement:
     landed = already_applied(store, changes)
     done = [c.id for c in changes if c.id in landed]
     with transaction(conn):
-        forget(conn, done)
+        for token, ids_json in records:
+            mine = set(json.loads(ids_json))
+            forget(conn, [i for i in done if i in mine], commit_id=token)
+            history.finish(conn, token, history.Retention())
         conn.executemany(
             "DELETE FROM commits_in_progress WHERE token = ?", [(t,) for t, _ in records]
         )
@@ -84,8 +88,9 @@ def _staged(conn: sqlite3.Connection, store: str, ids: list[str]) -> list[Change
     return found
 
 
-def forget(conn: sqlite3.Connection, ids: list[str]) -> None:
-    """Delete these staged changes; when they are every row, empty the table in one sweep."""
+def forget(conn: sqlite3.Connection, ids: list[str], commit_id: str | None = None) -> None:
+    """Delete these staged changes (landed in the store: logged under `commit_id` first);
+    when they are every row, empty the table in one sweep."""
     if not ids:
         return
     total = conn.execute("SELECT count(*) FROM staged_changes").fetchone()[0]
@@ -96,8 +101,12 @@ def forget(conn: sqlite3.Connection, ids: list[str]) -> None:
             "SELECT group_concat(id, ',') FROM (SELECT id FROM staged_changes ORDER BY id)"
         ).fetchone()
         if every == ",".join(sorted(ids)):
+            if commit_id is not None:
+                history.record(conn, commit_id, ids, every=True)
             conn.execute("DELETE FROM staged_changes")  # SQLite's truncate optimisation
             return
+    if commit_id is not None:
+        history.record(conn, commit_id, ids, every=False)
     conn.executemany("DELETE FROM staged_changes WHERE id = ?", [(i,) for i in ids])
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
@@ -274,6 +274,20 @@ class Store(ABC):
     def read_units_total(self) -> float | None:
         """Read units all counted reads consumed so far; None when the store does not count."""
         return None
+
+    def query_batches(
+        self, sql: str, batch_size: int = 200, timeout_s: float | None = None
+    ) -> Generator[QueryResult, None, None]:
+        """Like `query` without a limit, a batch of rows at a time (bounded memory); the first
+        batch comes even when empty. Close the iterator to stop early.
+
+        The default runs `query` once (a store's own caps bound it) and hands out its rows in
+        batches; a store that can stream overrides it.
+        """
+        result = self.query(sql)
+        rows = result.rows
+        for start in range(0, max(len(rows), 1), batch_size):
+            yield QueryResult(result.columns, rows[start : start + batch_size], result.truncated)
 
     def interrupt(self) -> None:
         """Stop a running read; called from another thread when the user presses Stop.

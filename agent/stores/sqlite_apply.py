@@ -19,10 +19,9 @@ from agent.errors import StoreError, TabletalkError
 from agent.stores.base import ApplyResult, ChangeToApply, Conflict, Item, Landed
 from agent.stores.sqlite_guarded import guarded_plan, run_guarded
 from agent.stores.sqlite_readonly import quote_ident
-from agent.stores.sqlite_schema import fetch_rows, normalize_with
+from agent.stores.sqlite_schema import SchemaSource, fetch_rows, normalize_with
 
 if TYPE_CHECKING:
-    from agent.stores.sqlite import SQLiteStore
     from agent.stores.sqlite_schema import TableSchema
 
 _BATCH = 1000
@@ -32,7 +31,7 @@ Planned = tuple[str, tuple[Any, ...], str]  # (sql, params, change id)
 
 
 def apply_changes(
-    store: SQLiteStore,
+    store: SchemaSource,
     conn: sqlite3.Connection,
     changes: list[ChangeToApply],
     progress: Callable[[int, int], Any] | None = None,
@@ -65,7 +64,7 @@ def _landed(changes: list[ChangeToApply], landed: Landed | None) -> ApplyResult:
 
 
 @contextmanager
-def write_transaction(store: SQLiteStore, conn: sqlite3.Connection) -> Iterator[None]:
+def write_transaction(store: SchemaSource, conn: sqlite3.Connection) -> Iterator[None]:
     """BEGIN IMMEDIATE around the body, which COMMITs or ROLLBACKs itself.
 
     On any exception the transaction is rolled back; database errors and values SQLite cannot
@@ -94,7 +93,7 @@ def _rollback(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
 
 
-def _failed(store: SQLiteStore, conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreError:
+def _failed(store: SchemaSource, conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreError:
     """Roll back and describe a database failure during a commit."""
     _rollback(conn)
     text = str(exc)
@@ -118,7 +117,7 @@ def _failed(store: SQLiteStore, conn: sqlite3.Connection, exc: sqlite3.Error) ->
 
 
 def _apply_checked(
-    store: SQLiteStore,
+    store: SchemaSource,
     conn: sqlite3.Connection,
     changes: list[ChangeToApply],
     progress: Callable[[int, int], Any] | None,
@@ -141,7 +140,7 @@ def _apply_checked(
 
 
 def _check(
-    store: SQLiteStore, conn: sqlite3.Connection, changes: list[ChangeToApply]
+    store: SchemaSource, conn: sqlite3.Connection, changes: list[ChangeToApply]
 ) -> tuple[list[Planned], dict[str, Item | None], list[Conflict]]:
     """Compare every change with the current rows (and with earlier changes of this commit)."""
     by_table: dict[str, list[ChangeToApply]] = {}
@@ -167,27 +166,27 @@ def _check(
     before: dict[str, Item | None] = {}
     sql_cache: dict[tuple[str, str, tuple[str, ...]], tuple[str | None, str | None]] = {}
     for change in changes:
-        schema = schemas.get(change.table)
-        if schema is None:
+        known = schemas.get(change.table)
+        if known is None:
             continue
         rows = current[change.table]
-        key = keys[change.id]
-        now = rows.get(key)
+        row_key = keys[change.id]
+        now = rows.get(row_key)
         before[change.id] = now
         reason = _conflict_reason(change, now)
         if reason is None:
-            reason, statement = _statement(schema, change, key, sql_cache)
+            reason, statement = _statement(known, change, row_key, sql_cache)
             if statement is not None:
                 plan.append((statement[0], statement[1], change.id))
         if reason is not None:
             conflicts.append(Conflict(change.id, reason, now))
             continue
         if change.op == "delete":
-            rows.pop(key, None)
+            rows.pop(row_key, None)
         elif change.op == "update" and now is not None:
-            rows[key] = {**now, **change.values}
+            rows[row_key] = {**now, **change.values}
         else:
-            rows[key] = {**change.values, **dict(zip(schema.key_columns, key, strict=True))}
+            rows[row_key] = {**change.values, **dict(zip(known.key_columns, row_key, strict=True))}
     return plan, before, conflicts
 
 

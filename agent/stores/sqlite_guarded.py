@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent.errors import TabletalkError
 from agent.stores.base import ChangeToApply, Item
 from agent.stores.sqlite_readonly import quote_ident
-from agent.stores.sqlite_schema import TableSchema, normalize_with
-
-if TYPE_CHECKING:
-    from agent.stores.sqlite import SQLiteStore
+from agent.stores.sqlite_schema import SchemaSource, TableSchema, normalize_with
 
 _BATCH = 2000
 Statement = tuple[str, tuple[Any, ...]]
 
 
-def guarded_plan(store: SQLiteStore, changes: list[ChangeToApply]) -> list[Statement] | None:
+def guarded_plan(store: SchemaSource, changes: list[ChangeToApply]) -> list[Statement] | None:
     """One self-checking statement per change, or None when some change needs the slow path.
 
     A bulk edit is a run of changes of one table and op sharing one `values` object; the
@@ -46,9 +43,10 @@ def guarded_plan(store: SQLiteStore, changes: list[ChangeToApply]) -> list[State
             shape = (schema.name, op, given)
             if shape not in shapes:
                 shapes[shape] = _shape_sql(schema, op, given)
-            sql = shapes[shape]
-            if sql is None:
+            found = shapes[shape]
+            if found is None:
                 return None
+            sql = found
             bound = tuple(values.values())
             single = len(schema.key_columns) == 1
             key_column, key_type = schema.key_columns[0], schema.key_types[0]

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from operator import itemgetter
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from agent.errors import BadKeyError
 from agent.stores.base import INT_MAX, INT_MIN, Column, Item, Key, unstorable
@@ -126,7 +127,7 @@ def _storable(value: Any) -> bool:
     if kind is str:
         return True
     if kind is int:
-        return INT_MIN <= value <= INT_MAX
+        return bool(INT_MIN <= value <= INT_MAX)
     return unstorable(value) is None
 
 
@@ -199,3 +200,15 @@ def fetch_rows(
         else:
             found.update(zip(map(itemgetter(*positions), rows), items, strict=True))
     return found
+
+
+class SchemaSource(Protocol):
+    """What the commit path (`sqlite_apply`, `sqlite_guarded`) needs from the SQLite store:
+    its name for messages and its cached table schemas; narrow so they never import it."""
+
+    label: str
+    path: Path
+
+    def schema(self, table: str) -> TableSchema: ...
+
+    def select_sql(self, schema: TableSchema) -> str: ...

@@ -35,9 +35,7 @@ TOOLS: dict[str, ToolImpl] = {
 
 def default_description(name: str) -> str:
     """The description the model reads: the catalog row's (searchTools lists discoverable tools)."""
-    if name == "searchTools":
-        return catalog.search_description()
-    return catalog.row_by_name()[name].description
+    return catalog.description(catalog.row_by_name()[name])
 
 
 def input_schema(name: str) -> dict[str, Any]:

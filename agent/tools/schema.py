@@ -16,7 +16,7 @@ def bedrock_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema with $defs inlined, noise dropped and `X | None` flattened."""
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})
-    schema = _clean(raw, defs)
+    schema: dict[str, Any] = _clean(raw, defs)
     schema.pop("description", None)  # the toolSpec carries the tool's description
     schema["type"] = "object"
     schema.setdefault("properties", {})

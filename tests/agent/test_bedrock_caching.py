@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `tests.support` 
 
 from agent.bedrock.caching import CachePointMemory, place_cache_points  # noqa: E402
 from agent.bedrock.client import make_client  # noqa: E402
-from agent.bedrock.converse import ModelCaller  # noqa: E402
+from agent.bedrock.converse import BedrockCaller  # noqa: E402
 from agent.bedrock.errors import BedrockCallError  # noqa: E402
 from agent.bedrock.stream import StepEnd, TextChunk  # noqa: E402
 from tests.support import scripted_bedrock as support  # noqa: E402
@@ -55,12 +55,12 @@ def _isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / name.lower()))
 
 
-def step(caller: ModelCaller) -> list:
+def step(caller: BedrockCaller) -> list:
     return list(caller.step(SYSTEM, MESSAGES, TOOLS, inline_count=2))
 
 
-def caller_for(model: str, **kwargs: Any) -> ModelCaller:
-    return ModelCaller(make_client(None, None, max_attempts=1), model, **kwargs)
+def caller_for(model: str, **kwargs: Any) -> BedrockCaller:
+    return BedrockCaller(make_client(None, None, max_attempts=1), model, **kwargs)
 
 
 def count_cache_points(value: Any) -> int:

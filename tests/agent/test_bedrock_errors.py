@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `tests.support` without pythonpath
 
 from agent.bedrock.client import make_client  # noqa: E402
-from agent.bedrock.converse import ModelCaller  # noqa: E402
+from agent.bedrock.converse import BedrockCaller  # noqa: E402
 from agent.bedrock.errors import BedrockCallError, is_cache_point_rejection, translate  # noqa: E402
 from agent.bedrock.stream import TextChunk  # noqa: E402
 from agent.errors import BedrockError  # noqa: E402
@@ -40,7 +40,7 @@ def failure(
 ) -> BedrockCallError:
     """Run one step and return the error it raised."""
     client = make_client(profile, None, max_attempts=attempts)
-    caller = ModelCaller(client, model, streaming=stream, profile=profile)
+    caller = BedrockCaller(client, model, streaming=stream, profile=profile)
     with pytest.raises(BedrockCallError) as raised:
         list(caller.step([{"text": "system"}], MESSAGES, [], inline_count=0))
     error = raised.value
@@ -70,7 +70,7 @@ def test_throttling_recovers_when_a_retry_succeeds(scripted_bedrock) -> None:
     scripted_bedrock.add(Error(429, "ThrottlingException", "Slow down."), Reply(text="42 orders."))
     client = make_client(None, None, max_attempts=2)
 
-    events = list(ModelCaller(client, NOVA).step([], MESSAGES, [], inline_count=0))
+    events = list(BedrockCaller(client, NOVA).step([], MESSAGES, [], inline_count=0))
 
     assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "42 orders."
 
@@ -294,7 +294,7 @@ def test_throttling_at_the_start_of_a_stream_is_retried_once(scripted_bedrock) -
         code="ThrottlingException", message="Rate exceeded", in_stream=True, text_before=""
     )
     scripted_bedrock.add(early, Reply(text="42 orders."), early, early)
-    caller = ModelCaller(make_client(None, None, max_attempts=1), NOVA)
+    caller = BedrockCaller(make_client(None, None, max_attempts=1), NOVA)
     caller.stream_retry_delay = 0.0
 
     events = list(caller.step([], MESSAGES, []))

@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `tests.support` without pythonpath
 
 from agent.bedrock.client import make_client  # noqa: E402
-from agent.bedrock.converse import ModelCaller  # noqa: E402
+from agent.bedrock.converse import BedrockCaller  # noqa: E402
 from agent.bedrock.errors import BedrockCallError  # noqa: E402
 from agent.bedrock.stream import StepEnd  # noqa: E402
 from tests.support import scripted_bedrock as support  # noqa: E402
@@ -29,7 +29,7 @@ def _isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def ask(text: str, tools: list[dict[str, Any]] | None = None, stream: bool = True) -> StepEnd:
-    caller = ModelCaller(make_client(None, None, max_attempts=1), NOVA, streaming=stream)
+    caller = BedrockCaller(make_client(None, None, max_attempts=1), NOVA, streaming=stream)
     messages = [{"role": "user", "content": [{"text": text}]}]
     return list(caller.step([], messages, tools or []))[-1]
 

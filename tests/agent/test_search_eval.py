@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from agent.cli import search_cmd as cli
 from agent.errors import ConfigError
-from agent.search import cli
 from agent.search.catalog_file import LabelledQuery, load_catalog, load_queries
 from agent.search.evaluate import evaluate
 from agent.search.ranker import SearchDoc

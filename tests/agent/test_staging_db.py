@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent.staging import StagingArea
+from agent.staging.db import SCHEMA_VERSION
 from agent.stores.sqlite import SQLiteStore
 
 OLD_TABLE = """
@@ -53,7 +54,7 @@ def test_an_older_staging_file_keeps_its_changes_and_loses_the_slow_check(
     check = sqlite3.connect(path)
     sql = check.execute("SELECT sql FROM sqlite_master WHERE name = 'staged_changes'").fetchone()
     assert "op IN (" not in sql[0]
-    assert check.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     with pytest.raises(sqlite3.IntegrityError):  # the CHECK still refuses other ops
         check.execute(
             "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, origin, "

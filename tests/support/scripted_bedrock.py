@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 NO_REPLY_LEFT = "scripted endpoint: no reply left"
+TOO_LONG = "Input is too long for requested model."
 DUMMY_ACCESS_KEY_ID = "AKIDSCRIPTEDTESTKEY0"
 DUMMY_SECRET_ACCESS_KEY = "scripted-secret-access-key-not-real"
 
@@ -194,6 +195,9 @@ class ScriptedBedrock:
         self.text_chunk_size = text_chunk_size
         self.requests: list[RecordedRequest] = []
         self.disconnects = 0  # streams the client closed before the end
+        # Like a model's context window: a larger request body is refused as Bedrock does,
+        # without using a queued reply.
+        self.max_request_bytes: int | None = None
         self._queue: deque[ReplySpec] = deque(replies)
         self.responder: Callable[[dict[str, Any]], Reply | Error] | None = None
         """Answers requests once the queue is empty (a reply chosen from the request itself)."""
@@ -380,6 +384,12 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             headers=dict(self.headers.items()),
         )
+        limit = self.scripted.max_request_bytes
+        if limit is not None and len(raw) > limit:
+            with self.scripted._lock:
+                self.scripted.requests.append(recorded)
+            self._send_error(Error(400, "ValidationException", TOO_LONG))
+            return
         spec = self.scripted._take(recorded)
         if spec is None:
             self._send_error(Error(500, "InternalServerException", NO_REPLY_LEFT))

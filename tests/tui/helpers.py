@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual.worker import WorkerFailed
@@ -12,15 +13,30 @@ SIZE = (120, 36)
 
 
 async def settle(app: TabletalkApp, pilot: Any) -> None:
-    """Wait for every worker to finish and every posted message to be handled."""
+    """Wait for every worker to finish and every posted message (and streamed text) to be
+    handled."""
     for _ in range(5):
         try:
             await app.workers.wait_for_complete()
         except WorkerFailed:  # the app's handler reports it; tests assert on what it shows
             pass
         await pilot.pause()
+        while app.chat.rendering:
+            await pilot.pause()
         if not any(w.is_running for w in app.workers):
             break
+
+
+async def refreshed_until(
+    app: TabletalkApp, condition: Callable[[], bool], refreshes: int = 20
+) -> bool:
+    """Let the screen refresh (re-compose and lay out) until `condition()` holds, at most
+    `refreshes` times; waits on refresh events, never on the clock."""
+    for _ in range(refreshes):
+        if condition():
+            return True
+        await app.screen.wait_for_refresh()
+    return condition()
 
 
 async def send(app: TabletalkApp, pilot: Any, text: str) -> None:

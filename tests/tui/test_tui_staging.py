@@ -248,3 +248,22 @@ async def test_a_long_commit_shows_its_progress(make_app, demo_store, demo_path)
         assert not panel.has_class("-committing")
         assert panel._progress.progress == len(ids)
         assert set(_statuses(demo_path, ids).values()) == {"archived"}
+
+
+async def test_the_staging_panel_keeps_textual_reactive_watching(make_app) -> None:
+    """The panel is a normal Textual node: `watch` (and so `data_bind`) still works on it."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        panel = app.query_one(StagingPanel)
+        seen: list[str] = []
+
+        def changed(theme: str) -> None:
+            seen.append(theme)
+
+        panel.watch(app, "theme", changed, init=False)
+        app.theme = "textual-light"
+        await pilot.pause()
+        assert seen == ["textual-light"]

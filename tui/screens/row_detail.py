@@ -37,10 +37,11 @@ class RowDetailScreen(ModalScreen[None]):
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold", no_wrap=True)
         grid.add_column(overflow="fold")
-        new_values = dict(self.staged.values) if self.staged is not None else {}
+        staged = self.staged
+        new_values = dict(staged.values) if staged is not None else {}
         for name, value in self.values.items():
             cell = Text("∅" if value is None else str(value))
-            if name in new_values and self.staged.op == "update":
+            if staged is not None and name in new_values and staged.op == "update":
                 cell = Text.assemble(cell, (" → ", "dim"), (str(new_values[name]), "bold yellow"))
             grid.add_row(Text(name), cell)
         with VerticalScroll() as scroll:

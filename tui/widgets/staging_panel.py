@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from itertools import groupby
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -20,6 +20,9 @@ from textual.widgets import Button, ProgressBar, Static, TabPane
 
 from agent.staging import AttributeDiff, StagedChange
 from agent.stores.base import transaction_plan
+
+if TYPE_CHECKING:
+    from tui.staging_watch import StagingWatch
 
 MAX_SHOWN = 200
 OP_STYLE = {"create": "green", "update": "yellow", "delete": "red"}
@@ -177,9 +180,9 @@ class StagingPanel(TabPane):
     StagingPanel #staging-empty { color: $text-muted; }
     """
 
-    def __init__(self, watch: Any) -> None:
+    def __init__(self, staging_watch: StagingWatch) -> None:
         super().__init__("Staged", id="staging")
-        self.watch = watch
+        self.staging_watch = staging_watch
         self.changes: list[StagedChange] = []
         self.conflicts: dict[str, Any] = {}
         self._shown: tuple[Any, ...] | None = None
@@ -238,7 +241,7 @@ class StagingPanel(TabPane):
         )
         if self.conflicts:
             summary += f" · {len(self.conflicts)} in conflict"
-        plan = transaction_plan(self.watch.area.store, count)
+        plan = transaction_plan(self.staging_watch.area.store, count)
         if plan:
             summary += f"\nCommitting them takes {plan}."
         self._summary.update(Text(summary))
@@ -252,7 +255,7 @@ class StagingPanel(TabPane):
         self.call_later(self._rebuild)
 
     async def _rebuild(self) -> None:
-        area = self.watch.area
+        area = self.staging_watch.area
         body = self._body
         widgets: list[Any] = []
         shown = self.changes[:MAX_SHOWN]
@@ -286,7 +289,7 @@ class StagingPanel(TabPane):
         """Re-read the staged changes; conflicts are checked again at the next commit."""
         self.conflicts.clear()
         self._shown = None
-        self.watch.refresh_now()
+        self.staging_watch.refresh_now()
 
     @on(Button.Pressed, "#commit-all")
     def _commit_all_pressed(self) -> None:
@@ -323,7 +326,7 @@ class StagingPanel(TabPane):
                 return None
             return area.discard(ids=ids) if ids else 0
 
-        self.watch.run(job, done=self._said_rejected, name="reject-all")
+        self.staging_watch.run(job, done=self._said_rejected, name="reject-all")
 
     @on(Button.Pressed, "SmallButton")
     def _small(self, event: Button.Pressed) -> None:
@@ -332,12 +335,12 @@ class StagingPanel(TabPane):
         if button.action_name == "commit":
             self.commit([button.change_id])
         elif button.action_name == "reject":
-            self.watch.run(
+            self.staging_watch.run(
                 lambda area: area.discard(ids=[button.change_id]), done=self._said_rejected
             )
         elif button.action_name == "reject_attribute":
             attribute = button.attribute or ""
-            self.watch.run(lambda area: area.reject_attribute(button.change_id, attribute))
+            self.staging_watch.run(lambda area: area.reject_attribute(button.change_id, attribute))
 
     def _said_rejected(self, count: int | None) -> None:
         if count is None:
@@ -368,7 +371,7 @@ class StagingPanel(TabPane):
                 ids, progress=lambda done, of: self.post_message(CommitProgress(done, of))
             )
 
-        self.watch.run(job, done=self._committed, name="commit")
+        self.staging_watch.run(job, done=self._committed, name="commit")
 
     def on_commit_progress(self, message: CommitProgress) -> None:
         self._progress.update(total=max(message.total, 1), progress=message.done)

@@ -135,7 +135,7 @@ def apply_changes(
             )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException":
-                result.conflicts.extend(_conflicts(batch, exc.response))
+                result.conflicts.extend(_conflicts(batch, dict(exc.response)))
                 return result
             raise translate(exc, action="dynamodb:TransactWriteItems", region=store.region) from exc
         except BotoCoreError as exc:

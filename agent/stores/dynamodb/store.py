@@ -139,7 +139,7 @@ class DynamoDBStore(Store):
 
     def take_read_report(self) -> dict[str, Any] | None:
         """What the reads since the last call cost (read units, items scanned, early stop)."""
-        report = getattr(self._local, "report", None)
+        report: ReadReport | None = getattr(self._local, "report", None)
         self._local.report = None
         if report is None:
             return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, cast
 
 from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 
@@ -38,7 +38,7 @@ def to_plain(value: Any) -> Any:
     if isinstance(value, Decimal):
         return number_to_plain(value)
     if isinstance(value, Binary | bytes | bytearray):
-        raw = value.value if isinstance(value, Binary) else bytes(value)
+        raw = cast(bytes, value.__bytes__()) if isinstance(value, Binary) else bytes(value)
         return {"$binary": base64.b64encode(raw).decode("ascii")}
     if isinstance(value, set | frozenset):
         members = [to_plain(v) for v in value]

@@ -27,7 +27,9 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def add_tools_subcommands(tools_subparsers: argparse._SubParsersAction) -> None:
+def add_tools_subcommands(
+    tools_subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     """Register `search` and `eval` under the `tools` command's subparsers."""
     search = tools_subparsers.add_parser(
         "search", help="rank a catalog's tools for a request, as searchTools does"

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from tui.controllers.host import AppHost
 from tui.screens.picker import PickerScreen
-
-if TYPE_CHECKING:
-    from tui.app import TabletalkApp
 
 NEW = "__new__"
 
 
-def pick_conversation(app: TabletalkApp) -> None:
+def pick_conversation(app: AppHost) -> None:
     """Show saved conversations, newest first; the choice re-opens the session on it."""
     from agent.session import list_conversations
 
@@ -23,7 +19,9 @@ def pick_conversation(app: TabletalkApp) -> None:
     for summary in list_conversations():
         when = str(summary.updated_at)[:16].replace("T", " ")
         title = summary.title or "(untitled)"
-        options.append((summary.id, f"{when}  {title[:50]}  · {summary.message_count} messages"))
+        count = summary.message_count
+        label = f"{when}  {title[:50]}  · {count} message{'' if count == 1 else 's'}"
+        options.append((summary.id, label))
 
     def chosen(conversation_id: str | None) -> None:
         if conversation_id is None:

@@ -1,0 +1,219 @@
+"""Commit history: every committed change with its pre-image, and reverts that are staged.
+
+A commit's log row is written with its `commits_in_progress` record; each change that lands is
+copied into the log in the same staging transaction that takes it out of staging (so the log
+holds exactly what reached the store, also when an interrupted commit is settled later). The
+post-image is derived: an update's pre-image with the new values, a create's values, nothing
+for a delete. Reverting stages the inverse of each change with the post-image as its pre-image,
+so a row changed since the commit shows as a conflict instead of being overwritten.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from agent.staging.encoding import loads
+from agent.stores.base import Item, Key, Op
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS commit_log (
+    id TEXT PRIMARY KEY,
+    store TEXT NOT NULL,
+    committed_at TEXT NOT NULL,
+    committed_by TEXT NOT NULL,
+    changes INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS commit_log_store ON commit_log (store, committed_at);
+CREATE TABLE IF NOT EXISTS commit_log_changes (
+    commit_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    tbl TEXT NOT NULL,
+    key_json TEXT NOT NULL,
+    op TEXT NOT NULL,
+    values_json TEXT NOT NULL,
+    pre_image_json TEXT,
+    origin TEXT NOT NULL,
+    PRIMARY KEY (commit_id, seq)
+) WITHOUT ROWID;
+"""
+
+KEEP_DAYS = 90
+KEEP_CHANGES = 200_000
+"""Default retention: commits older than this many days, or beyond this many logged changes
+(oldest first), are forgotten; `[history]` in config.toml changes both."""
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How long and how much history is kept."""
+
+    days: int = KEEP_DAYS
+    changes: int = KEEP_CHANGES
+
+
+@dataclass(frozen=True)
+class CommitEntry:
+    """One commit in the log."""
+
+    id: str
+    store: str
+    committed_at: str
+    committed_by: str
+    changes: int
+    tables: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoggedChange:
+    """One committed change, with the item before and after."""
+
+    table: str
+    key: Key
+    op: Op
+    values: Item
+    pre_image: Item | None
+    origin: str
+
+    @property
+    def post_image(self) -> Item | None:
+        """The item as the commit left it (None after a delete)."""
+        if self.op == "delete":
+            return None
+        if self.op == "create":
+            return {**self.key, **self.values}
+        return {**(self.pre_image or {}), **self.values}
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create the history tables (idempotent)."""
+    conn.executescript(SCHEMA)
+
+
+def start(conn: sqlite3.Connection, commit_id: str, store: str, by: str) -> None:
+    """Open a commit's log row (inside the caller's transaction)."""
+    conn.execute(
+        "INSERT INTO commit_log (id, store, committed_at, committed_by) VALUES (?, ?, ?, ?)",
+        (commit_id, store, datetime.now(UTC).isoformat(timespec="seconds"), by),
+    )
+
+
+def record(conn: sqlite3.Connection, commit_id: str, ids: list[str], every: bool) -> None:
+    """Copy these staged changes into the log before they leave staging (caller's transaction).
+
+    `every` says the ids are all the staged rows, so one INSERT … SELECT copies them.
+    """
+    columns = "tbl, key_json, op, values_json, pre_image_json, origin"
+    if every:
+        conn.execute(
+            f"INSERT INTO commit_log_changes (commit_id, seq, {columns}) "
+            f"SELECT ?, seq, {columns} FROM staged_changes",
+            (commit_id,),
+        )
+    else:
+        conn.executemany(
+            f"INSERT INTO commit_log_changes (commit_id, seq, {columns}) "
+            f"SELECT ?, seq, {columns} FROM staged_changes WHERE id = ?",
+            [(commit_id, i) for i in ids],
+        )
+    conn.execute(
+        "UPDATE commit_log SET changes = (SELECT count(*) FROM commit_log_changes "
+        "WHERE commit_id = ?) WHERE id = ?",
+        (commit_id, commit_id),
+    )
+
+
+def finish(conn: sqlite3.Connection, commit_id: str, keep: Retention) -> None:
+    """Close a commit's log: drop it if nothing landed, then apply the retention policy."""
+    conn.execute("DELETE FROM commit_log WHERE id = ? AND changes = 0", (commit_id,))
+    cutoff = (datetime.now(UTC) - timedelta(days=keep.days)).isoformat(timespec="seconds")
+    old = [r[0] for r in conn.execute(
+        "SELECT id FROM commit_log WHERE committed_at < ?", (cutoff,)
+    )]
+    total = conn.execute("SELECT coalesce(sum(changes), 0) FROM commit_log").fetchone()[0]
+    if total > keep.changes:
+        for commit_id_, changes in conn.execute(
+            "SELECT id, changes FROM commit_log ORDER BY committed_at, rowid"
+        ).fetchall():
+            if total <= keep.changes:
+                break
+            old.append(commit_id_)
+            total -= changes
+    for gone in dict.fromkeys(old):
+        conn.execute("DELETE FROM commit_log_changes WHERE commit_id = ?", (gone,))
+        conn.execute("DELETE FROM commit_log WHERE id = ?", (gone,))
+
+
+def commits(conn: sqlite3.Connection, store: str, limit: int = 200) -> list[CommitEntry]:
+    """The store's commits, newest first."""
+    rows = conn.execute(
+        "SELECT id, store, committed_at, committed_by, changes FROM commit_log "
+        "WHERE store = ? AND changes > 0 ORDER BY committed_at DESC, rowid DESC LIMIT ?",
+        (store, limit),
+    ).fetchall()
+    entries = []
+    for row in rows:
+        tables = tuple(r[0] for r in conn.execute(
+            "SELECT DISTINCT tbl FROM commit_log_changes WHERE commit_id = ? ORDER BY tbl",
+            (row[0],),
+        ))
+        entries.append(_entry(row, tables))
+    return entries
+
+
+def find(conn: sqlite3.Connection, store: str, commit_id: str) -> CommitEntry | None:
+    """One commit of the store by id (or an unambiguous prefix of it)."""
+    rows = conn.execute(
+        "SELECT id, store, committed_at, committed_by, changes FROM commit_log "
+        "WHERE store = ? AND id LIKE ? || '%' AND changes > 0 LIMIT 2",
+        (store, commit_id.replace("%", "").replace("_", "")),
+    ).fetchall()
+    if len(rows) != 1:
+        return None
+    tables = tuple(r[0] for r in conn.execute(
+        "SELECT DISTINCT tbl FROM commit_log_changes WHERE commit_id = ?", (rows[0][0],)
+    ))
+    return _entry(rows[0], tables)
+
+
+def _entry(row: tuple[Any, ...], tables: tuple[str, ...]) -> CommitEntry:
+    return CommitEntry(row[0], row[1], row[2], row[3], int(row[4]), tables)
+
+
+def changes_of(conn: sqlite3.Connection, commit_id: str) -> list[LoggedChange]:
+    """A commit's changes, in staging order."""
+    rows = conn.execute(
+        "SELECT tbl, key_json, op, values_json, pre_image_json, origin FROM commit_log_changes "
+        "WHERE commit_id = ? ORDER BY seq",
+        (commit_id,),
+    ).fetchall()
+    return [
+        LoggedChange(tbl, loads(key), op, loads(values), loads(pre) if pre else None, origin)
+        for tbl, key, op, values, pre, origin in rows
+    ]
+
+
+def inverse(change: LoggedChange) -> tuple[str, Key, Op, Item, Item | None]:
+    """The change that undoes `change`: (table, key, op, values, pre-image to check against)."""
+    after = change.post_image
+    if change.op == "create":
+        return change.table, change.key, "delete", {}, after
+    if change.op == "delete":
+        values = {k: v for k, v in (change.pre_image or {}).items() if k not in change.key}
+        return change.table, change.key, "create", values, None
+    before = change.pre_image or {}
+    undo = {column: before.get(column) for column in change.values}
+    return change.table, change.key, "update", undo, after
+
+
+def describe(entry: CommitEntry) -> dict[str, Any]:
+    """JSON-ready form of a commit entry."""
+    return {
+        "id": entry.id,
+        "committedAt": entry.committed_at,
+        "by": entry.committed_by,
+        "changes": entry.changes,
+        "tables": list(entry.tables),
+    }

@@ -1,0 +1,107 @@
+"""One transcript rule: a conversation as the chat shows it, live or resumed.
+
+`display_items` turns saved messages into display items — user and assistant texts (user
+texts with the names of the files sent with them), tool calls with their results, chips, and
+a review chip after a turn that staged changes. The live chat follows the same rule through
+`ReviewMarker` (which tools stage comes from the catalog rows: `catalog.staging_names`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import catalog
+
+ATTACHED_PREFIX = "[Attached files: "
+"""Starts the text block that lists a prompt's files to the model (not shown as a message)."""
+
+_CHIP_TOOLS = catalog.effect_names(catalog.Effect.PROPOSES_CHIP)
+
+REVIEW_CHIP: dict[str, Any] = {
+    "label": "Review staged changes",
+    "action": {"kind": "openStagingPanel"},
+}
+
+
+class ReviewMarker:
+    """Follows one turn's tool results; at its end says whether a review chip follows."""
+
+    def __init__(self, staging_tools: Iterable[str] | None = None) -> None:
+        self.staging_tools = frozenset(
+            staging_tools if staging_tools is not None else catalog.staging_names()
+        )
+        self.staged = False
+
+    def saw(self, tool: str, status: str | None) -> None:
+        if status == "success" and tool in self.staging_tools:
+            self.staged = True
+
+    def end_turn(self) -> dict[str, Any] | None:
+        """The review chip (a fresh copy) if the turn staged, else None; starts a new turn."""
+        staged, self.staged = self.staged, False
+        return (
+            {"label": REVIEW_CHIP["label"], "action": dict(REVIEW_CHIP["action"])}
+            if staged
+            else None
+        )
+
+
+def display_items(
+    messages: list[dict[str, Any]], attached: Iterable[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """The display items of `messages`; `attached` holds `{"message", "block", "names"}`
+    records of the files sent with a user text (see `Conversation.attached`)."""
+    names_at = {(a["message"], a["block"]): list(a["names"]) for a in attached}
+    items: list[dict[str, Any]] = []
+    pending: dict[str, dict[str, Any]] = {}
+    review = ReviewMarker()
+
+    def end_turn() -> None:
+        chip = review.end_turn()
+        if chip is not None:
+            items.append({"chip": chip})
+
+    for message_index, message in enumerate(messages):
+        for block_index, block in enumerate(message["content"]):
+            if "text" in block and message["role"] == "assistant":
+                items.append({"role": "assistant", "text": block["text"]})
+            elif "text" in block and block["text"].startswith(ATTACHED_PREFIX):
+                continue
+            elif "text" in block:
+                end_turn()
+                item: dict[str, Any] = {"role": "user", "text": block["text"]}
+                names = names_at.get((message_index, block_index))
+                if names:
+                    item["attachments"] = names
+                items.append(item)
+            elif "toolUse" in block:
+                use = block["toolUse"]
+                call = {"tool": use["name"], "input": use.get("input", {}), "status": None}
+                call["result"] = None
+                pending[use["toolUseId"]] = call
+                items.append(call)
+            elif "toolResult" in block:
+                _answer(block["toolResult"], pending, items, review)
+    end_turn()
+    return items
+
+
+def _answer(
+    result: dict[str, Any],
+    pending: dict[str, dict[str, Any]],
+    items: list[dict[str, Any]],
+    review: ReviewMarker,
+) -> None:
+    call = pending.pop(result["toolUseId"], None)
+    if call is None:
+        return
+    call["status"] = result.get("status", "success")
+    content = result.get("content") or [{}]
+    call["result"] = content[0].get("json", {"text": content[0].get("text")})
+    if call["status"] != "success":
+        return
+    review.saw(call["tool"], call["status"])
+    chip = (call["result"] or {}).get("chip")
+    if call["tool"] in _CHIP_TOOLS and isinstance(chip, dict):
+        items.append({"chip": chip})

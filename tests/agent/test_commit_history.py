@@ -1,0 +1,154 @@
+"""Commit history and revert: every commit is kept with its changes; a revert is staged, not
+written, and committing it restores the rows byte for byte (or conflicts on later edits)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.cli.main import main
+from agent.errors import StagingError
+from agent.staging import StagingArea
+from agent.staging.history import Retention
+from agent.stores.sqlite import SQLiteStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def dump(path: Path, table: str) -> list[tuple[object, ...]]:
+    """Every row exactly as stored (typeof included, so 5 and 5.0 differ)."""
+    connection = sqlite3.connect(path)
+    try:
+        columns = [r[1] for r in connection.execute(f"PRAGMA table_info({table})")]
+        select = ", ".join(f"{c}, typeof({c})" for c in columns)
+        return connection.execute(f"SELECT {select} FROM {table} ORDER BY 1").fetchall()
+    finally:
+        connection.close()
+
+
+def test_create_update_and_delete_commits_revert_to_the_original_bytes(
+    demo_store: SQLiteStore, demo_path: Path
+) -> None:
+    before = {t: dump(demo_path, t) for t in ("customers", "products")}
+    area = StagingArea(demo_store)
+    area.stage("customers", "update", {"id": 4}, {"city": "Lisbon", "email": "x@example.org"})
+    area.stage("products", "delete", {"id": 9})
+    area.stage("customers", "create", {"id": 999},
+               {"name": "New", "email": "new@example.org", "city": "Porto",
+                "created_at": "2026-01-01"})
+    report = area.commit()
+    assert len(report.committed) == 3 and not report.conflicts
+    [entry] = area.history()
+    assert entry.changes == 3 and set(entry.tables) == {"customers", "products"}
+    assert entry.committed_by == "user"
+    reverted = area.revert(entry.id[:6])
+    assert sorted(c.op for c in reverted) == ["create", "delete", "update"]
+    assert dump(demo_path, "customers") != before["customers"]  # staged, not written
+    assert not area.commit().conflicts
+    assert {t: dump(demo_path, t) for t in ("customers", "products")} == before
+    assert len(area.history()) == 2  # the revert is a commit of its own
+    area.close()
+
+
+def test_a_revert_conflicts_with_a_later_change_instead_of_overwriting_it(
+    demo_store: SQLiteStore, demo_path: Path
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage_many("orders", keys=[{"id": i} for i in range(1, 41)], set={"status": "cancelled"})
+    area.commit()
+    [entry] = area.history()
+    connection = sqlite3.connect(demo_path)
+    connection.execute("UPDATE orders SET quantity = 77 WHERE id = 7")
+    connection.commit()
+    connection.close()
+    area.revert(entry.id)
+    report = area.commit()
+    assert [c.change_id for c in report.conflicts] and len(report.committed) == 0
+    conflict = report.conflicts[0]
+    assert conflict.current is not None and conflict.current["quantity"] == 77
+    assert area.count() == 40  # all of the revert stays staged, nothing lost
+    area.close()
+
+
+def test_a_revert_refuses_items_that_already_have_a_staged_change(
+    demo_store: SQLiteStore,
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage("customers", "update", {"id": 2}, {"city": "Oslo"})
+    area.commit()
+    [entry] = area.history()
+    area.stage("customers", "update", {"id": 2}, {"city": "Rome"})
+    with pytest.raises(StagingError) as raised:
+        area.revert(entry.id)
+    assert "already has a staged change" in raised.value.message
+    assert area.count() == 1
+    with pytest.raises(StagingError):
+        area.revert("nope")
+    area.close()
+
+
+def test_history_is_kept_across_processes_and_shown_by_the_cli(
+    demo_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(demo_path)
+    store = SQLiteStore.open(demo_path)
+    area = StagingArea(store)
+    area.stage("products", "update", {"id": 3}, {"price": 12.5})
+    area.close()
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "agent", "staged", "commit", "--all", "--db", db],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    capsys.readouterr()
+    assert main(["commits", "--json", "--db", db]) == 0
+    [entry] = json.loads(capsys.readouterr().out)
+    assert entry["changes"] == 1 and entry["tables"] == ["products"]
+    assert main(["commits", "show", entry["id"], "--db", db]) == 0
+    shown = capsys.readouterr().out
+    assert "update products" in shown and "price:" in shown and "12.5" in shown
+    assert main(["commits", "revert", entry["id"], "--db", db]) == 0
+    assert "Staged 1 change(s)" in capsys.readouterr().out
+    assert main(["staged", "commit", "--all", "--db", db]) == 0
+    assert main(["commits", "show", "zzzz", "--db", db]) == 2
+
+
+def test_old_history_is_forgotten_by_size(demo_store: SQLiteStore) -> None:
+    area = StagingArea(demo_store, keep=Retention(days=90, changes=5))
+    for round_ in range(3):
+        area.stage_many("orders", keys=[{"id": i} for i in range(1, 4)],
+                        set={"quantity": round_ + 10})
+        area.commit()
+    entries = area.history()
+    assert sum(e.changes for e in entries) <= 5 and len(entries) == 1
+    area.close()
+
+
+def test_an_interrupted_commit_that_landed_is_logged_when_settled(
+    demo_store: SQLiteStore, demo_path: Path
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage("customers", "update", {"id": 8}, {"city": "Turin"})
+    # What a killed commit leaves: its record, the change applied but still staged.
+    changes = [c.to_apply() for c in area.list()]
+    conn = area._conn
+    from agent.staging import history
+
+    with conn:
+        conn.execute("INSERT INTO commits_in_progress (token, store, ids_json, started_at) "
+                     "VALUES ('dead1', ?, ?, 'x')", (demo_store.identity, json.dumps([changes[0].id])))
+        history.start(conn, "dead1", demo_store.identity, "user")
+    connection = sqlite3.connect(demo_path)
+    connection.execute("UPDATE customers SET city = 'Turin' WHERE id = 8")
+    connection.commit()
+    connection.close()
+    area.close()
+    again = StagingArea(demo_store)
+    assert again.count() == 0
+    [entry] = again.history()
+    assert entry.id == "dead1" and entry.changes == 1
+    again.close()

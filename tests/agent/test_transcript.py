@@ -1,0 +1,92 @@
+"""One transcript rule for live and resumed chats; attachments kept as data, not text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.config import Settings
+from agent.conversations import Conversation, ConversationStore
+from agent.session import ChatSession
+from agent.stores.open import open_store
+from agent.transcript import ReviewMarker, display_items
+from tests.support.replay import ReplayCaller, Step
+
+
+def _session(
+    demo_path: Path, caller: ReplayCaller, conversation_id: str | None = None
+) -> ChatSession:
+    return ChatSession.open(
+        Settings(mode="auto"),
+        open_store(str(demo_path)),
+        caller=caller,
+        conversation_id=conversation_id,
+    )
+
+
+def test_a_file_name_that_looks_like_the_listing_is_shown_as_it_is(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    tricky = tmp_path / "a (id 9, text, 3 bytes); b.txt"
+    tricky.write_text("hi")
+    session = _session(demo_path, ReplayCaller([Step("Read it.")]))
+    session.run_turn("see the file", attachments=[tricky])
+    resumed = _session(demo_path, ReplayCaller([]), session.conversation_id).display_items()
+    assert resumed[0] == {
+        "role": "user",
+        "text": "see the file",
+        "attachments": ["a (id 9, text, 3 bytes); b.txt"],
+    }
+
+
+def test_rewind_forgets_the_files_of_the_removed_message(demo_path: Path, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x")
+    session = _session(demo_path, ReplayCaller([Step("One."), Step("Two."), Step("Three.")]))
+    session.run_turn("first")
+    session.run_turn("second", attachments=[notes])
+    index = session.user_messages()[-1][0]
+    session.rewind(index)
+    session.run_turn("again")
+    users = [item for item in session.display_items() if item.get("role") == "user"]
+    assert users[-1] == {"role": "user", "text": "again"}
+
+
+def test_an_old_conversation_with_the_listing_in_text_still_loads(demo_path: Path) -> None:
+    store = open_store(str(demo_path))
+    old = Conversation("c-old", store.identity, "m")
+    old.messages = [
+        {
+            "role": "user",
+            "content": [
+                {"text": "read it"},
+                {
+                    "text": "[Attached files: n.txt (id a1, text, 2 bytes). Read them with readAttachment.]"
+                },
+            ],
+        },
+        {"role": "assistant", "content": [{"text": "Done."}]},
+    ]
+    ConversationStore().save(old)
+    items = _session(demo_path, ReplayCaller([]), "c-old").display_items()
+    assert items == [
+        {"role": "user", "text": "read it"},
+        {"role": "assistant", "text": "Done."},
+    ]
+
+
+def test_the_live_rule_and_the_resumed_rule_agree_on_the_review_chip() -> None:
+    use = {"toolUseId": "t1", "name": "stageItem", "input": {}}
+    result = {"toolUseId": "t1", "status": "success", "content": [{"json": {"id": "c1"}}]}
+    messages = [
+        {"role": "user", "content": [{"text": "edit"}]},
+        {"role": "assistant", "content": [{"toolUse": use}]},
+        {"role": "user", "content": [{"toolResult": result}]},
+        {"role": "assistant", "content": [{"text": "Staged."}]},
+    ]
+    resumed = display_items(messages)[-1]["chip"]
+    live = ReviewMarker()
+    live.saw("stageItem", "success")
+    assert live.end_turn() == resumed
+    live.saw("stageItem", "error")
+    live.saw("listTables", "success")
+    assert live.end_turn() is None
