@@ -54,9 +54,19 @@ class AppActions(_Base):
         async def run_action_safely(self, job: Any) -> None: ...
 
     async def action_quit(self) -> None:
-        """Quit; a running turn is cancelled first so its thread ends with the app."""
+        """Quit; a running turn is cancelled first so its thread ends with the app. Staged
+        changes stay staged: the terminal is told so, and how to review them."""
         self.chat.stop()
-        self.exit()
+        staged = self.status.staged
+        message = None
+        if staged:
+            key = self.settings.keys.get("staging", "ctrl+s").split(",")[0]
+            message = (
+                f"{staged:,} staged change{'s' * (staged != 1)} "
+                f"{'are' if staged != 1 else 'is'} kept; review them with {key} "
+                "or `tabletalk staged list`."
+            )
+        self.exit(message=message)
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen

@@ -272,13 +272,15 @@ class TabletalkApp(AppActions, App[int]):
         from tui.widgets.staging_panel import StagingPanel
 
         tabs = self.query_one("#tabs", TabbedContent)
-        if not tabs.query("#staging"):
+        opened = not tabs.query("#staging")
+        if opened:  # a new panel reads the staging DB itself; no second full read meanwhile
             await tabs.add_pane(StagingPanel(self.staging_watch))
         tabs.active = "staging"
         if focus:
             self.call_after_refresh(tabs.query_one(StagingPanel).focus_first)
         self._show_tabs()
-        self.staging_watch.refresh_now()
+        if not opened:
+            self.staging_watch.refresh_now()
         return f"Opened the staging panel ({len(self.staged_changes)} staged changes)"
 
     def _show_tabs(self) -> None:

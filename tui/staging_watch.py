@@ -89,6 +89,15 @@ class StagingWatch:
 
         self.app.run_worker(work, thread=True, exit_on_error=False, group="staging-op", name=name)
 
+    def read(self, job: Callable[[Any], Any], *, done: Callable[[Any], None]) -> None:
+        """Run the read `job(area)` on a worker; `done(result)` runs on the app thread."""
+
+        def work() -> None:
+            result = job(self.area)
+            self.app.call_from_thread(done, result)
+
+        self.app.run_worker(work, thread=True, exit_on_error=False, group="staging-view")
+
     def close(self) -> None:
         if self._area is not None:
             self._area.close()

@@ -57,7 +57,7 @@ class TabOpener:
             source.close()
             return existing
         tab = TableTab(
-            name[:40],
+            name,
             source,
             id=ident,
             kind="table",
@@ -117,7 +117,7 @@ class TabOpener:
             return existing
         source = QueryRowSource(self.store, str(spec.get("name", "query")), query)
         tab = TableTab(
-            str(spec.get("name", "query"))[:40], source, id=ident, kind="spec", note=query[:80]
+            str(spec.get("name", "query")), source, id=ident, kind="spec", note=query[:80]
         )
         await self._add(tab)
         return tab

@@ -54,6 +54,7 @@ from agent.staging.lock import CommitLock
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
 from agent.staging.rebase import RebaseReport, plan_rebase
+from agent.staging.review import StagingReview
 from agent.staging.settle import Settlement, has_records, settle_interrupted
 from agent.stores.base import Item, Key, Op, Store
 
@@ -333,6 +334,10 @@ class StagingArea:
                 "SELECT count(*) FROM staged_changes WHERE store = ?", (self.store.identity,)
             ).fetchone()
         return int(row[0])
+
+    def review(self) -> StagingReview:
+        """Filtered counts, bulk-edit summaries and pages for a review screen."""
+        return StagingReview(self._conn, self._lock, self.store.identity)
 
     def diff(self, change: StagedChange) -> builtins.list[AttributeDiff]:
         """Per attribute old → new: all attributes for create/delete, the changed ones for update."""

@@ -24,6 +24,7 @@ from agent.stores.base import (
     TableInfo,
 )
 from agent.stores.paging import RowSource
+from agent.stores.references import Reference, ReferencingRows
 from agent.stores.sqlite_apply import apply_changes
 from agent.stores.sqlite_paging import SQLiteRowSource
 from agent.stores.sqlite_readonly import (
@@ -35,6 +36,7 @@ from agent.stores.sqlite_readonly import (
     json_value,
     quote_ident,
 )
+from agent.stores.sqlite_references import referencing
 from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -235,6 +237,47 @@ class SQLiteStore(Store):
             return sorted(found)
 
     # -- reads --------------------------------------------------------------------------------
+
+    def foreign_keys_to(self, table: str) -> list[Reference]:
+        """The foreign keys of every table that reference `table` (`PRAGMA foreign_key_list`)."""
+        target = self.schema(table)
+        found: list[Reference] = []
+        with self._lock:
+            for name in self.list_tables():
+                rows = self._conn.execute(f"PRAGMA foreign_key_list({quote_ident(name)})")
+                by_id: dict[int, list[Any]] = {}
+                for row in rows.fetchall():
+                    by_id.setdefault(row[0], []).append(row)
+                for parts in by_id.values():
+                    if str(parts[0][2]).lower() != target.name.lower():
+                        continue
+                    parts.sort(key=lambda r: r[1])
+                    to = tuple(r[4] for r in parts)
+                    if any(c is None for c in to):  # REFERENCES t without columns: its key
+                        to = target.key_columns
+                    found.append(Reference(name, tuple(r[3] for r in parts), target.name, to))
+        return found
+
+    def referencing_rows(
+        self, table: str, keys: list[Key], also: tuple[Reference, ...] = (), examples: int = 3
+    ) -> list[ReferencingRows]:
+        """Rows of any table that reference the items of `table` with `keys`: through declared
+        foreign keys and the references in `also` (e.g. declared relationships)."""
+        references = self.foreign_keys_to(table)
+        for extra in also:
+            if extra.target.lower() == table.lower() and not any(
+                extra.same_join(r) for r in references
+            ):
+                references.append(extra)
+        items = [i for i in self.get_items(table, keys) if i is not None]
+        found = []
+        for reference in references:
+            schema = self.schema(reference.table)
+            with self._lock:
+                rows = referencing(self._conn, schema, reference, items, examples)
+            if rows is not None:
+                found.append(rows)
+        return found
 
     def normalize_key(self, table: str, key: Key) -> Key:
         """Check `key` names exactly the key columns and coerce its values to their types."""

@@ -9,8 +9,31 @@ from agent.stores.sqlite import SQLiteStore
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import SIZE, send, settle
 from tui.widgets.chat_items import ChipButton
+from tui.widgets.staged_change import ChangeDetailScreen
 from tui.widgets.staging_panel import ChangeCard, SmallButton, StagingPanel
 from tui.widgets.table_tab import TableTab
+
+
+def listed(app) -> list[str]:
+    """Ids of the staged changes on the panel's current page."""
+    options = app.query_one("#staging-list").options
+    return [o.id for o in options if o.id != "staging-empty"]
+
+
+async def open_change(app, pilot, change_id: str) -> ChangeCard:
+    """Highlight a change in the list and press Enter: its detail screen, with its card."""
+    view = app.query_one("#staging-list")
+    view.focus()
+    view.highlighted = listed(app).index(change_id)
+    await pilot.press("enter")
+    await pilot.pause()
+    assert isinstance(app.screen, ChangeDetailScreen)
+    return app.screen.query_one(ChangeCard)
+
+
+def screen_text(app) -> str:
+    """What the terminal shows, line by line."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 async def _click_again(app, pilot, selector: str) -> None:
@@ -57,16 +80,17 @@ async def test_bulk_edit_reviewed_in_the_panel_and_committed(
         assert review.chip_action == {"kind": "openStagingPanel"}
         await pilot.click(review)
         await settle(app, pilot)
-        panel = app.query_one(StagingPanel)
-        cards = list(panel.query(ChangeCard))
-        assert len(cards) == 3
-        first = str(cards[0].query(".attr").first().render())
+        assert len(listed(app)) == 3
+        assert "3 orders: status" in screen_text(app) and "→ on hold" in screen_text(app)
+        card = await open_change(app, pilot, listed(app)[0])
+        first = str(card.query(".attr").first().render())
         assert "status" in first and "on hold" in first
+        await pilot.press("escape")
         await pilot.click("#commit-all")
         await settle(app, pilot)
         assert _statuses(demo_path, ids) == {1: "on hold", 2: "on hold", 3: "on hold"}
         assert app.status.staged == 0
-        assert not panel.query(ChangeCard)
+        assert listed(app) == []
 
 
 async def test_reject_one_attribute_and_commit_just_one_change(
@@ -82,12 +106,12 @@ async def test_reject_one_attribute_and_commit_just_one_change(
         await app.open_table("orders")
         await app.open_staging_panel()
         await settle(app, pilot)
-        card = app.query_one(f"#change-{kept.id}", ChangeCard)
+        card = await open_change(app, pilot, kept.id)
         reject_qty = next(b for b in card.query(SmallButton) if b.attribute == "quantity")
         await pilot.click(reject_qty)
         await settle(app, pilot)
         assert area.get(kept.id).values == {"status": "lost"}
-        card = app.query_one(f"#change-{kept.id}", ChangeCard)
+        card = await open_change(app, pilot, kept.id)
         commit_this = next(b for b in card.query(SmallButton) if b.action_name == "commit")
         await pilot.click(commit_this)
         await settle(app, pilot)
@@ -113,7 +137,7 @@ async def test_conflict_is_shown_and_the_change_stays_staged(
         await settle(app, pilot)
         await pilot.click("#commit-all")
         await settle(app, pilot)
-        card = app.query_one(f"#change-{change.id}", ChangeCard)
+        card = await open_change(app, pilot, change.id)
         assert card.has_class("-conflict")
         assert "changed elsewhere" in str(card.query_one(".conflict").render())
         assert [c.id for c in area.list()] == [change.id]
@@ -133,7 +157,7 @@ async def test_changes_staged_by_another_process_appear_and_tint_the_table(
         app.staging_watch._check()
         await settle(app, pilot)
         assert app.status.staged == 1
-        assert len(app.query(ChangeCard)) == 1
+        assert len(listed(app)) == 1
         view = app.query_one(TableTab).view
         values, staged = view.row_at(1)
         assert values[0] == 2 and staged.op == "delete"
@@ -181,7 +205,8 @@ async def test_a_conflict_shows_only_what_conflicts_and_the_others_can_be_commit
         await settle(app, pilot)
         await pilot.click("#commit-all")
         await settle(app, pilot)
-        card = app.query_one(f"#change-{stuck.id}", ChangeCard)
+        assert listed(app) == [stuck.id], "the conflicts are listed"
+        card = await open_change(app, pilot, stuck.id)
         shown = str(card.query_one(".conflict").render())
         assert f"status: staged {old} → refunded, now 'lost in transit'" in shown
         assert shown.count("lost in transit") == 1
@@ -191,6 +216,7 @@ async def test_a_conflict_shows_only_what_conflicts_and_the_others_can_be_commit
         button = app.query_one("#commit-clean")
         assert button.display and str(button.label) == "Commit the 1 without conflict"
         assert not app.query_one("#commit-all").display, "the commit that fails again is gone"
+        await pilot.press("escape")
         await pilot.click("#commit-clean")
         await settle(app, pilot)
         assert _statuses(demo_path, [7, 8]) == {7: "lost in transit", 8: "packed"}
@@ -248,6 +274,225 @@ async def test_a_long_commit_shows_its_progress(make_app, demo_store, demo_path)
         assert not panel.has_class("-committing")
         assert panel._progress.progress == len(ids)
         assert set(_statuses(demo_path, ids).values()) == {"archived"}
+
+
+async def test_long_values_stay_readable_at_80_and_120_columns(make_app, demo_store) -> None:
+    area = StagingArea(demo_store)
+    old = demo_store.get_item("customers", {"id": 3})["email"]
+    new = "linus.shannon.new.address@example.org"
+    area.stage("customers", "update", {"id": 3}, {"email": new}, origin="test")
+    created = area.stage(
+        "customers",
+        "create",
+        {"id": 9001},
+        {"name": "Ada", "email": "ada@example.org", "city": "Oslo", "created_at": "2026-11-30"},
+        origin="test",
+    )
+    for size in ((80, 24), (120, 36)):
+        app = make_app()
+        async with app.run_test(size=size) as pilot:
+            app.action_toggle_chat() if size == (80, 24) else None
+            await app.open_staging_panel()
+            await settle(app, pilot)
+            if app.screen.has_class("-chat-full"):
+                app.action_toggle_chat()
+                await settle(app, pilot)
+            shown = screen_text(app)
+            assert old in shown and new in shown, (size, shown)
+            assert "created_at: 2026-11-30" in shown, "a create shows its values"
+            card = await open_change(app, pilot, created.id)
+            assert "Oslo" in str(card.query(".attr")[3].render())
+
+
+async def test_a_huge_value_is_cut_in_the_list_and_whole_in_the_detail(
+    make_app, demo_store
+) -> None:
+    area = StagingArea(demo_store)
+    note = "word " * 400
+    change = area.stage("customers", "update", {"id": 4}, {"city": note}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        prompt = str(app.query_one("#staging-list").get_option(change.id).prompt)
+        assert "…" in prompt and len(prompt) < 400
+        card = await open_change(app, pilot, change.id)
+        assert " ".join(note.split()) in str(card.query(".attr").first().render())
+
+
+async def test_ten_thousand_changes_are_all_reviewable_with_groups_filter_and_pages(
+    make_app, tmp_path
+) -> None:
+    db = tmp_path / "big.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT)")
+        conn.executemany(
+            "INSERT INTO orders VALUES (?, ?)",
+            [(i, "delivered" if i <= 9_000 else "pending") for i in range(1, 10_001)],
+        )
+        conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.execute("INSERT INTO notes VALUES (1, 'hello')")
+    store = SQLiteStore.open(db)
+    area = StagingArea(store)
+    area.stage_many(
+        "orders", query="SELECT id FROM orders WHERE id <= 9000", set={"status": "cancelled"}
+    )
+    area.stage_many("orders", query="SELECT id FROM orders WHERE id > 9000", delete=True)
+    single = area.stage("notes", "update", {"id": 1}, {"body": "bye"})
+    from agent.config import Settings
+    from tui.app import TabletalkApp
+
+    app = TabletalkApp(store, Settings(mode="manual"), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        panel = app.query_one(StagingPanel)
+        shown = screen_text(app)
+        assert "10,001 staged changes (notes 1, orders 10,000)" in shown
+        assert "9,000 orders: status delivered → cancelled" in shown
+        assert "1,000 orders: delete" in shown
+        assert str(panel.query_one("#commit-all").label) == "Commit 10,001"
+        # every change can be reached: page to the last one
+        while not panel.query_one("#page-next").disabled:
+            panel._next()
+            await settle(app, pilot)
+        assert listed(app)[-1] == single.id
+        # a bulk group is one decision: choose it, reject exactly its 1,000 changes
+        groups = app.query_one("#staging-groups")
+        groups.focus()
+        groups.highlighted = 1
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert panel.snapshot.matching == 1_000
+        assert "1–50 of 1,000" in screen_text(app) and "Reject 1,000" in screen_text(app)
+        await pilot.click("#reject-matching")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert area.review().count() == 9_001
+        assert not [c for c in area.list() if c.op == "delete"]
+        # the filter: table, op, attribute and text
+        panel.set_filter("table:notes")
+        await settle(app, pilot)
+        assert listed(app) == [single.id]
+        panel.set_filter("op:update attr:status 8999")
+        await settle(app, pilot)
+        assert len(listed(app)) == 1 and area.get(listed(app)[0]).key == {"id": 8999}
+        panel.set_filter("op:bogus")
+        await settle(app, pilot)
+        assert any("unknown op" in n.message for n in app._notifications)
+    area.close()
+    store.close()
+
+
+async def test_a_delete_that_orphans_rows_is_shown_and_the_commit_asks_again(
+    make_app, demo_store, demo_path
+) -> None:
+    from tui.screens.confirm import ConfirmScreen
+
+    with sqlite3.connect(demo_path) as conn:
+        (referencing,) = conn.execute("SELECT count(*) FROM orders WHERE product_id = 5").fetchone()
+    assert referencing > 0
+    area = StagingArea(demo_store)
+    area.stage("products", "delete", {"id": 5}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        shown = " ".join(screen_text(app).split())
+        assert "Staged deletes leave" in shown and f"{referencing} in orders" in shown
+        await pilot.click("#commit-all")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert f"{referencing} rows of orders still point at 1 deleted item" in (
+            app.screen.question
+        )
+        assert "orders.product_id → products.id" in app.screen.question
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert demo_store.get_item("products", {"id": 5}) is not None, "No keeps the item"
+        assert len(area.list()) == 1
+        await _click_again(app, pilot, "#commit-all")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert demo_store.get_item("products", {"id": 5}) is None
+
+
+async def test_declared_relationships_count_as_references(make_app, demo_store) -> None:
+    from agent.specs import Relationship, SpecBook
+
+    SpecBook(None, demo_store.identity).declare_relationship(
+        Relationship("stock of product", "products", "id", "stock_levels", "product_id")
+    )
+    area = StagingArea(demo_store)
+    area.stage("customers", "delete", {"id": 2}, origin="test")
+    from agent.staging.orphans import orphaned_by
+
+    found = orphaned_by(
+        demo_store,
+        area.list(),
+        [Relationship("buyer", "orders", "customer_id", "customers", "id")],
+    )
+    assert [r.reference.table for r in found] == ["orders"]  # FK and relationship: one entry
+    mine = [Relationship("cities", "customers", "city", "customers", "city")]
+    assert orphaned_by(demo_store, area.list(), mine)[0].reference.table == "orders"
+
+
+async def test_only_conflicts_left_hides_the_commit_of_none(
+    make_app, demo_store, demo_path
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage("orders", "update", {"id": 7}, {"status": "refunded"}, origin="test")
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'elsewhere' WHERE id = 7")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        assert "Commit the 0" not in screen_text(app)
+        assert not app.query_one("#commit-clean").display
+        assert not app.query_one("#commit-all").display
+        assert app.query_one("#reject-all").display
+
+
+async def test_quitting_with_staged_changes_says_they_are_kept(make_app, demo_store) -> None:
+    area = StagingArea(demo_store)
+    for i in (1, 2):
+        area.stage("orders", "update", {"id": i}, {"status": "x"}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+q")
+        said = " ".join(str(r) for r in app._exit_renderables)  # printed when the app ends
+    assert "2 staged changes are kept" in said
+    assert "ctrl+s" in said and "tabletalk staged list" in said
+
+
+async def test_take_current_restages_a_conflict_and_it_commits(
+    make_app, demo_store, demo_path
+) -> None:
+    area = StagingArea(demo_store)
+    change = area.stage("orders", "update", {"id": 7}, {"status": "refunded"}, origin="test")
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'lost in transit' WHERE id = 7")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        card = await open_change(app, pilot, change.id)
+        take = next(b for b in card.query(SmallButton) if b.action_name == "take_current")
+        await pilot.click(take)
+        await settle(app, pilot)
+        assert area.get(change.id).pre_image["status"] == "lost in transit"
+        assert app.query_one("#commit-all").display, "no conflict left: Commit all is back"
+        await _click_again(app, pilot, "#commit-all")
+        await settle(app, pilot)
+        assert _statuses(demo_path, [7]) == {7: "refunded"}
 
 
 async def test_the_staging_panel_keeps_textual_reactive_watching(make_app) -> None:

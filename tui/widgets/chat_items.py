@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import Markdown as RichMarkdown
+from rich.markdown import TableElement
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -82,6 +86,26 @@ class AssistantMessage(Static):
         self.update(RichMarkdown(self.source))
 
 
+class BoxedTable(TableElement):
+    """A Markdown table drawn in a grid, as the Markdown widget draws it in a live answer."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for table in super().__rich_console__(console, options):
+            if isinstance(table, Table):
+                table.box = box.SQUARE
+                table.show_lines = True
+                table.expand = True
+                table.pad_edge = True
+                table.collapse_padding = False
+            yield table
+
+
+class AnswerMarkdown(RichMarkdown):
+    """Rich Markdown with tables drawn like the Markdown widget's (same look live and saved)."""
+
+    elements = {**RichMarkdown.elements, "table_open": BoxedTable}
+
+
 class SavedAnswer(Static):
     """An answer from a resumed conversation: Rich Markdown in one widget (far lighter than
     a Markdown widget per message, which matters for long histories)."""
@@ -91,7 +115,7 @@ class SavedAnswer(Static):
     """
 
     def __init__(self, source: str) -> None:
-        super().__init__(RichMarkdown(source))
+        super().__init__(AnswerMarkdown(source))
         self.source = source
 
 
@@ -101,7 +125,9 @@ class ToolLine(Collapsible):
     DEFAULT_CSS = """
     ToolLine { margin: 0; padding: 0; border: none; background: transparent; }
     ToolLine > Contents { padding: 0 0 0 2; }
-    ToolLine CollapsibleTitle { padding: 0; color: $text-muted; }
+    ToolLine CollapsibleTitle {
+        padding: 0; color: $text-muted; width: 1fr; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     ToolLine .tool-detail { color: $text-muted; }
     """
 
@@ -140,12 +166,14 @@ class ToolLine(Collapsible):
 
 
 class ChipButton(Button):
-    """A proposed action; nothing happens until it is pressed (mouse or Enter/Space)."""
+    """A proposed action; nothing happens until it is pressed (mouse or Enter/Space). Once
+    pressed it shows as done (`✓`, disabled)."""
 
     DEFAULT_CSS = """
     ChipButton { margin: 0 1 0 0; min-width: 8; height: 1; border: none; background: $accent 30%; }
     ChipButton:hover { background: $accent 60%; }
     ChipButton:focus { background: $accent; text-style: bold; }
+    ChipButton.-done, ChipButton.-done:disabled { background: $success 20%; color: $text-muted; }
     """
 
     def __init__(self, label: str, action: dict[str, Any]) -> None:
@@ -155,7 +183,12 @@ class ChipButton(Button):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
+        if self.has_class("-done"):
+            return
         self.post_message(ChipClicked(self.chip_label, self.chip_action))
+        self.label = Content("✓ " + self.chip_label)
+        self.add_class("-done")
+        self.disabled = True
 
 
 class AnswerChip(Button):

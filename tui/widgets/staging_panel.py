@@ -1,79 +1,81 @@
-"""The staging review panel: staged changes by table and item, each attribute old → new.
+"""The staging review panel: every staged change, paged from the staging database.
 
-Reject one attribute, one change or all; commit all or just one change. Conflicts stay staged
-and show the item's current value. Shows changes staged by any process (chat, MCP, CLI).
+A summary with the bulk groups (`1,400 orders: status delivered → cancelled`), a filter
+(table:, op:, attr:, text), a page of the matching changes (Enter: the change in full, with
+commit / reject), commit or reject of all or of what the filter matches, and a warning for
+rows that staged deletes would leave orphaned. Conflicts stay staged and show the item's
+current value. Shows changes staged by any process (chat, MCP, CLI).
 """
 
 from __future__ import annotations
 
-import json
-from itertools import groupby
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Button, ProgressBar, Static, TabPane
+from textual.widgets import Button, Input, OptionList, ProgressBar, Static, TabPane
+from textual.widgets.option_list import Option
 
-from agent.staging import AttributeDiff, StagedChange
+from agent.errors import TabletalkError
+from agent.staging import StagedChange
+from agent.staging.review import FILTER_HELP, ChangeFilter, ChangeGroup
 from agent.stores.base import transaction_plan
+from agent.stores.references import ReferencingRows
+from tui.widgets.staged_change import (
+    ChangeCard,
+    ChangeDetailScreen,
+    SmallButton,
+    change_text,
+    conflict_lines,
+    origin_text,
+)
 
 if TYPE_CHECKING:
     from tui.staging_watch import StagingWatch
 
-MAX_SHOWN = 200
-OP_STYLE = {"create": "green", "update": "yellow", "delete": "red"}
+__all__ = [
+    "ChangeCard",
+    "CommitProgress",
+    "SmallButton",
+    "StagingPanel",
+    "conflict_lines",
+    "origin_text",
+    "panel_ready",
+]
+
+PAGE = 50
+"""Changes per page of the list."""
 
 
-def show_value(value: Any) -> str:
-    """A value on one line (JSON for structures, ∅ for missing)."""
-    if value is None:
-        return "∅"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, default=str, ensure_ascii=False)
-    return " ".join(str(value).split()) if isinstance(value, str) else str(value)
+def signature(changes: list[StagedChange]) -> list[tuple[str, str, Any]]:
+    """What identifies a staged set as the user saw it: ids, ops and staged values (compared
+    with ==, which is C-speed even for 10,000 changes)."""
+    return [(c.id, c.op, c.values) for c in changes]
 
 
-def origin_text(origin: str) -> str:
-    """`chat:20261130-…` → `chat`, `mcp:client` → `mcp client`: who staged it, briefly."""
-    kind, _, detail = origin.partition(":")
-    return kind if kind == "chat" or not detail else f"{kind} {detail}"
+def panel_ready(app: Any) -> bool:
+    """The panel shows its first page (for benchmarks and tests)."""
+    return any(p.loaded for p in app.query(StagingPanel))
 
 
-def key_text(key: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={show_value(v)}" for k, v in key.items())
+@dataclass
+class Snapshot:
+    """What the panel shows, read on a worker: totals, groups, one page, orphaned rows."""
 
-
-def signature(changes: list[StagedChange]) -> tuple[tuple[str, str], ...]:
-    """What identifies a staged set as the user saw it: ids and staged values."""
-    return tuple((c.id, json.dumps(c.values, sort_keys=True, default=str)) for c in changes)
-
-
-def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
-    """Only what conflicts: `status: staged pending → shipped, now 'cancelled'` per attribute."""
-    current = conflict.current
-    if current is None:
-        return [f"⚠ conflict: the item is gone now ({conflict.reason})"]
-    if change.op == "create":
-        return [f"⚠ conflict: an item with this key exists now ({conflict.reason})"]
-    before = change.pre_image or {}
-    lines = []
-    for attribute in sorted(set(before) | set(current)):
-        old, now = before.get(attribute), current.get(attribute)
-        if old == now:
-            continue
-        if change.op == "update" and attribute in change.values:
-            staged = f"staged {show_value(old)} → {show_value(change.values[attribute])}"
-        else:
-            staged = f"was {show_value(old)}"
-        now_text = repr(now) if isinstance(now, str) else show_value(now)
-        lines.append(f"  {attribute}: {staged}, now {now_text}")
-    if not lines:
-        return [f"⚠ conflict: {conflict.reason}"]
-    return ["⚠ conflict: changed in the table since it was staged", *lines]
+    total: int = 0
+    tables: list[tuple[str, int]] = field(default_factory=list)
+    groups: list[ChangeGroup] = field(default_factory=list)
+    matching: int = 0
+    offset: int = 0
+    page: list[StagedChange] = field(default_factory=list)
+    orphans: list[ReferencingRows] = field(default_factory=list)
+    complete: bool = True
+    """False while groups and orphaned rows are still being read (commits wait for them)."""
 
 
 class CommitProgress(Message):
@@ -83,100 +85,23 @@ class CommitProgress(Message):
         self.total = total
 
 
-class SmallButton(Button):
-    """A one-line button carrying the change (and attribute) it acts on."""
-
-    DEFAULT_CSS = "SmallButton { height: 1; min-width: 4; margin: 0 0 0 1; border: none; }"
-
-    def __init__(
-        self,
-        label: str,
-        action: str,
-        change_id: str,
-        attribute: str | None = None,
-        variant: str = "default",
-    ) -> None:
-        super().__init__(Content(label), compact=True, variant=variant)  # type: ignore[arg-type]
-        self.action_name = action
-        self.change_id = change_id
-        self.attribute = attribute
-
-
-class ChangeCard(Vertical):
-    """One staged change: op, key, origin; its attributes; commit/reject buttons."""
-
-    DEFAULT_CSS = """
-    ChangeCard { height: auto; margin: 0 0 1 2; padding: 0 1; border-left: wide $warning; }
-    ChangeCard.-create { border-left: wide $success; }
-    ChangeCard.-delete { border-left: wide $error; }
-    ChangeCard.-conflict { background: $error 15%; }
-    ChangeCard Horizontal { height: 1; }
-    ChangeCard .card-head { width: 1fr; }
-    ChangeCard .attr { width: 1fr; }
-    ChangeCard .conflict { color: $error; }
-    """
-
-    def __init__(
-        self, change: StagedChange, diffs: list[AttributeDiff], conflict: Any | None
-    ) -> None:
-        super().__init__(
-            classes=f"-{change.op}" + (" -conflict" if conflict else ""), id=f"change-{change.id}"
-        )
-        self.change = change
-        self.diffs = diffs
-        self.conflict = conflict
-
-    def compose(self) -> ComposeResult:
-        change = self.change
-        head = Text.assemble(
-            (change.op.upper(), f"bold {OP_STYLE.get(change.op, '')}"),
-            "  ",
-            (key_text(change.key), "bold"),
-            (
-                f"   {origin_text(change.origin)} · {change.created_at[:16].replace('T', ' ')}",
-                "dim",
-            ),
-        )
-        with Horizontal():
-            yield Static(head, classes="card-head")
-            yield SmallButton("Commit this", "commit", change.id, variant="success")
-            yield SmallButton("Reject", "reject", change.id, variant="error")
-        for diff in self.diffs:
-            line = Text("  ")
-            line.append(diff.attribute, style="bold")
-            line.append(": ")
-            if change.op == "create":
-                line.append(show_value(diff.new), style="green")
-            elif change.op == "delete":
-                line.append(show_value(diff.old), style="red strike")
-            else:
-                line.append(show_value(diff.old), style="dim strike")
-                line.append(" → ")
-                line.append(show_value(diff.new), style="bold yellow")
-            with Horizontal():
-                yield Static(line, classes="attr")
-                if change.op != "delete" and diff.attribute in change.values:
-                    button = SmallButton("✕", "reject_attribute", change.id, diff.attribute)
-                    button.tooltip = f"Reject the change to {diff.attribute}"
-                    yield button
-        if self.conflict is not None:
-            yield Static(Text("\n".join(conflict_lines(change, self.conflict))), classes="conflict")
-
-
 class StagingPanel(TabPane):
-    """The panel; `show(changes)` re-renders when the staged set changed."""
+    """The panel; `show(changes)` re-reads what it shows when the staged set changed."""
 
     DEFAULT_CSS = """
     StagingPanel { padding: 0 1; }
     StagingPanel > #staging-summary { height: auto; }
-    StagingPanel > #staging-bar { height: 1; margin: 0 0 1 0; }
-    StagingPanel > #staging-bar Button { margin: 0 1 0 0; min-width: 10; }
-    StagingPanel > #staging-bar > #commit-clean { display: none; }
-    StagingPanel.-conflicts > #staging-bar > #commit-clean { display: block; }
-    StagingPanel.-conflicts > #staging-bar > #commit-all { display: none; }
+    StagingPanel > #staging-orphans { height: auto; color: $error; display: none; }
+    StagingPanel.-orphans > #staging-orphans { display: block; }
+    StagingPanel Horizontal { height: 1; }
+    StagingPanel Horizontal Button { margin: 0 1 0 0; min-width: 6; }
     StagingPanel > #commit-progress { display: none; height: 1; }
     StagingPanel.-committing > #commit-progress { display: block; }
-    StagingPanel .table-head { text-style: bold; margin: 0 0 0 0; }
+    StagingPanel > #staging-groups { height: auto; max-height: 3; border: none; padding: 0; }
+    StagingPanel > #staging-filter { height: 1; border: none; padding: 0 1; background: $boost; }
+    StagingPanel > #staging-filter:focus { background: $primary 20%; }
+    StagingPanel #staging-showing { width: auto; margin: 0 1 0 0; color: $text-muted; }
+    StagingPanel > #staging-list { height: 1fr; border: none; padding: 0; }
     StagingPanel #staging-empty { color: $text-muted; }
     """
 
@@ -185,8 +110,12 @@ class StagingPanel(TabPane):
         self.staging_watch = staging_watch
         self.changes: list[StagedChange] = []
         self.conflicts: dict[str, Any] = {}
-        self._shown: tuple[Any, ...] | None = None
+        self.filter = ChangeFilter()
+        self.snapshot = Snapshot()
+        self.loaded = False
+        self._shown: Any = None
         self._summary = Static(Text("Reading staged changes…"), id="staging-summary")
+        self._orphans = Static("", id="staging-orphans")
         self._commit_all = Button(
             Content("Commit all"), id="commit-all", variant="success", compact=True, disabled=True
         )
@@ -199,88 +128,272 @@ class StagingPanel(TabPane):
             variant="success",
             compact=True,
         )
-        self._body = VerticalScroll(id="changes")
+        self._commit_clean.display = False
+        self._take_current = Button(
+            Content("Take current"), id="take-current", variant="warning", compact=True
+        )
+        self._take_current.tooltip = (
+            "Re-stage the changes in conflict on top of the items as they are now"
+        )
+        self._take_current.display = False
+        self._groups = OptionList(id="staging-groups", compact=True)
+        self._filter_input = Input(
+            placeholder=f"filter: {FILTER_HELP}  (enter applies)", id="staging-filter", compact=True
+        )
+        self._showing = Static("", id="staging-showing")
+        self._list = OptionList(id="staging-list", compact=True)
         self._progress = ProgressBar(id="commit-progress", show_eta=False)
 
     def compose(self) -> ComposeResult:
         yield self._summary
+        yield self._orphans
         with Horizontal(id="staging-bar"):
             yield self._commit_clean
             yield self._commit_all
+            yield self._take_current
             yield self._reject_all
             yield Button(Content("Refresh"), id="refresh", compact=True)
         yield self._progress
-        yield self._body
+        yield self._groups
+        yield self._filter_input
+        with Horizontal(id="staging-pager"):
+            yield Button(Content("◀"), id="page-prev", compact=True)
+            yield self._showing
+            yield Button(Content("▶"), id="page-next", compact=True)
+            yield Button(Content("Commit these"), id="commit-matching", compact=True)
+            yield Button(Content("Reject these"), id="reject-matching", compact=True)
+        yield self._list
 
     def on_mount(self) -> None:
         self.show(getattr(self.app, "staged_changes", []), force=True)
 
     def focus_first(self) -> None:
-        """Keyboard to the panel: the commit button when there is something to commit, else
-        Refresh."""
-        commit = self._commit_clean if self.conflicts else self._commit_all
-        target = commit if not commit.disabled else self.query_one("#refresh")
+        """Keyboard to the panel: the list of changes when there are some, else Refresh."""
+        target = self._list if self.changes else self.query_one("#refresh")
         target.focus()
 
+    # ----- reading -----------------------------------------------------------------------------
+
     def show(self, changes: list[StagedChange], *, force: bool = False) -> None:
-        """Render `changes` grouped by table and item (skipped when nothing changed)."""
-        shown = signature(changes) + tuple(sorted(self.conflicts))
+        """Re-read what the panel shows when `changes` (the whole staged set) moved."""
+        shown = (signature(changes), sorted(self.conflicts))
         if shown == self._shown and not force:
             return
         self._shown = shown
         self.changes = changes
-        self.conflicts = {
-            k: v for k, v in self.conflicts.items() if any(c.id == k for c in changes)
-        }
-        count = len(changes)
-        tables = len({c.table for c in changes})
+        ids = {c.id for c in changes}
+        self.conflicts = {k: v for k, v in self.conflicts.items() if k in ids}
+        self.load(self.snapshot.offset)
+
+    def load(self, offset: int = 0) -> None:
+        """Read totals, groups and the page at `offset` of the filtered changes on a worker."""
+        flt = self.filter
+        if flt.ids is not None:
+            flt = replace(flt, ids=tuple(i for i in flt.ids if i in self.conflicts))
+        relationships = self._relationships
+
+        def job(area: Any) -> Snapshot:
+            review = area.review()
+            matching = review.count(flt)
+            start = max(0, min(offset, (max(matching, 1) - 1) // PAGE * PAGE))
+            first = Snapshot(
+                total=review.count(),
+                tables=review.tables(),
+                groups=self.snapshot.groups,
+                matching=matching,
+                offset=start,
+                page=review.page(flt, offset=start, limit=PAGE),
+                complete=False,
+            )
+            self.app.call_from_thread(self._loaded, first)  # the page first; summaries next
+            deletes = review.deletes()
+            orphans: list[ReferencingRows] = []
+            if deletes:
+                from agent.staging.orphans import orphaned_by
+
+                orphans = orphaned_by(area.store, deletes, relationships())
+            return replace(first, groups=review.groups(), orphans=orphans, complete=True)
+
+        self.staging_watch.read(job, done=self._loaded)
+
+    def _relationships(self) -> list[Any]:
+        from agent.specs import SpecBook
+
+        session = getattr(self.app, "session", None)
+        book = getattr(session, "specs", None) or SpecBook(None, self.staging_watch.store.identity)
+        try:
+            return list(book.list_relationships())
+        except (TabletalkError, OSError):
+            return []
+
+    def _loaded(self, snap: Snapshot) -> None:
+        self.snapshot = snap
+        count = snap.total
+        tables = ", ".join(f"{t} {n:,}" for t, n in snap.tables)
         summary = (
-            f"{count} staged change{'s' * (count != 1)} in {tables} table{'s' * (tables != 1)}"
+            f"{count:,} staged change{'s' * (count != 1)} ({tables})"
             if count
             else "Nothing staged."
         )
         if self.conflicts:
-            summary += f" · {len(self.conflicts)} in conflict"
+            summary += f" · {len(self.conflicts):,} in conflict (filter is:conflict)"
         plan = transaction_plan(self.staging_watch.area.store, count)
         if plan:
             summary += f"\nCommitting them takes {plan}."
         self._summary.update(Text(summary))
-        self._commit_all.label = Content(f"Commit {count}")
-        self._commit_all.disabled = not count
+        self._show_orphans(snap.orphans)
+        self._commit_all.label = Content(f"Commit {count:,}")
+        self._commit_all.disabled = not count or not snap.complete
         self._reject_all.disabled = not count
         clean = count - len(self.conflicts)
-        self._commit_clean.label = Content(f"Commit the {clean} without conflict")
-        self._commit_clean.disabled = not clean
-        self.set_class(bool(self.conflicts), "-conflicts")
-        self.call_later(self._rebuild)
+        self._commit_clean.label = Content(f"Commit the {clean:,} without conflict")
+        self._commit_clean.display = bool(self.conflicts) and clean > 0
+        self._commit_clean.disabled = not snap.complete
+        self._commit_all.display = not self.conflicts
+        self._take_current.display = bool(self.conflicts)
+        self._take_current.label = Content(f"Take current for {len(self.conflicts):,}")
+        self._groups.clear_options()
+        self._groups.add_options(
+            [Option(Text("▸ " + g.summary()), id=str(i)) for i, g in enumerate(snap.groups)]
+        )
+        self._groups.display = bool(snap.groups)
+        end = snap.offset + len(snap.page)
+        self._showing.update(
+            Text(f"{snap.offset + 1:,}–{end:,} of {snap.matching:,}")
+            if snap.matching
+            else Text("none")
+        )
+        self.query_one("#page-prev", Button).disabled = snap.offset == 0
+        self.query_one("#page-next", Button).disabled = end >= snap.matching
+        for name in ("#commit-matching", "#reject-matching"):
+            button = self.query_one(name, Button)
+            button.disabled = self.filter.empty or not snap.matching or not snap.complete
+            verb = "Commit" if name == "#commit-matching" else "Reject"
+            button.label = Content(
+                f"{verb} these" if self.filter.empty else f"{verb} {snap.matching:,}"
+            )
+        self._fill_list(snap)
+        self.loaded = True
 
-    async def _rebuild(self) -> None:
+    def _fill_list(self, snap: Snapshot) -> None:
         area = self.staging_watch.area
-        body = self._body
-        widgets: list[Any] = []
-        shown = self.changes[:MAX_SHOWN]
-        for table, group in groupby(sorted(shown, key=lambda c: c.table), key=lambda c: c.table):
-            items = list(group)
-            widgets.append(Static(Text(f"{table}  ({len(items)})"), classes="table-head"))
-            widgets.extend(ChangeCard(c, area.diff(c), self.conflicts.get(c.id)) for c in items)
-        if len(self.changes) > MAX_SHOWN:
-            widgets.append(
-                Static(
-                    Text(
-                        f"… and {len(self.changes) - MAX_SHOWN} more (the Commit button includes them)"
-                    )
+        highlighted = self._list.highlighted
+        self._list.clear_options()
+        if not snap.page:
+            text = (
+                "Edits the assistant stages appear here for you to review and commit."
+                if not snap.total
+                else "No staged change matches the filter."
+            )
+            self._list.add_option(
+                Option(Text(text, style="dim"), id="staging-empty", disabled=True)
+            )
+            return
+        self._list.add_options(
+            [
+                Option(change_text(c, area.diff(c), self.conflicts.get(c.id)), id=c.id)
+                for c in snap.page
+            ]
+        )
+        if highlighted is not None:
+            self._list.highlighted = min(highlighted, len(snap.page) - 1)
+
+    def _show_orphans(self, orphans: list[ReferencingRows]) -> None:
+        """One short warning; the commit's confirmation lists each reference in full."""
+        self.set_class(bool(orphans), "-orphans")
+        if orphans:
+            rows = sum(o.count for o in orphans)
+            where = ", ".join(f"{o.count:,} in {o.reference.table}" for o in orphans)
+            self._orphans.update(
+                Text(
+                    f"⚠ Staged deletes leave {rows:,} row{'s' * (rows != 1)} pointing at nothing "
+                    f"({where}); the commit asks first."
                 )
             )
-        if not self.changes:
-            widgets.append(
-                Static(
-                    Text("Edits the assistant stages appear here for you to review and commit."),
-                    id="staging-empty",
-                )
-            )
-        async with body.batch():
-            await body.remove_children()
-            await body.mount_all(widgets)
+
+    # ----- filter, pages, groups, detail -------------------------------------------------------
+
+    @on(Input.Submitted, "#staging-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.set_filter(event.value)
+
+    def set_filter(self, typed: str) -> None:
+        """Show only the changes matching `typed` (see FILTER_HELP); a bad filter says why."""
+        self._filter_input.placeholder = f"filter: {FILTER_HELP}  (enter applies)"
+        words = typed.split()
+        conflicts = "is:conflict" in words
+        try:
+            flt = ChangeFilter.parse(" ".join(w for w in words if w != "is:conflict"))
+        except TabletalkError as exc:
+            self.app.notify(exc.render(), title=exc.title, severity="error", markup=False)
+            return
+        self.filter = replace(flt, ids=tuple(self.conflicts) if conflicts else None)
+        self.load(0)
+
+    @on(OptionList.OptionSelected, "#staging-groups")
+    def _group_selected(self, event: OptionList.OptionSelected) -> None:
+        """A bulk group becomes the filter: its changes are listed, commit/reject act on them."""
+        event.stop()
+        group = self.snapshot.groups[int(event.option.id or 0)]
+        self._filter_input.value = ""
+        self._filter_input.placeholder = f"showing the bulk edit “{group.summary()}” (enter: all)"
+        self.filter = ChangeFilter(table=group.table, op=group.op, values_json=group.values_json)
+        self.load(0)
+
+    @on(Button.Pressed, "#page-prev")
+    def _prev(self) -> None:
+        self.load(max(0, self.snapshot.offset - PAGE))
+
+    @on(Button.Pressed, "#page-next")
+    def _next(self) -> None:
+        self.load(self.snapshot.offset + PAGE)
+
+    @on(OptionList.OptionSelected, "#staging-list")
+    def _change_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        change = next((c for c in self.snapshot.page if c.id == event.option.id), None)
+        if change is not None:
+            self.open_change(change)
+
+    def open_change(self, change: StagedChange) -> None:
+        """The change in full, with its buttons."""
+        screen = ChangeDetailScreen(
+            change, self.staging_watch.area.diff(change), self.conflicts.get(change.id)
+        )
+        self.app.push_screen(screen, self._detail_done)
+
+    def _detail_done(self, answer: tuple[str, str, str | None] | None) -> None:
+        if answer is None:
+            return
+        action, change_id, attribute = answer
+        if action == "commit":
+            self.commit([change_id])
+        elif action == "reject":
+            self.staging_watch.run(lambda area: area.discard(ids=[change_id]), done=self._said_rejected)
+        elif action == "reject_attribute":
+            self.staging_watch.run(lambda area: area.reject_attribute(change_id, attribute or ""))
+        elif action == "take_current":
+            self.take_current([change_id])
+
+    @on(Button.Pressed, "#take-current")
+    def _take_current_pressed(self) -> None:
+        self.take_current(list(self.conflicts))
+
+    def take_current(self, ids: list[str]) -> None:
+        """Resolve conflicts by re-staging these changes on the items' current values."""
+
+        def done(report: Any) -> None:
+            for change_id in [*report.refreshed, *report.dropped]:
+                self.conflicts.pop(change_id, None)
+            if not self.conflicts and self.filter.ids is not None:
+                self._filter_input.value = ""
+                self.filter = ChangeFilter()
+            self._shown = None
+            severity = "warning" if report.refused else "information"
+            self.app.notify(report.describe(), severity=severity, markup=False)
+
+        self.staging_watch.run(lambda area: area.rebase(ids), done=done, name="take-current")
 
     # ----- actions -----------------------------------------------------------------------------
 
@@ -293,12 +406,44 @@ class StagingPanel(TabPane):
 
     @on(Button.Pressed, "#commit-all")
     def _commit_all_pressed(self) -> None:
-        self.commit([c.id for c in self.changes], expect=self.changes)
+        self.confirm_commit([c.id for c in self.changes], expect=self.changes)
 
     @on(Button.Pressed, "#commit-clean")
     def _commit_clean_pressed(self) -> None:
         clean = [c for c in self.changes if c.id not in self.conflicts]
-        self.commit([c.id for c in clean], expect=self.changes)
+        self.confirm_commit([c.id for c in clean], expect=self.changes)
+
+    @on(Button.Pressed, "#commit-matching")
+    def _commit_matching_pressed(self) -> None:
+        self.act_on_matching("commit")
+
+    @on(Button.Pressed, "#reject-matching")
+    def _reject_matching_pressed(self) -> None:
+        self.act_on_matching("reject")
+
+    def act_on_matching(self, action: str) -> None:
+        """Commit or reject every change the filter matches (all pages), after asking."""
+        from tui.screens.confirm import ConfirmScreen
+
+        flt, expect, count = self.filter, list(self.changes), self.snapshot.matching
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+
+            def ids(area: Any) -> list[str]:
+                return list(area.review().ids(flt))
+
+            if action == "commit":
+                self.staging_watch.read(ids, done=lambda found: self.confirm_commit(found, expect=expect))
+            else:
+                self.staging_watch.read(
+                    ids, done=lambda found: self.reject([c for c in expect if c.id in set(found)])
+                )
+
+        verb = "Commit" if action == "commit" else "Discard"
+        question = f"{verb} the {count:,} staged change{'s' * (count != 1)} the filter matches?"
+        self.app.push_screen(ConfirmScreen(f"{verb} these", question, yes=verb), answered)
 
     @on(Button.Pressed, "#reject-all")
     def _reject_all_pressed(self) -> None:
@@ -320,33 +465,20 @@ class StagingPanel(TabPane):
     def reject(self, changes: list[StagedChange]) -> None:
         """Discard exactly `changes` (what the panel showed); if the set moved, refresh instead."""
         ids = [c.id for c in changes]
+        expect = self.changes
 
         def job(area: Any) -> Any:
-            if signature(area.list()) != signature(changes):
+            if signature(area.list()) != signature(expect):
                 return None
             return area.discard(ids=ids) if ids else 0
 
         self.staging_watch.run(job, done=self._said_rejected, name="reject-all")
 
-    @on(Button.Pressed, "SmallButton")
-    def _small(self, event: Button.Pressed) -> None:
-        button = event.button
-        assert isinstance(button, SmallButton)
-        if button.action_name == "commit":
-            self.commit([button.change_id])
-        elif button.action_name == "reject":
-            self.staging_watch.run(
-                lambda area: area.discard(ids=[button.change_id]), done=self._said_rejected
-            )
-        elif button.action_name == "reject_attribute":
-            attribute = button.attribute or ""
-            self.staging_watch.run(lambda area: area.reject_attribute(button.change_id, attribute))
-
     def _said_rejected(self, count: int | None) -> None:
         if count is None:
             self._said_moved()
             return
-        self.app.notify(f"Rejected {count} staged change{'s' * (count != 1)}.", markup=False)
+        self.app.notify(f"Rejected {count:,} staged change{'s' * (count != 1)}.", markup=False)
 
     def _said_moved(self) -> None:
         self._shown = None
@@ -357,6 +489,37 @@ class StagingPanel(TabPane):
             severity="warning",
             markup=False,
         )
+
+    def confirm_commit(self, ids: list[str], *, expect: list[StagedChange] | None = None) -> None:
+        """Commit `ids`; when they delete items other rows still reference, ask once more."""
+        from tui.screens.confirm import ConfirmScreen
+
+        if not self.snapshot.complete:
+            self.app.notify(
+                "Still checking the staged deletes for orphaned rows: press again in a moment.",
+                severity="warning",
+                markup=False,
+            )
+            return
+        chosen = set(ids)
+        deleting = {c.table for c in self.changes if c.op == "delete" and c.id in chosen}
+        orphans = [o for o in self.snapshot.orphans if o.reference.target in deleting]
+        if not orphans:
+            self.commit(ids, expect=expect)
+            return
+        rows = sum(o.count for o in orphans)
+        question = (
+            f"The deletes in this commit leave {rows:,} row{'s' * (rows != 1)} pointing at "
+            "items that will be gone:\n"
+            + "\n".join(f"• {o.describe()}" for o in orphans)
+            + "\nCommit anyway?"
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.commit(ids, expect=expect)
+
+        self.app.push_screen(ConfirmScreen("Orphaned rows", question, yes="Commit"), answered)
 
     def commit(self, ids: list[str], *, expect: list[StagedChange] | None = None) -> None:
         """Commit exactly `ids` on a worker, with a progress bar. With `expect` (the set the
@@ -385,20 +548,22 @@ class StagingPanel(TabPane):
                 self.conflicts[conflict.change_id] = conflict
             clean = len(self.changes) - len(self.conflicts)
             after = (
-                f"Reject them, or commit the others with “Commit the {clean} without conflict”."
+                f"Reject them, or commit the others with “Commit the {clean:,} without conflict”."
                 if clean
                 else "Reject them, or change the table back and commit again."
             )
             self.app.notify(
-                f"Nothing was committed: {len(report.conflicts)} change(s) conflict with the table "
-                f"as it is now. They stay staged (marked ⚠ below). {after}",
+                f"Nothing was committed: {len(report.conflicts):,} change(s) conflict with the "
+                f"table as it is now. They stay staged (marked ⚠, listed first). {after}",
                 title="Commit conflict",
                 severity="error",
                 markup=False,
             )
+            self._filter_input.value = "is:conflict"
+            self.filter = ChangeFilter(ids=tuple(self.conflicts))
             self._shown = None
         else:
-            self.app.notify(f"Committed {len(report.committed)} change(s).", markup=False)
+            self.app.notify(f"Committed {len(report.committed):,} change(s).", markup=False)
 
     def committing_failed(self) -> None:
         self.remove_class("-committing")

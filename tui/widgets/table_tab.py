@@ -21,6 +21,13 @@ SourceFactory = Callable[[str | None], RowSource]
 
 
 NUMERIC_TYPES = ("int", "real", "num", "float", "double", "dec")
+TITLE_WIDTH = 40
+"""Characters of a tab's label; a longer title ends in `…` (the tab keeps the whole one)."""
+
+
+def elide(text: str, width: int = TITLE_WIDTH) -> str:
+    """`text` cut to `width` characters, ending in `…` when cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def example_condition(columns: list[Any]) -> str:
@@ -57,7 +64,7 @@ class TableTab(TabPane):
         note: str = "",
         language: str = "SQL",
     ) -> None:
-        super().__init__(Content(title), id=id)
+        super().__init__(Content(elide(title)), id=id)
         self.language = language
         self.kind = kind
         self.table = table
@@ -127,11 +134,11 @@ class TableTab(TabPane):
         """The tab's label follows the filter: `orders (total > 1000)`."""
         if self.kind != "table" or not self.table:
             return
-        title = (self.table if not condition else f"{self.table} ({condition})")[:40]
+        title = self.table if not condition else f"{self.table} ({condition})"
         self.tab_title = title
         tabs = next((a for a in self.ancestors if isinstance(a, TabbedContent)), None)
         if tabs is not None and self.id:
-            tabs.get_tab(self.id).label = Content(title)
+            tabs.get_tab(self.id).label = Content(elide(title))
 
     def set_staged(self, changes: list[Any]) -> None:
         """Tint the rows that have staged changes (only changes of this tab's table)."""

@@ -281,6 +281,25 @@ class TableView(ScrollView, can_focus=True):
     def watch_cursor_row(self, old: int, new: int) -> None:
         self.refresh()
 
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """Scrolling by wheel or scrollbar takes the cursor along: it stays on a visible row."""
+        super().watch_scroll_y(old_value, new_value)
+        self._keep_cursor_visible()
+
+    def on_resize(self) -> None:
+        self._keep_cursor_visible()
+
+    def _visible_rows(self) -> range:
+        top = round(self.scroll_y)
+        return range(top, top + max(1, self.size.height - HEADER_LINES))
+
+    def _keep_cursor_visible(self) -> None:
+        visible = self._visible_rows()
+        if self.cursor_row in visible or not self.row_count:
+            return
+        row = visible.start if self.cursor_row < visible.start else visible.stop - 1
+        self.cursor_row = max(0, min(self.row_count - 1, row))
+
     # ----- movement ---------------------------------------------------------------------
 
     def _move_to(self, row: int) -> None:
@@ -306,6 +325,7 @@ class TableView(ScrollView, can_focus=True):
         self._move_to(0 if where == 0 else self.row_count - 1)
 
     def action_open_row(self) -> None:
+        self._keep_cursor_visible()
         values, staged = self.row_at(self.cursor_row)
         if values is not None:
             mapping = {c.name: v for c, v in zip(self.columns, values, strict=False)}

@@ -1,0 +1,205 @@
+"""One staged change, drawn two ways: a few lines in the panel's list (long values cut with
+`…`) and in full in a detail screen, with its commit/reject buttons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.markup import escape
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from agent.staging import AttributeDiff, StagedChange
+from agent.staging.review import show_value
+
+OP_STYLE = {"create": "green", "update": "yellow", "delete": "red"}
+VALUE_LIMIT = 160
+"""Characters of a value shown in the list; the detail shows all of it."""
+ATTRIBUTES_SHOWN = 6
+"""Attributes shown per change in the list; the detail shows every one."""
+
+
+def origin_text(origin: str) -> str:
+    """`chat:20261130-…` → `chat`, `mcp:client` → `mcp client`: who staged it, briefly."""
+    kind, _, detail = origin.partition(":")
+    return kind if kind == "chat" or not detail else f"{kind} {detail}"
+
+
+def key_text(key: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={show_value(v, 60)}" for k, v in key.items())
+
+
+def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
+    """Only what conflicts: `status: staged pending → shipped, now 'cancelled'` per attribute."""
+    current = conflict.current
+    if current is None:
+        return [f"⚠ conflict: the item is gone now ({conflict.reason})"]
+    if change.op == "create":
+        return [f"⚠ conflict: an item with this key exists now ({conflict.reason})"]
+    before = change.pre_image or {}
+    lines = []
+    for attribute in sorted(set(before) | set(current)):
+        old, now = before.get(attribute), current.get(attribute)
+        if old == now:
+            continue
+        if change.op == "update" and attribute in change.values:
+            staged = f"staged {show_value(old)} → {show_value(change.values[attribute])}"
+        else:
+            staged = f"was {show_value(old)}"
+        now_text = repr(now) if isinstance(now, str) else show_value(now)
+        lines.append(f"  {attribute}: {staged}, now {now_text}")
+    if not lines:
+        return [f"⚠ conflict: {conflict.reason}"]
+    return ["⚠ conflict: changed in the table since it was staged", *lines]
+
+
+def head_text(change: StagedChange, *, table: bool = True) -> Text:
+    """`UPDATE orders id=5   chat · 2026-11-30 16:00`."""
+    return Text.assemble(
+        (change.op.upper(), f"bold {OP_STYLE.get(change.op, '')}"),
+        " ",
+        (f"{change.table} " if table else "", ""),
+        (key_text(change.key), "bold"),
+        (f"   {origin_text(change.origin)} · {change.created_at[:16].replace('T', ' ')}", "dim"),
+    )
+
+
+def diff_text(op: str, diff: AttributeDiff, limit: int | None) -> Text:
+    """One attribute: `status: delivered → cancelled`; old and new on their own lines when
+    either is long, so both stay readable at any width."""
+    line = Text("  ")
+    line.append(diff.attribute, style="bold")
+    line.append(": ")
+    if op == "create":
+        line.append(show_value(diff.new, limit), style="green")
+    elif op == "delete":
+        line.append(show_value(diff.old, limit), style="red strike")
+    else:
+        old, new = show_value(diff.old, limit), show_value(diff.new, limit)
+        line.append(old, style="dim strike")
+        line.append("\n    → " if len(diff.attribute) + len(old) + len(new) > 40 else " → ")
+        line.append(new, style="bold yellow")
+    return line
+
+
+def change_text(change: StagedChange, diffs: list[AttributeDiff], conflict: Any | None) -> Text:
+    """The change as a few lines for the panel's list."""
+    text = head_text(change)
+    for diff in diffs[:ATTRIBUTES_SHOWN]:
+        text.append("\n")
+        text.append_text(diff_text(change.op, diff, VALUE_LIMIT))
+    if len(diffs) > ATTRIBUTES_SHOWN:
+        more = len(diffs) - ATTRIBUTES_SHOWN
+        text.append(f"\n  … {more} more attribute{'s' * (more != 1)} (enter: all)", style="dim")
+    if conflict is not None:
+        text.append("\n" + "\n".join(conflict_lines(change, conflict)), style="bold red")
+    return text
+
+
+class SmallButton(Button):
+    """A one-line button carrying the change (and attribute) it acts on."""
+
+    DEFAULT_CSS = "SmallButton { height: 1; min-width: 4; margin: 0 0 0 1; border: none; }"
+
+    def __init__(
+        self,
+        label: str,
+        action: str,
+        change_id: str,
+        attribute: str | None = None,
+        variant: str = "default",
+    ) -> None:
+        super().__init__(Content(label), compact=True, variant=variant)  # type: ignore[arg-type]
+        self.action_name = action
+        self.change_id = change_id
+        self.attribute = attribute
+
+
+class ChangeCard(Vertical):
+    """One staged change in full: op, key, origin; every attribute (wrapped); its buttons."""
+
+    DEFAULT_CSS = """
+    ChangeCard { height: auto; padding: 0 1; border-left: wide $warning; }
+    ChangeCard.-create { border-left: wide $success; }
+    ChangeCard.-delete { border-left: wide $error; }
+    ChangeCard.-conflict { background: $error 15%; }
+    ChangeCard Horizontal { height: auto; }
+    ChangeCard .card-head { width: 1fr; }
+    ChangeCard .attr { width: 1fr; height: auto; }
+    ChangeCard .conflict { color: $error; width: 1fr; height: auto; }
+    """
+
+    def __init__(
+        self, change: StagedChange, diffs: list[AttributeDiff], conflict: Any | None
+    ) -> None:
+        super().__init__(
+            classes=f"-{change.op}" + (" -conflict" if conflict else ""), id=f"change-{change.id}"
+        )
+        self.change = change
+        self.diffs = diffs
+        self.conflict = conflict
+
+    def compose(self) -> ComposeResult:
+        change = self.change
+        with Horizontal():
+            yield Static(head_text(change), classes="card-head")
+            yield SmallButton("Commit this", "commit", change.id, variant="success")
+            yield SmallButton("Reject", "reject", change.id, variant="error")
+        for diff in self.diffs:
+            with Horizontal():
+                yield Static(diff_text(change.op, diff, None), classes="attr")
+                if change.op != "delete" and diff.attribute in change.values:
+                    button = SmallButton("✕", "reject_attribute", change.id, diff.attribute)
+                    button.tooltip = f"Reject the change to {diff.attribute}"
+                    yield button
+        if self.conflict is not None:
+            with Horizontal():
+                yield Static(
+                    Text("\n".join(conflict_lines(change, self.conflict))), classes="conflict"
+                )
+                button = SmallButton("Take current", "take_current", change.id, variant="warning")
+                button.tooltip = "Stage this change on top of the item as it is now"
+                yield button
+
+
+class ChangeDetailScreen(ModalScreen[tuple[str, str, str | None] | None]):
+    """Every attribute of one staged change, in full; dismisses with the button's action
+    `(action, change id, attribute)`, or None on Esc."""
+
+    BINDINGS = [Binding("escape,q", "dismiss", "Close", id="change_detail.close")]
+
+    DEFAULT_CSS = """
+    ChangeDetailScreen { align: center middle; }
+    ChangeDetailScreen > VerticalScroll {
+        width: 90%; max-width: 120; height: auto; max-height: 90%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    """
+
+    def __init__(self, change: StagedChange, diffs: list[AttributeDiff], conflict: Any) -> None:
+        super().__init__()
+        self.change = change
+        self.diffs = diffs
+        self.conflict = conflict
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as box:
+            box.border_title = escape(f"Staged change {self.change.id}")
+            box.border_subtitle = "esc: close"
+            yield ChangeCard(self.change, self.diffs, self.conflict)
+
+    def on_mount(self) -> None:
+        self.query(SmallButton).first().focus()
+
+    @on(Button.Pressed, "SmallButton")
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        button = event.button
+        assert isinstance(button, SmallButton)
+        self.dismiss((button.action_name, button.change_id, button.attribute))
