@@ -11,6 +11,7 @@ from agent.cli import (
     commits_cmd,
     conversations_cmd,
     eval_cmd,
+    index_cmd,
     mcp_cmd,
     staged,
     tools_cmd,
@@ -29,6 +30,7 @@ examples:
   tabletalk staged list                        review what the agent staged
   tabletalk staged commit --all                commit it (conflicts exit 1)
   tabletalk tools search "export to csv"       see how tool search ranks a request
+  tabletalk index build products --columns name,category   semantic search index
   tabletalk mcp --level stage                  serve the tools to an MCP client (stdio)
 
 Config: config.toml in the platform config dir (see README.md). Exit status: 0 ok,
@@ -36,7 +38,7 @@ Config: config.toml in the platform config dir (see README.md). Exit status: 0 o
 """
 
 HEADLESS_COMMANDS = frozenset(
-    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval", "commits"}
+    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval", "commits", "index"}
 )
 
 
@@ -61,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     conversations_cmd.add_parser(commands)
     eval_cmd.add_parser(commands)
     commits_cmd.add_parser(commands)
+    index_cmd.add_parser(commands)
     info = commands.add_parser("info", help="summarise the store (tables and row counts)")
     add_store_flag(info, suppress=True)
     return parser
@@ -106,6 +109,7 @@ def _run(args: argparse.Namespace) -> int:
         "mcp": mcp_cmd.run,
         "eval": eval_cmd.run,
         "commits": commits_cmd.run,
+        "index": index_cmd.run,
         None: run_info,
     }
     try:

@@ -63,6 +63,9 @@ class ToolContext:
     export_dir: Path = field(default_factory=Path.cwd)
     own_changes_only: bool = False
     """True for an MCP client below `full`: it may discard only changes of its own origin."""
+    aws_profile: str | None = None
+    aws_region: str | None = None
+    """Where tools that call Bedrock themselves (vectorSearch embeds its query) send requests."""
 
     def __post_init__(self) -> None:
         if not self.origin:
