@@ -71,7 +71,9 @@ def add_parser(subparsers: Any) -> None:
     drop.add_argument("table", help="table whose index to delete")
     for sub in (parser, build, status, drop):
         sub.add_argument(
-            "--db", default=argparse.SUPPRESS, metavar="PATH",
+            "--db",
+            default=argparse.SUPPRESS,
+            metavar="PATH",
             help="database (default: the demo database)",
         )
         sub.add_argument("--profile", default=argparse.SUPPRESS, help="AWS profile for Bedrock")
@@ -129,7 +131,9 @@ def _build(
     current = index.get(table)
     model = args.embed_model or (current.model if current else DEFAULT_MODEL)
     fmt = model_format(model)
-    dims = check_dims(fmt, args.dims or (current.dims if current and current.model == model else None))
+    dims = check_dims(
+        fmt, args.dims or (current.dims if current and current.model == model else None)
+    )
     columns = None
     if args.columns:
         wanted = [c.strip() for c in args.columns.split(",") if c.strip()]

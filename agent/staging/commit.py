@@ -29,6 +29,7 @@ from agent.staging.encoding import loads, loads_many
 from agent.staging.model import CommitReport
 from agent.staging.settle import forget
 from agent.stores.base import ChangeToApply, Item, Store
+
 log = logging.getLogger(__name__)
 
 

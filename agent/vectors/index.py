@@ -104,8 +104,12 @@ class VectorIndex:
         for row in list(
             self.conn.execute("SELECT id, tbl, columns_json, model, dims, built_at FROM indexes")
         ):
-            (rows,) = next(self.conn.execute("SELECT count(*) FROM items WHERE index_id = ?", (row[0],)))
-            (stale,) = next(self.conn.execute("SELECT count(*) FROM stale WHERE tbl = ?", (row[1],)))
+            (rows,) = next(
+                self.conn.execute("SELECT count(*) FROM items WHERE index_id = ?", (row[0],))
+            )
+            (stale,) = next(
+                self.conn.execute("SELECT count(*) FROM stale WHERE tbl = ?", (row[1],))
+            )
             out.append(
                 {
                     "table": row[1],
@@ -176,9 +180,7 @@ class VectorIndex:
             self._write(meta, chunk, vectors)
         with self.conn:
             self.conn.execute("DELETE FROM stale WHERE tbl = ?", (plan.table,))
-            self.conn.execute(
-                "UPDATE indexes SET built_at = ? WHERE id = ?", (_now(), meta.id)
-            )
+            self.conn.execute("UPDATE indexes SET built_at = ? WHERE id = ?", (_now(), meta.id))
 
     def _create(self, table: str, columns: tuple[str, ...], model: str, dims: int) -> IndexMeta:
         self.drop(table)
@@ -247,7 +249,8 @@ class VectorIndex:
 
     def stale_keys(self, table: str) -> list[str]:
         return [
-            str(r[0]) for r in self.conn.execute("SELECT key_json FROM stale WHERE tbl = ?", (table,))
+            str(r[0])
+            for r in self.conn.execute("SELECT key_json FROM stale WHERE tbl = ?", (table,))
         ]
 
     def refresh(self, meta: IndexMeta, embedder: Embedder) -> int:
@@ -316,9 +319,7 @@ def mark_stale(identity: str, touched: Iterable[tuple[str, Key]]) -> int:
         marks = [(table, key_json(key)) for table, key in touched if table in indexed]
         if marks:
             with conn:
-                conn.executemany(
-                    "INSERT OR IGNORE INTO stale (tbl, key_json) VALUES (?, ?)", marks
-                )
+                conn.executemany("INSERT OR IGNORE INTO stale (tbl, key_json) VALUES (?, ?)", marks)
         return len(marks)
     finally:
         conn.close()

@@ -36,8 +36,10 @@ def search(
         embedder = Embedder(meta.model, meta.dims, profile=profile, region=region)
         refreshed = index.refresh(meta, embedder)
         vector = embedder.embed([query], "query")[0]
-        hits = _filtered(index, meta, vector, limit, where) if where else _plain(
-            index, meta, vector, limit
+        hits = (
+            _filtered(index, meta, vector, limit, where)
+            if where
+            else _plain(index, meta, vector, limit)
         )
     finally:
         index.close()

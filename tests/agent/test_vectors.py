@@ -41,8 +41,10 @@ def shop(tmp_path: Path) -> Path:
     )
     conn.executemany(
         "INSERT INTO products VALUES (?, ?, ?, ?)",
-        [(i, name, "audio" if i in (1, 2, 6) else "home", 10.0 * i) for i, name in
-         enumerate(NAMES, start=1)],
+        [
+            (i, name, "audio" if i in (1, 2, 6) else "home", 10.0 * i)
+            for i, name in enumerate(NAMES, start=1)
+        ],
     )
     conn.commit()
     conn.close()
@@ -165,7 +167,9 @@ def test_cohere_batches_96_texts_per_request(scripted_bedrock: ScriptedBedrock) 
     assert {body["input_type"] for _, body in scripted_bedrock.invocations} == {"search_document"}
     # vectors come back in the texts' order
     again = embedder.embed([texts[150]], "query")
-    assert math.isclose(sum(a * b for a, b in zip(again[0], vectors[150])), 1.0, rel_tol=1e-6)
+    assert math.isclose(
+        sum(a * b for a, b in zip(again[0], vectors[150], strict=True)), 1.0, rel_tol=1e-6
+    )
 
 
 def test_a_throttled_request_is_retried(scripted_bedrock: ScriptedBedrock) -> None:
@@ -188,7 +192,9 @@ def test_unsupported_model_and_dims_name_the_fix() -> None:
 
 
 def test_build_asks_before_spending_and_a_no_embeds_nothing(
-    scripted_bedrock: ScriptedBedrock, shop: Path, monkeypatch: pytest.MonkeyPatch,
+    scripted_bedrock: ScriptedBedrock,
+    shop: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
@@ -198,8 +204,9 @@ def test_build_asks_before_spending_and_a_no_embeds_nothing(
     assert scripted_bedrock.invocations == []
 
 
-def test_drop_removes_the_index(scripted_bedrock: ScriptedBedrock, shop: Path,
-                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_drop_removes_the_index(
+    scripted_bedrock: ScriptedBedrock, shop: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert build(shop, "--columns", "name") == 0
     assert main(["index", "drop", "products", "--db", str(shop)]) == 0
     assert status(shop, capsys)["indexes"] == []
