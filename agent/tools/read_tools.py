@@ -75,7 +75,7 @@ class VectorInput(ToolInput):
     """A semantic search."""
 
     table: str = Field(description=TABLE_FIELD)
-    query: str = Field(description="what to look for, in plain words")
+    query: str = Field(min_length=1, description="what to look for, in plain words")
     limit: int = Field(10, ge=1, le=50, description="max rows (1-50)")
     where: str | None = Field(
         None, description="optional SQL condition on the table's columns, e.g. price < 50"

@@ -154,6 +154,8 @@ class VectorIndex:
                 known[key] = (int(item_id), str(digest))
         plan = BuildPlan(info.name, cols, fresh=fresh)
         for key, text in read_rows(self.store, info, cols):
+            if not text:
+                continue  # nothing to embed (every chosen column empty): not indexed
             spelled, digest = key_json(key), text_hash(text)
             seen = known.pop(spelled, None)
             if seen is not None and seen[1] == digest:
@@ -268,10 +270,10 @@ class VectorIndex:
                     (meta.id, spelled),
                 )
             )
-            if item is None:
+            text = row_text(meta.columns, item) if item is not None else ""
+            if not text:
                 drop.extend(int(r[0]) for r in found)
                 continue
-            text = row_text(meta.columns, item)
             digest = text_hash(text)
             if not found or found[0][1] != digest:
                 embed.append((spelled, text, digest))
