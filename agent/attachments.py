@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent.errors import TabletalkError
+from agent.file_kind import special_file_kind
 
 AttachmentKind = Literal["text", "csv", "json", "pdf"]
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
@@ -103,8 +104,14 @@ class AttachmentSet:
         path = Path(path).expanduser()
         if not path.exists():
             raise AttachmentError(f"no such file: {path}", fix="check the path and attach it again")
-        if not path.is_file():
-            raise AttachmentError(f"{path} is not a file", fix="attach a single file, not a folder")
+        if path.is_dir():
+            raise AttachmentError(f"{path} is a folder", fix="attach a single file, not a folder")
+        kind = special_file_kind(path)
+        if kind is not None or not path.is_file():
+            raise AttachmentError(
+                f"{path} is {kind}, not a regular file" if kind else f"{path} is not a regular file",
+                fix="attach a regular file (save the data to a file first)",
+            )
         path = path.resolve()
         for existing in self._items:
             if existing.path == path:
@@ -156,10 +163,23 @@ class AttachmentSet:
     ) -> dict[str, Any]:
         """A page of an attachment: lines of text, rows of CSV/JSON, or pages of a PDF."""
         attachment = self.find(id_or_name)
+        special = special_file_kind(attachment.path)
+        if special is not None:
+            raise AttachmentError(
+                f"{attachment.name} at {attachment.path} is now {special}, not a regular file",
+                fix="ask the user to attach the file again",
+            )
         if not attachment.path.is_file():
             raise AttachmentError(
                 f"{attachment.name} is no longer at {attachment.path}",
                 fix="ask the user to attach it again",
+            )
+        size = attachment.path.stat().st_size
+        if size > MAX_ATTACHMENT_BYTES:
+            raise AttachmentError(
+                f"{attachment.name} has grown to {size / 1_048_576:.1f} MB since it was "
+                f"attached; the limit is {MAX_ATTACHMENT_BYTES // 1_048_576} MB",
+                fix="ask the user to attach a smaller file (for example an excerpt)",
             )
         kind: AttachmentKind = "text" if as_text and attachment.kind != "pdf" else attachment.kind
         limit = max(1, min(limit or DEFAULT_LIMITS[kind], MAX_LIMITS[kind]))
@@ -171,6 +191,52 @@ class AttachmentSet:
             "kind": kind,
             **reader(attachment.path, offset, limit),
         }
+
+
+class _Capped(io.RawIOBase):
+    """A file read no further than `cap` bytes: one that keeps growing while it is read
+    still costs bounded memory and time."""
+
+    def __init__(self, path: Path, cap: int) -> None:
+        self._file = path.open("rb", buffering=0)
+        self._cap = cap
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._file.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def readinto(self, buffer: Any) -> int:
+        room = min(len(buffer), self._cap - self._file.tell())
+        if room <= 0:
+            return 0
+        return self._file.readinto(memoryview(buffer)[:room]) or 0
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def open_text(path: Path, newline: str | None = None) -> io.TextIOWrapper:
+    """An attachment opened as UTF-8 text, read no further than MAX_ATTACHMENT_BYTES."""
+    raw = io.BufferedReader(_Capped(path, MAX_ATTACHMENT_BYTES))
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline=newline)
+
+
+def _lines(handle: io.TextIOBase) -> Iterator[str]:
+    """Lines of a text stream, each cut to MAX_LINE_CHARS without reading a long one whole."""
+    while line := handle.readline(MAX_LINE_CHARS + 1):
+        if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+            while (rest := handle.readline(65536)) and not rest.endswith("\n"):
+                pass
+        yield line
 
 
 def _cut(text: str, size: int) -> str:
@@ -187,8 +253,8 @@ def read_text(path: Path, offset: int, limit: int) -> dict[str, Any]:
     lines: list[str] = []
     budget = MAX_RESULT_CHARS
     total = 0
-    with path.open(encoding="utf-8-sig", errors="replace", newline=None) as handle:
-        for number, line in enumerate(handle):
+    with open_text(path) as handle:
+        for number, line in enumerate(_lines(handle)):
             total = number + 1
             if number >= offset and len(lines) < limit and budget > 0:
                 line = _cut(line.rstrip("\n"), MAX_LINE_CHARS)
@@ -212,7 +278,7 @@ def read_csv(path: Path, offset: int, limit: int) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     total = 0
     budget = MAX_RESULT_CHARS
-    with path.open(encoding="utf-8-sig", errors="replace", newline="") as handle:
+    with open_text(path, newline="") as handle:
         reader = _csv_reader(path, handle)
         try:
             for number, record in enumerate(reader):
@@ -287,7 +353,7 @@ def _shrink(value: Any, depth: int = 0) -> Any:
 def read_json(path: Path, offset: int, limit: int) -> dict[str, Any]:
     """A top-level JSON list (or JSON Lines) as rows with offset/limit; an object as itself."""
     json_lines = path.suffix.lower() in _JSON_LINES_SUFFIXES
-    with path.open(encoding="utf-8-sig", errors="replace") as handle:
+    with open_text(path) as handle:
         first = handle.read(4096).lstrip()[:1]
         handle.seek(0)
         try:
@@ -327,8 +393,15 @@ def read_pdf(path: Path, offset: int, limit: int) -> dict[str, Any]:
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
+    with path.open("rb") as handle:
+        data = handle.read(MAX_ATTACHMENT_BYTES + 1)
+    if len(data) > MAX_ATTACHMENT_BYTES:
+        raise AttachmentError(
+            f"{path.name} has grown past {MAX_ATTACHMENT_BYTES // 1_048_576} MB since it was attached",
+            fix="ask the user to attach a smaller file",
+        )
     try:
-        reader = PdfReader(path)
+        reader = PdfReader(io.BytesIO(data))
         total = len(reader.pages)
         pages = []
         budget = MAX_RESULT_CHARS

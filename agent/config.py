@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent import paths
 from agent.errors import ConfigError
+from agent.file_kind import special_file_kind
 
 Mode = Literal["manual", "auto", "full-auto"]
 
@@ -116,11 +117,30 @@ def load_settings(path: Path | None = None) -> Settings:
     path = path or paths.config_file()
     if not path.exists():
         return Settings()
+    if path.is_dir():
+        raise ConfigError(
+            f"Config file {path} is a folder, not a file.",
+            fix=f"Move the folder {path} away (the config is one TOML file), "
+            "or pass --config FILE.",
+        )
+    kind = special_file_kind(path)
+    if kind is not None:
+        raise ConfigError(
+            f"Config file {path} is {kind}, not a regular file.",
+            fix=f"Replace {path} with a TOML file, or pass --config FILE.",
+        )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError(
-            f"Cannot read config file {path}: {exc}", fix="Check the file's permissions."
+            f"Config file {path} is not UTF-8 text (byte {exc.start} cannot be decoded).",
+            fix=f"Save {path} as UTF-8 (e.g. iconv -f latin1 -t utf-8), "
+            "or move it away to use the defaults.",
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot read config file {path}: {exc.strerror or exc}",
+            fix=f"Check the permissions of {path} (tabletalk needs to read it).",
         ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(

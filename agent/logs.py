@@ -30,6 +30,7 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
     except OSError:
         handler, target = logging.NullHandler(), None  # type: ignore[assignment]
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.captureWarnings(True)  # warnings.warn (pypdf's, say) go to the log as well
     for name in LOGGER_NAMES:
         logger = logging.getLogger(name)
         if not any(getattr(h, "_tabletalk", False) for h in logger.handlers):

@@ -1,6 +1,7 @@
 """Where tabletalk keeps its files: the platformdirs directories for "tabletalk".
 
-On Linux, XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME relocate them (tests rely on it).
+On Linux, XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME, XDG_CACHE_HOME relocate them
+(tests rely on it).
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ def state_dir() -> Path:
 def log_dir() -> Path:
     """Directory of the audit log and app logs."""
     return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
+
+
+def cache_dir() -> Path:
+    """Directory of caches (nothing tabletalk needs to keep)."""
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def own_dirs() -> list[Path]:
+    """Every directory tabletalk keeps its own files in (exports never write there)."""
+    return [config_dir(), data_dir(), state_dir(), cache_dir(), log_dir()]
 
 
 def config_file() -> Path:

@@ -2,6 +2,7 @@
 
 manual: ask before every gated call (allow once, allow for this conversation, deny).
 auto: gated reads and opens run; exports ask. full-auto: every gated call runs.
+A confirmation a tool asks for while it runs (replacing a file) asks in every mode.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class PermissionRequest:
     conversation_id: str
     access: str
     client: str = ""  # the MCP client (token name) the call came from, if any
+    question: str = ""
+    """Set for a confirmation asked during a call (e.g. "Replace the file x.csv?"): the
+    answer is yes or no for this one call, and is never remembered for the conversation."""
 
 
 Prompter = Callable[[PermissionRequest], Decision]
@@ -98,6 +102,18 @@ class PermissionGate:
     def check(self, request: PermissionRequest) -> Verdict:
         """Decide, record the decision in the audit log, and return it."""
         verdict = self._decide(request)
+        self.audit.record(request, verdict)
+        return verdict
+
+    def confirm(self, request: PermissionRequest) -> Verdict:
+        """Ask the person a yes/no `request.question` in every mode (full-auto too); record it.
+
+        Nobody to ask (no terminal) is a no; "allow for this conversation" counts as once.
+        """
+        if self.prompter is None:
+            verdict = Verdict(False, "no-terminal")
+        else:
+            verdict = Verdict(self.prompter(request) != "deny", "user")
         self.audit.record(request, verdict)
         return verdict
 

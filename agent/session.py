@@ -243,6 +243,7 @@ class ChatSession:
                 search=self.searcher,
                 aws_profile=self.settings.profile,
                 aws_region=self.settings.region,
+                gate=self.gate,
             )
             runner = TurnRunner(
                 caller=self._model_caller(lambda message: on_event(Notice(message))),

@@ -78,7 +78,17 @@ def args_db(args: argparse.Namespace) -> bool:
 
 
 def terminal_prompter(request: PermissionRequest) -> Decision:
-    """Ask on the terminal (stderr/stdin) whether a gated call may run."""
+    """Ask on the terminal (stderr/stdin) whether a gated call may run, or a tool's question."""
+    if request.question:
+        print(printable(f"\n{request.tool}: {request.question}"), file=sys.stderr)
+        while True:
+            print("  [y] yes  [n] no: ", end="", file=sys.stderr)
+            sys.stderr.flush()
+            answer = sys.stdin.readline().strip().lower()
+            if answer in ("y", "yes"):
+                return "allow_once"
+            if answer in ("n", "no", ""):
+                return "deny"
     shown = json.dumps(request.input, ensure_ascii=False)
     if len(shown) > 400:
         shown = shown[:400] + "…"

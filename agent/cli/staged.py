@@ -79,11 +79,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             area = StagingArea(store, keep=settings.history.retention())
             try:
                 for notice in area.take_notices():
-                    print(notice, file=err)
+                    print(printable_line(notice), file=err)
                 return _COMMANDS[command](area, args, out, err)
             finally:
                 for notice in area.take_notices():
-                    print(notice, file=err)
+                    print(printable_line(notice), file=err)
                 area.close()
         finally:
             store.close()
@@ -151,7 +151,7 @@ def _commit(area: StagingArea, args: argparse.Namespace, out: TextIO, err: TextI
     if report.conflicts:
         for conflict in report.conflicts:
             current = json.dumps(conflict.current, ensure_ascii=False, default=str)
-            print(f"  conflict {conflict.change_id}: {conflict.reason}", file=out)
+            print(f"  conflict {conflict.change_id}: {printable_line(conflict.reason)}", file=out)
             print(f"    current value: {current}", file=out)
         print(
             "To apply a conflicting change on top of the current value, take current with "

@@ -236,11 +236,11 @@ class Runner:
         finally:
             with self._lock:
                 self._procs.discard(proc)
-        if self._stop.is_set() and proc.returncode != 0:
-            return None
         result_file = run_dir / "result.json"
-        if result_file.exists():
+        if result_file.exists():  # finished, even if stopped while exiting
             return dict(json.loads(result_file.read_text("utf-8")))
+        if self._stop.is_set():
+            return None
         reason = (stderr or "").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
         return {
             "scenario": Path(spec.scenario_path).stem, "model": spec.model, "rep": spec.rep,

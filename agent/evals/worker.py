@@ -205,7 +205,9 @@ def run(spec: RunSpec) -> dict[str, Any]:
     outcome.wall_seconds = round(time.monotonic() - started, 3)
     (run_dir / "outcome.json").write_text(json.dumps(outcome.to_dict(), default=str), "utf-8")
     result = result_of(scenario, outcome, run_dir, transcript)
-    (run_dir / "result.json").write_text(json.dumps(result, default=str), "utf-8")
+    partial = run_dir / "result.json.part"  # renamed into place: never read half-written
+    partial.write_text(json.dumps(result, default=str), "utf-8")
+    os.replace(partial, run_dir / "result.json")
     return result
 
 

@@ -122,8 +122,10 @@ def _annotations(access: Access) -> types.ToolAnnotations:
         return types.ToolAnnotations(
             read_only_hint=False, destructive_hint=False, open_world_hint=False
         )
-    # exports write a file, and replace one when asked to (overwrite: true)
-    return types.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+    # exports only add files: over MCP they never replace an existing one
+    return types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, open_world_hint=False
+    )
 
 
 def _rank(level: str | McpLevel) -> int:

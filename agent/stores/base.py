@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -145,6 +145,13 @@ class Store(Protocol):
     def get_item(self, table: str, key: Key) -> Item | None: ...
 
     def query(self, sql: str, limit: int | None = None) -> QueryResult: ...
+
+    def query_batches(
+        self, sql: str, batch_size: int = 200, timeout_s: float | None = None
+    ) -> Generator[QueryResult, None, None]:
+        """Like `query` without a limit, a batch of rows at a time (bounded memory); the first
+        batch comes even when empty. Close the iterator to stop early."""
+        ...
 
     def interrupt(self) -> None:
         """Stop a running read; called from another thread when the user presses Stop.

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from agent.errors import StoreError, UnknownColumnError, UnknownTableError
+from agent.file_kind import special_file_kind
 from agent.stores.base import (
     ApplyResult,
     ChangeToApply,
@@ -24,6 +26,7 @@ from agent.stores.sqlite_apply import apply_changes
 from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
     ReadOnlyConnection,
+    damaged_error,
     json_row,
     json_rows,
     json_value,
@@ -78,6 +81,12 @@ class SQLiteStore:
                 f"{p} is a directory, not a SQLite database file",
                 fix="Pass the database file itself to --db.",
             )
+        kind = special_file_kind(p)
+        if kind is not None:  # opening a FIFO would wait forever for a writer
+            raise StoreError(
+                f"{p} is {kind}, not a regular file",
+                fix="Pass a SQLite database file to --db.",
+            )
         if not p.exists():
             if not create:
                 raise StoreError(
@@ -99,12 +108,18 @@ class SQLiteStore:
                 fix="Pass a SQLite database file to --db.",
             )
         try:
-            return cls(p, query_timeout_s=query_timeout_s, busy_timeout_s=busy_timeout_s)
+            store = cls(p, query_timeout_s=query_timeout_s, busy_timeout_s=busy_timeout_s)
         except sqlite3.Error as exc:
-            raise StoreError(
+            raise damaged_error(p, str(exc)) or StoreError(
                 f"cannot open {p} as a SQLite database: {exc}",
                 fix="Check the file is a readable SQLite database.",
             ) from exc
+        try:  # a damaged schema or page size fails here, before anything else runs
+            store._reader.execute("SELECT count(*) FROM sqlite_master")
+        except StoreError:
+            store.close()
+            raise
+        return store
 
     # -- schema -------------------------------------------------------------------------------
 
@@ -254,6 +269,14 @@ class SQLiteStore:
         """Run one read-only SELECT/WITH statement; at most `limit` rows."""
         columns, rows, truncated, over_budget = self._reader.execute(sql, limit=limit)
         return QueryResult(columns, json_rows(columns, rows), truncated, over_budget)
+
+    def query_batches(
+        self, sql: str, batch_size: int = 200, timeout_s: float | None = None
+    ) -> Generator[QueryResult, None, None]:
+        """Run one read-only SELECT/WITH statement and yield its rows a batch at a time, so a
+        long result never sits in memory whole; the first batch comes even when empty."""
+        for columns, rows in self._reader.stream(sql, batch_size, timeout_s):
+            yield QueryResult(columns, json_rows(columns, rows))
 
     def count(self, table: str, where: str | None = None) -> int:
         """Rows of `table`, optionally only those matching the SQL boolean expression `where`."""

@@ -7,10 +7,13 @@ stopped from another thread (`interrupt`) and is stopped anyway after a timeout.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import shlex
 import sqlite3
 import threading
 import time
+from collections.abc import Generator, Iterator
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -47,6 +50,19 @@ READ_ONLY_FIX = (
     "with stageItem or bulkEdit; a person reviews and commits it."
 )
 SQL_ERROR_FIX = "Check the table and column names with describeTable, then retry the query."
+DAMAGED_TEXTS = ("file is not a database", "disk image is malformed", "malformed database schema")
+
+
+def damaged_error(path: Path, text: str) -> StoreError | None:
+    """The error for a damaged database file, when SQLite's `text` says it is one; else None."""
+    if not any(marker in text for marker in DAMAGED_TEXTS):
+        return None
+    return StoreError(
+        f"the database file {path} is damaged or not a SQLite database (SQLite: {text})",
+        fix="tabletalk changed nothing. Check it with: "
+        f"sqlite3 {shlex.quote(str(path))} 'PRAGMA integrity_check'; "
+        "restore a backup, or save what is readable with sqlite3's .recover into a new file.",
+    )
 QUERY_TIMEOUT_S = 30.0
 
 
@@ -69,6 +85,10 @@ def value_bytes(value: Any) -> int:
     if isinstance(value, str | bytes):
         return len(value)
     return 8
+
+
+def _columns(cursor: sqlite3.Cursor) -> list[str]:
+    return [d[0] for d in cursor.description or ()]
 
 
 def quote_ident(name: str) -> str:
@@ -103,6 +123,7 @@ class ReadOnlyConnection:
 
     def __init__(self, path: Path, timeout_s: float = QUERY_TIMEOUT_S) -> None:
         self.timeout_s = timeout_s
+        self.path = path
         self._deadline = float("inf")
         uri = f"{path.resolve().as_uri()}?mode=ro"
         self._conn = sqlite3.connect(
@@ -208,24 +229,61 @@ class ReadOnlyConnection:
     def _execute(
         self, sql: str, params: tuple[Any, ...], limit: int | None, *, first_try: bool
     ) -> ReadRows:
+        with self._statement(self.timeout_s, first_try=first_try):
+            cursor = self._start(sql, params)
+            result = self._fetch(cursor, _columns(cursor), limit)
+            cursor.close()
+            return result
+
+    def stream(
+        self, sql: str, batch_size: int, timeout_s: float | None = None
+    ) -> Generator[tuple[list[str], list[tuple[Any, ...]]], None, None]:
+        """Run one read-only statement and yield (columns, rows) a batch at a time, with no
+        byte budget (the caller bounds what it keeps). The first batch is yielded even when
+        empty; the statement holds this connection until the generator ends or is closed."""
+        try:
+            yield from self._stream(sql, batch_size, timeout_s or self.timeout_s, first_try=True)
+        except _NewVirtualTable:
+            self._warm_new_virtual_tables()
+            yield from self._stream(sql, batch_size, timeout_s or self.timeout_s, first_try=False)
+
+    def _stream(
+        self, sql: str, batch_size: int, timeout_s: float, *, first_try: bool
+    ) -> Generator[tuple[list[str], list[tuple[Any, ...]]], None, None]:
+        with self._statement(timeout_s, first_try=first_try):
+            cursor = self._start(sql, ())
+            try:
+                columns = _columns(cursor)
+                rows = cursor.fetchmany(batch_size)
+                yield columns, rows
+                while rows:
+                    rows = cursor.fetchmany(batch_size)
+                    if rows:
+                        yield columns, rows
+            finally:
+                cursor.close()
+
+    def _start(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        cursor = self._conn.execute(sql, params)
+        if cursor.description is None:
+            raise ReadOnlyQueryError(
+                f"{READ_ONLY_MESSAGE}; this statement returns no rows, so it is not a "
+                "read (a DROP ... IF EXISTS or CREATE ... IF NOT EXISTS that changes "
+                "nothing is still a write)",
+                fix=READ_ONLY_FIX,
+            )
+        return cursor
+
+    @contextlib.contextmanager
+    def _statement(self, timeout_s: float, *, first_try: bool) -> Iterator[None]:
+        """Hold the connection for one statement, stoppable, with SQLite errors explained."""
         with self._lock:
             self._denied = None
-            self._deadline = time.monotonic() + self.timeout_s
+            self._deadline = time.monotonic() + timeout_s
             with self._state:
                 self._running, self._stop_requested = True, False
             try:
-                cursor = self._conn.execute(sql, params)
-                if cursor.description is None:
-                    raise ReadOnlyQueryError(
-                        f"{READ_ONLY_MESSAGE}; this statement returns no rows, so it is not a "
-                        "read (a DROP ... IF EXISTS or CREATE ... IF NOT EXISTS that changes "
-                        "nothing is still a write)",
-                        fix=READ_ONLY_FIX,
-                    )
-                columns = [d[0] for d in cursor.description]
-                result = self._fetch(cursor, columns, limit)
-                cursor.close()
-                return result
+                yield
             except sqlite3.Warning as exc:  # several statements in one string
                 raise StoreError(
                     f"only one SQL statement per query is allowed ({exc})",
@@ -256,7 +314,7 @@ class ReadOnlyConnection:
                     ) from exc
                 if text == "interrupted" and time.monotonic() > self._deadline:
                     raise StoreError(
-                        f"the query ran longer than {self.timeout_s:g} s and was stopped",
+                        f"the query ran longer than {timeout_s:g} s and was stopped",
                         fix="Narrow it: add a WHERE condition on an indexed column, a LIMIT, "
                         "or bound any recursive CTE.",
                     ) from exc
@@ -272,6 +330,9 @@ class ReadOnlyConnection:
                         f"or its connection ({text})",
                         fix=READ_ONLY_FIX,
                     ) from exc
+                damaged = damaged_error(self.path, text)
+                if damaged is not None:
+                    raise damaged from exc
                 raise StoreError(f"SQLite error: {text}", fix=SQL_ERROR_FIX) from exc
             finally:
                 with self._state:

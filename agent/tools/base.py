@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from agent.errors import UnknownTableError
+from agent.permissions import PermissionGate, PermissionRequest
 
 if TYPE_CHECKING:
     from agent.attachments import AttachmentSet
@@ -66,10 +67,26 @@ class ToolContext:
     aws_profile: str | None = None
     aws_region: str | None = None
     """Where tools that call Bedrock themselves (vectorSearch embeds its query) send requests."""
+    gate: PermissionGate | None = None
+    """The conversation's permission gate, for confirmations a tool asks while it runs;
+    None where nobody can be asked (an MCP client)."""
 
     def __post_init__(self) -> None:
         if not self.origin:
             self.origin = f"chat:{self.conversation_id}"
+
+    def confirm(self, tool: str, tool_input: dict[str, Any], question: str, access: str) -> str:
+        """Ask the person `question` (in every mode); "yes", "no", or "nobody" when none can
+        be asked (no terminal, or an MCP client)."""
+        if self.gate is None:
+            return "nobody"
+        request = PermissionRequest(
+            tool, tool_input, self.gate.mode, self.conversation_id, access, question=question
+        )
+        verdict = self.gate.confirm(request)
+        if verdict.decided_by == "no-terminal":
+            return "nobody"
+        return "yes" if verdict.allowed else "no"
 
 
 @dataclass(frozen=True)

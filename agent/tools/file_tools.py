@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
-from typing import Any
+from contextlib import closing
+from typing import Any, BinaryIO
 
 from pydantic import Field
 
 from agent.tools.base import ToolContext, ToolFailure, ToolImpl, ToolInput, json_value
+from agent.tools.export_files import ExportTarget, export_target, free_name, write_file
 from agent.tools.read_tools import NoInput
 
 MAX_EXPORT_ROWS = 100_000
+MAX_EXPORT_BYTES = 1024 * 2**20
+"""An export stops after about this many bytes (and says so)."""
+EXPORT_BATCH_ROWS = 200
+EXPORT_TIMEOUT_S = 300.0
 
 
 class ReadAttachmentInput(ToolInput):
@@ -33,9 +38,12 @@ class ExportInput(ToolInput):
 
     query: str = Field(description="one read-only SELECT whose rows are written", min_length=1)
     path: str = Field(
-        description="file path relative to the working directory, e.g. exports/orders.csv"
+        description="file path relative to the working directory; a bare name goes to its "
+        "exports/ folder, e.g. orders.csv"
     )
-    overwrite: bool = Field(False, description="true to replace an existing file")
+    overwrite: bool = Field(
+        False, description="true to replace an existing file; the user is asked to confirm"
+    )
 
 
 def list_attachments(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
@@ -52,61 +60,134 @@ def read_attachment(ctx: ToolContext, args: ReadAttachmentInput) -> dict[str, An
     return ctx.attachments.read(args.attachment, args.offset, args.limit, args.as_text)
 
 
-def export_target(ctx: ToolContext, raw: str, overwrite: bool) -> Path:
-    """The resolved export path: inside export_dir, parent existing, not clobbering a file."""
-    relative = Path(raw.strip()).expanduser()
-    base = ctx.export_dir.resolve()
-    if relative.is_absolute():
+def _replace_allowed(ctx: ToolContext, tool: str, args: ExportInput, target: ExportTarget) -> bool:
+    """Whether the existing target may be replaced: the model asked, and the person said yes."""
+    if not target.exists:
+        return False
+    other = free_name(target)
+    if not args.overwrite:
         raise ToolFailure(
-            f"path must be relative to the working directory ({base}), not absolute",
-            f"use a relative path, e.g. {relative.name or 'export.csv'}",
+            f"{target.shown} already exists",
+            f"write to a new name (e.g. {other}), or pass overwrite=true if the user wants it "
+            "replaced; they will be asked to confirm",
         )
-    target = (base / relative).resolve()
-    if not target.is_relative_to(base):
+    if ctx.origin.startswith("mcp:"):
         raise ToolFailure(
-            "path leaves the working directory",
-            f"use a path inside {base}, e.g. {relative.name or 'export.csv'}",
+            f"{target.shown} already exists, and an MCP client cannot replace files",
+            f"write to a new file name, e.g. {other}",
         )
-    if not target.parent.is_dir():
+    answer = ctx.confirm(
+        tool,
+        args.model_dump(),
+        f"Replace the existing file {target.path}? Its contents will be lost.",
+        "export",
+    )
+    if answer == "nobody":
         raise ToolFailure(
-            f"folder {target.parent.relative_to(base) or '.'} does not exist",
-            f"write to an existing folder (or to the working directory itself), e.g. {target.name}",
+            f"{target.shown} already exists, and replacing a file needs the user's yes in a "
+            "prompt; there is no terminal to ask",
+            f"write to a new file name, e.g. {other}",
         )
-    if target.is_dir():
-        raise ToolFailure(f"{raw} is a folder", "give a file name, e.g. export.csv")
-    if target.exists() and not overwrite:
+    if answer == "no":
         raise ToolFailure(
-            f"{relative} already exists",
-            "choose another file name, or pass overwrite=true if the user wants it replaced",
+            f"the user chose not to replace {target.shown}; it was left as it is",
+            f"write to a new file name (e.g. {other}), or ask the user what they want",
         )
-    return target
+    return True
 
 
-def _export(ctx: ToolContext, args: ExportInput, fmt: str) -> dict[str, Any]:
-    target = export_target(ctx, args.path, args.overwrite)
-    result = ctx.store.query(args.query, limit=MAX_EXPORT_ROWS)
-    rows = [{k: _plain(v) for k, v in row.items()} for row in result.rows]
-    tmp = target.with_name(f".{target.name}.tmp")
-    if fmt == "csv":
-        with tmp.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=result.columns, extrasaction="ignore")
-            writer.writeheader()
-            writer.writerows(rows)
-    else:
-        tmp.write_text(
-            json.dumps(rows, ensure_ascii=False, indent=2, default=str), encoding="utf-8"
+class _Sink:
+    """A text stream onto the export's binary temp file that counts the bytes written."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.bytes = 0
+
+    def write(self, text: str) -> int:
+        data = text.encode("utf-8", "replace")
+        self.raw.write(data)
+        self.bytes += len(data)
+        return len(text)
+
+
+def _export(ctx: ToolContext, tool: str, args: ExportInput, fmt: str) -> dict[str, Any]:
+    target = export_target(ctx, args.path, fmt)
+    replace = _replace_allowed(ctx, tool, args, target)
+
+    def write(raw: BinaryIO) -> dict[str, Any]:
+        sink = _Sink(raw)
+        writer: Any = None
+        columns: list[str] = []
+        written, cut = 0, ""
+        batches = ctx.store.query_batches(
+            args.query, batch_size=EXPORT_BATCH_ROWS, timeout_s=EXPORT_TIMEOUT_S
         )
-    tmp.replace(target)
+        with closing(batches):
+            for batch in batches:
+                if writer is None:
+                    columns = batch.columns
+                    writer = _CsvRows(sink, columns) if fmt == "csv" else _JsonRows(sink)
+                for row in batch.rows:
+                    if written >= MAX_EXPORT_ROWS:
+                        cut = f"only the first {MAX_EXPORT_ROWS} rows were written (the limit)"
+                    elif sink.bytes >= MAX_EXPORT_BYTES:
+                        cut = (
+                            f"only the first {written} rows were written: the export stops at "
+                            f"{MAX_EXPORT_BYTES // 2**20} MB; narrow the query (fewer columns "
+                            "or a WHERE condition) or split it into several files"
+                        )
+                    if cut:
+                        break
+                    writer.row({k: _plain(v) for k, v in row.items()})
+                    written += 1
+                if cut:
+                    break
+        writer.end()
+        return {"rows": written, "columns": columns, "bytes": sink.bytes, "cut": cut}
+
+    done = write_file(target, replace, write)
     out: dict[str, Any] = {
-        "path": str(target),
-        "rows": len(rows),
-        "columns": result.columns,
-        "bytes": target.stat().st_size,
+        "path": str(target.path),
+        "rows": done["rows"],
+        "columns": done["columns"],
+        "bytes": done["bytes"],
     }
-    if result.truncated:
-        why = " (the 8 MB limit of one read)" if result.over_budget else ""
-        out["truncated"] = f"only the first {len(rows)} rows were written{why}"
+    if replace:
+        out["replaced"] = "the user confirmed replacing the existing file"
+    if done["cut"]:
+        out["truncated"] = done["cut"]
     return out
+
+
+class _CsvRows:
+    """Writes a header, then one CSV line per row."""
+
+    def __init__(self, sink: _Sink, columns: list[str]) -> None:
+        self.writer = csv.DictWriter(sink, fieldnames=columns, extrasaction="ignore")
+        self.writer.writeheader()
+
+    def row(self, row: dict[str, Any]) -> None:
+        self.writer.writerow(row)
+
+    def end(self) -> None:
+        pass
+
+
+class _JsonRows:
+    """Writes a JSON list of objects, one object per line."""
+
+    def __init__(self, sink: _Sink) -> None:
+        self.sink = sink
+        self.first = True
+        sink.write("[")
+
+    def row(self, row: dict[str, Any]) -> None:
+        self.sink.write("\n  " if self.first else ",\n  ")
+        self.sink.write(json.dumps(row, ensure_ascii=False, default=str))
+        self.first = False
+
+    def end(self) -> None:
+        self.sink.write("]\n" if self.first else "\n]\n")
 
 
 def _plain(value: Any) -> Any:
@@ -117,12 +198,12 @@ def _plain(value: Any) -> Any:
 
 def export_csv(ctx: ToolContext, args: ExportInput) -> dict[str, Any]:
     """exportCsv: write a read-only query's rows to a CSV file."""
-    return _export(ctx, args, "csv")
+    return _export(ctx, "exportCsv", args, "csv")
 
 
 def export_json(ctx: ToolContext, args: ExportInput) -> dict[str, Any]:
     """exportJson: write a read-only query's rows to a JSON file (a list of objects)."""
-    return _export(ctx, args, "json")
+    return _export(ctx, "exportJson", args, "json")
 
 
 TOOLS = [

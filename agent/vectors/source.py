@@ -1,8 +1,8 @@
 """What an index reads from a store: every row's key and text, in pages, read-only.
 
-Rows are read through the store's read-only query path (`Store.query`), ordered by key and
-paged with LIMIT/OFFSET, so a table of any size is read in bounded memory and the read-only
-guarantees of that path hold.
+Rows are read through the store's read-only streamed query path (`Store.query_batches`),
+ordered by key, so a table of any size is read in bounded memory and the read-only guarantees
+of that path hold.
 """
 
 from __future__ import annotations
@@ -49,30 +49,20 @@ def key_of(info: TableInfo, row: Item) -> Key:
 
 
 def read_rows(store: Store, info: TableInfo, columns: Sequence[str]) -> Iterator[tuple[Key, str]]:
-    """(key, text) of every row of the table, in key order."""
+    """(key, text) of every row of the table, in key order, streamed in batches."""
     keys = list(info.key_columns)
     wanted = keys + [c for c in columns if c not in keys]
     select = ", ".join(quote_ident(c) for c in wanted)
     order = ", ".join(quote_ident(k) for k in keys)
-    offset = 0
-    while True:
-        sql = (
-            f"SELECT {select} FROM {quote_ident(info.name)} ORDER BY {order} "
-            f"LIMIT {PAGE_ROWS} OFFSET {offset}"
-        )
-        result = store.query(sql, limit=PAGE_ROWS)
-        for row in result.rows:
-            yield key_of(info, row), row_text(columns, row)
-        if not result.rows:
-            if result.over_budget:
-                raise TabletalkError(
-                    f"a row of {info.name} is too large to read for the index",
-                    fix="index fewer or shorter columns (--columns)",
-                )
-            return
-        offset += len(result.rows)
-        if len(result.rows) < PAGE_ROWS and not (result.truncated or result.over_budget):
-            return
+    batches = store.query_batches(
+        f"SELECT {select} FROM {quote_ident(info.name)} ORDER BY {order}", PAGE_ROWS
+    )
+    try:
+        for batch in batches:
+            for row in batch.rows:
+                yield key_of(info, row), row_text(columns, row)
+    finally:
+        batches.close()
 
 
 def sql_literal(value: Any) -> str:

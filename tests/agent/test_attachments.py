@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import re
+import subprocess
+import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -11,6 +17,7 @@ from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
 from agent.attachments import MAX_ATTACHMENT_BYTES, AttachmentError, AttachmentSet
 from agent.errors import TabletalkError
+from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse
 
 
 @pytest.fixture(autouse=True)
@@ -76,9 +83,45 @@ def test_binary_files_and_bad_paths_are_refused(tmp_path: Path) -> None:
         attachments.add(tmp_path / "fake.pdf")
     with pytest.raises(TabletalkError, match="no such file"):
         attachments.add(tmp_path / "nope.txt")
-    with pytest.raises(AttachmentError, match="not a file"):
+    with pytest.raises(AttachmentError, match="is a folder"):
         attachments.add(tmp_path)
     assert len(attachments) == 0
+
+
+def test_a_fifo_is_refused_as_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(AttachmentError) as info:
+        AttachmentSet().add(fifo)
+    assert "is a FIFO (named pipe), not a regular file" in info.value.message
+    assert "folder" not in info.value.fix
+
+
+def test_a_file_that_grew_after_attaching_is_refused_at_read_time(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("first line\n")
+    attachments = AttachmentSet()
+    attachments.add(log)
+    os.truncate(log, 2**30)  # 1 GB (sparse: no disk space used)
+    with pytest.raises(AttachmentError) as info:
+        attachments.read("att1")
+    assert "has grown to 1024.0 MB" in info.value.message and "limit is 20 MB" in info.value.message
+
+
+def test_a_huge_line_is_cut_without_being_read_whole(tmp_path: Path) -> None:
+    one_line = tmp_path / "one.txt"
+    one_line.write_text("x" * 15_000_000 + "\nsecond\n")
+    attachments = AttachmentSet()
+    attachments.add(one_line)
+    tracemalloc.start()
+    try:
+        page = attachments.read("att1")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert page["lines"][1] == "second" and page["totalLines"] == 2
+    assert page["lines"][0].endswith("…") and len(page["lines"][0]) < 2100
+    assert peak < 3_000_000, f"peak {peak / 1e6:.1f} MB for one page of a 15 MB line"
 
 
 def test_size_limit(tmp_path: Path) -> None:
@@ -183,3 +226,34 @@ def test_round_trip_for_saved_conversations(tmp_path: Path) -> None:
     (tmp_path / "a.txt").unlink()
     with pytest.raises(AttachmentError, match="no longer"):
         restored.read("a.txt")
+
+
+def test_a_malformed_pdf_logs_its_warnings_instead_of_printing_them(
+    scripted_bedrock: ScriptedBedrock,
+    demo_path: Path,
+    tmp_path: Path,
+) -> None:
+    writer = PdfWriter()
+    for _ in range(3):
+        writer.add_blank_page(100, 100)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    bad = tmp_path / "bad.pdf"  # a wrong startxref pointer: pypdf warns, then repairs
+    bad.write_bytes(re.sub(rb"startxref\s+\d+", b"startxref\n999999", buffer.getvalue()))
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("readAttachment", {"attachment": "att1"})]),
+        Reply(text="It has no text."),
+    )
+    done = subprocess.run(  # a real process: pytest's own log capture would hide the leak
+        [sys.executable, "-m", "agent", "ask", "read it", "--db", str(demo_path)]
+        + ["--attach", str(bad)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **scripted_bedrock.env()},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "readAttachment" in done.stderr
+    assert "startxref" not in done.stderr and "Object Streams" not in done.stderr
+    log = Path(os.environ["XDG_STATE_HOME"]) / "tabletalk" / "log" / "tabletalk.log"
+    assert "incorrect startxref pointer" in log.read_text()

@@ -194,3 +194,39 @@ def test_without_yes_and_without_a_terminal_nothing_is_spent(
     _, err = capsys.readouterr()
     assert code == 2 and "--yes" in err
     assert scripted_bedrock.requests == []
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_what_finished(
+    scripted_bedrock: Any, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    good = responder(GOOD)
+
+    def slow(body: dict[str, Any]) -> Any:
+        reply = good(body)
+        reply.delay = 1.0
+        return reply
+
+    scripted_bedrock.responder = slow
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent", "eval", "run", "--model", "nova-2-lite", "--reps", "3",
+         "--jobs", "1", "--yes", "--only", "list-tables", "--out", str(out)],
+        cwd=Path(__file__).resolve().parents[2], env=dict(os.environ),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    for _ in range(600):  # until the first run has finished (bounded: 60 s)
+        if list(out.glob("runs/*/result.json")):
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=120)
+    saved = json.loads((out / "run.json").read_text())
+    assert saved["interrupted"] is True
+    assert 1 <= len(saved["results"]) < 3 and all(r["passed"] for r in saved["results"])
+    assert "interrupted" in stdout

@@ -223,7 +223,7 @@ def test_levels_nest_and_tools_read_like_chat(
         assert hints is not None
         if rows[name].access is Access.READ:
             assert hints.read_only_hint is True
-        if rows[name].access is Access.WRITE:
+        if rows[name].access in (Access.WRITE, Access.EXPORT):
             assert hints.read_only_hint is False and hints.destructive_hint is False
 
 
@@ -319,11 +319,21 @@ def test_full_level_exports_into_the_working_directory(full_server: Served) -> N
             "exportCsv", {"query": "SELECT id, name FROM customers ORDER BY id", "path": "c.csv"}
         )
     )
-    written = full_server.cwd / "c.csv"
+    written = full_server.cwd / "exports" / "c.csv"
     assert written.is_file(), data
     assert written.read_text().splitlines()[0] == "id,name"
     entries = [e for e in audit_entries(full_server) if e["tool"] == "exportCsv"]
     assert entries and entries[-1]["mode"] == "full" and entries[-1]["decided_by"] == "mcp-level"
+
+
+def test_full_level_cannot_replace_a_file(full_server: Served) -> None:
+    kept = full_server.cwd / "exports" / "kept.csv"
+    kept.parent.mkdir(exist_ok=True)
+    kept.write_text("the user's file\n")
+    call = {"query": "SELECT id FROM customers", "path": "kept.csv", "overwrite": True}
+    message = error_text(full_server.session.call("exportCsv", call))
+    assert "an MCP client cannot replace files" in message and "kept-2.csv" in message
+    assert kept.read_text() == "the user's file\n"
 
 
 def test_full_level_commits_what_it_staged(

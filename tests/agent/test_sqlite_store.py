@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -274,6 +277,56 @@ def test_non_sqlite_file_is_refused(tmp_path: Path) -> None:
 def test_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="directory"):
         SQLiteStore.open(tmp_path)
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "shop.sqlite"
+    os.mkfifo(fifo)
+    done = subprocess.run(  # in a child process: opening a FIFO would block this one forever
+        [sys.executable, "-m", "agent", "info", "--db", str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "is a FIFO (named pipe), not a regular file" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def damage(path: Path, how: str) -> Path:
+    data = bytearray(path.read_bytes())
+    if how == "schema page":
+        data[100:4096] = b"\xff" * (4096 - 100)
+    else:  # an impossible page size in the header
+        data[16:18] = b"\x00\x03"
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("how", ["schema page", "page size"])
+def test_a_damaged_database_is_named_as_damaged_at_open(demo_path: Path, how: str) -> None:
+    damage(demo_path, how)
+    with pytest.raises(StoreError) as caught:
+        SQLiteStore.open(demo_path)
+    assert "is damaged or not a SQLite database" in caught.value.message
+    assert "describeTable" not in (caught.value.fix or "")
+    assert "integrity_check" in (caught.value.fix or "")
+
+
+def test_damage_found_by_a_query_is_named_as_damage(demo_path: Path) -> None:
+    store = SQLiteStore.open(demo_path)
+    with sqlite3.connect(demo_path) as conn:
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'orders'").fetchone()[0]
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    with demo_path.open("r+b") as handle:  # overwrite the orders table's root page
+        handle.seek((root - 1) * page_size)
+        handle.write(b"\xee" * page_size)
+    with pytest.raises(StoreError) as caught:
+        store.query("SELECT * FROM orders NOT INDEXED")
+    assert "is damaged or not a SQLite database" in caught.value.message
+    assert "describeTable" not in (caught.value.fix or "")
+    store.close()
 
 
 def test_read_only_file_reads_but_refuses_commit(read_only_demo: Path) -> None:

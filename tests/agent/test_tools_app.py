@@ -221,27 +221,30 @@ def test_attachment_tools(ctx: ToolContext, tmp_path: Path) -> None:
 
 def test_export_csv_and_json(ctx: ToolContext) -> None:
     query = "SELECT id, status FROM orders WHERE id <= 3 ORDER BY id"
+    folder = ctx.export_dir / "exports"
     result = ok(ctx, "exportCsv", query=query, path="orders.csv")
-    assert result["rows"] == 3 and Path(result["path"]) == ctx.export_dir / "orders.csv"
-    with (ctx.export_dir / "orders.csv").open(newline="") as handle:
+    assert result["rows"] == 3 and Path(result["path"]) == folder / "orders.csv"
+    with (folder / "orders.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [r["id"] for r in rows] == ["1", "2", "3"]
     ok(ctx, "exportJson", query=query, path="orders.json")
-    data = json.loads((ctx.export_dir / "orders.json").read_text())
+    data = json.loads((folder / "orders.json").read_text())
     assert [r["id"] for r in data] == [1, 2, 3] and set(data[0]) == {"id", "status"}
 
 
 def test_exports_refuse_overwrite_and_bad_paths(ctx: ToolContext) -> None:
-    target = ctx.export_dir / "keep.csv"
+    target = ctx.export_dir / "exports" / "keep.csv"
+    target.parent.mkdir()
     target.write_text("precious\n")
     refused = err(ctx, "exportCsv", query="SELECT 1 AS one", path="keep.csv")
     assert "already exists" in refused["error"] and "overwrite=true" in refused["fix"]
     assert target.read_text() == "precious\n"
-    ok(ctx, "exportCsv", query="SELECT 1 AS one", path="keep.csv", overwrite=True)
-    assert target.read_text().splitlines() == ["one", "1"]
+    refused = err(ctx, "exportCsv", query="SELECT 1 AS one", path="keep.csv", overwrite=True)
+    assert "no terminal to ask" in refused["error"]  # nobody to confirm the replace
+    assert target.read_text() == "precious\n"
     assert "does not exist" in err(ctx, "exportJson", query="SELECT 1", path="sub/x.json")["error"]
     assert not (ctx.export_dir / "sub").exists()
     err(ctx, "exportJson", query="SELECT 1", path="../escape.json")
     err(ctx, "exportJson", query="SELECT 1", path="/tmp/abs.json")
     err(ctx, "exportCsv", query="DELETE FROM orders", path="x.csv")
-    assert not (ctx.export_dir / "x.csv").exists()
+    assert not (ctx.export_dir / "exports" / "x.csv").exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from textual.widgets import Static
+
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import SIZE, settle
 from tui.screens.permission import PermissionScreen
@@ -83,3 +85,34 @@ async def test_stop_while_the_prompt_is_open_denies_and_ends_the_turn(
         await settle(app, pilot)
         assert not isinstance(app.screen, PermissionScreen)
         assert not app.chat.busy
+
+
+async def test_full_auto_still_asks_before_replacing_a_file(
+    make_app, scripted_bedrock, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    report = tmp_path / "exports" / "report.csv"
+    report.parent.mkdir()
+    report.write_text("the user's report\n")
+    export = {"query": "SELECT id FROM customers", "path": "report.csv", "overwrite": True}
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("searchTools", {"query": "export csv"})]),
+        Reply(tool_uses=[ToolUse("exportCsv", export)]),
+        Reply(text="Kept."),
+        Reply(tool_uses=[ToolUse("exportCsv", export)]),
+        Reply(text="Replaced."),
+    )
+    app = make_app(mode="full-auto")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _send_until_prompt(app, pilot, "export to report.csv")
+        assert "Replace the existing file" in str(screen.query_one(Static).render())
+        assert not screen.query("#allow_conversation"), "a file replace is decided per call"
+        await pilot.press("enter")  # the focused answer is No
+        await settle(app, pilot)
+        assert report.read_text() == "the user's report\n"
+        assert app.query(ToolLine).last().status == "error"
+        await _send_until_prompt(app, pilot, "yes, replace it")
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert report.read_text().startswith("id\n")
+        assert app.query(ToolLine).last().status == "success"

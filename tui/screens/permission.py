@@ -55,20 +55,27 @@ class PermissionScreen(ModalScreen[Decision]):
         request = self.request
         does = ACCESS_WORDS.get(request.access, f"access: {request.access}")
         with Vertical() as box:
-            box.border_title = "Permission needed"
-            yield Static(
-                Text.assemble(
-                    "The assistant wants to call ",
-                    (request.tool, "bold"),
-                    f" ({does}) with this input:",
+            box.border_title = "Confirm" if request.question else "Permission needed"
+            if request.question:
+                yield Static(Text.assemble((request.tool, "bold"), " asks: ", request.question))
+            else:
+                yield Static(
+                    Text.assemble(
+                        "The assistant wants to call ",
+                        (request.tool, "bold"),
+                        f" ({does}) with this input:",
+                    )
                 )
-            )
             with VerticalScroll(id="tool-input"):
                 yield Static(
                     Text(json.dumps(request.input, indent=2, default=str, ensure_ascii=False))
                 )
             yield Static(Text(f"Permission mode: {request.mode} (F4 switches modes)", style="dim"))
             with Horizontal():
+                if request.question:
+                    yield Button(Content("Yes (y)"), id="allow_once", variant="warning")
+                    yield Button(Content("No (n)"), id="deny", variant="primary")
+                    return
                 yield Button(Content("Allow once (y)"), id="allow_once", variant="success")
                 yield Button(
                     Content("Allow for this chat (a)"), id="allow_conversation", variant="primary"
@@ -76,11 +83,14 @@ class PermissionScreen(ModalScreen[Decision]):
                 yield Button(Content("Deny (n)"), id="deny", variant="error")
 
     def on_mount(self) -> None:
-        self.query_one("#allow_once", Button).focus()
+        # a yes/no question starts on No: Enter alone never replaces a file
+        self.query_one("#deny" if self.request.question else "#allow_once", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.action_decide(str(event.button.id))
 
     def action_decide(self, decision: str) -> None:
+        if self.request.question and decision == "allow_conversation":
+            decision = "allow_once"  # a question's yes is for this call only
         self.dismiss(decision)  # type: ignore[arg-type]

@@ -1,0 +1,313 @@
+"""Exports write only new data files inside the working directory; replacing one is the
+person's decision in a prompt, in every mode; nothing tabletalk keeps can be overwritten."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from agent import paths
+from agent.cli.main import main
+from agent.permissions import AuditLog, Decision, PermissionGate, PermissionRequest
+from agent.staging import StagingArea
+from agent.tools import file_tools
+from agent.tools.base import ToolContext
+from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse
+from tests.support.tools import err, make_ctx, ok
+
+QUERY = "SELECT id, name FROM customers ORDER BY id LIMIT 3"
+
+
+class Person:
+    """A prompter that answers every question with `answer` and remembers what it was asked."""
+
+    def __init__(self, answer: Decision) -> None:
+        self.answer = answer
+        self.asked: list[PermissionRequest] = []
+
+    def __call__(self, request: PermissionRequest) -> Decision:
+        self.asked.append(request)
+        return self.answer
+
+
+def full_auto(demo_path: Path, tmp_path: Path, person: Person | None) -> ToolContext:
+    """A chat context in full-auto whose confirmations go to `person` (None: no terminal)."""
+    gate = PermissionGate("full-auto", person, AuditLog(tmp_path / "audit.jsonl"))
+    return make_ctx(demo_path, tmp_path, gate=gate)
+
+
+def export(ctx: ToolContext, path: str, *, overwrite: bool = True) -> dict:
+    return err(ctx, "exportCsv", query=QUERY, path=path, overwrite=overwrite)
+
+
+def test_a_bare_name_goes_to_the_exports_folder(demo_path: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    result = ok(ctx, "exportCsv", query=QUERY, path="customers.csv")
+    written = ctx.export_dir / "exports" / "customers.csv"
+    assert result["path"] == str(written.resolve())
+    assert written.read_text().splitlines() == [
+        "id,name",
+        *[f"{i},{n}" for i, n in [(r["id"], r["name"]) for r in ctx.store.query(QUERY).rows]],
+    ]
+    rows = ok(ctx, "exportJson", query=QUERY, path="exports/customers.json")["rows"]
+    assert rows == 3
+    assert json.loads((ctx.export_dir / "exports" / "customers.json").read_text()) == [
+        {"id": r["id"], "name": r["name"]} for r in ctx.store.query(QUERY).rows
+    ]
+
+
+def test_full_auto_replacing_a_file_asks_and_a_no_keeps_it(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    person = Person("deny")
+    ctx = full_auto(demo_path, tmp_path, person)
+    (ctx.export_dir / "exports").mkdir()
+    report = ctx.export_dir / "exports" / "report.csv"
+    report.write_bytes(b"the user's own report\n")
+    result = export(ctx, "report.csv")
+    assert "chose not to replace" in result["error"] and "report-2.csv" in result["fix"]
+    assert report.read_bytes() == b"the user's own report\n"
+    assert len(person.asked) == 1 and str(report) in person.asked[0].question
+    audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert audit[-1]["decision"] == "deny" and audit[-1]["decided_by"] == "user"
+
+    person.answer = "allow_once"
+    report.chmod(0o600)
+    done = ok(ctx, "exportCsv", query=QUERY, path="report.csv", overwrite=True)
+    assert done["replaced"] and report.read_text().startswith("id,name")
+    assert len(person.asked) == 2
+    assert report.stat().st_mode & 0o777 == 0o600, "a private file stays private"
+
+
+def test_overwrite_true_without_anyone_to_ask_is_refused(demo_path: Path, tmp_path: Path) -> None:
+    ctx = full_auto(demo_path, tmp_path, None)
+    (ctx.export_dir / "exports").mkdir()
+    kept = ctx.export_dir / "exports" / "orders.csv"
+    kept.write_text("mine\n")
+    result = export(ctx, "orders.csv")
+    assert "no terminal to ask" in result["error"]
+    assert "exports/orders-2.csv" in result["fix"]
+    assert kept.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [
+        ("config", "tabletalk's own folder"),
+        ("open-db", "the open database"),
+        ("open-db-wal", "the open database"),
+        ("staging", "the staging area"),
+        ("sqlite-name", "does not end in .csv"),
+        ("sqlite-content", "is a SQLite database"),
+        ("hidden", "hidden file or folder"),
+    ],
+)
+def test_nothing_tabletalk_keeps_nor_any_database_can_be_overwritten(
+    demo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, reason: str
+) -> None:
+    work = tmp_path / "work"
+    (work / "dl").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(work / "cfg"))
+    db = work / "dl" / "shop.sqlite"
+    db.write_bytes(demo_path.read_bytes())
+    person = Person("allow_once")  # the person would even say yes
+    gate = PermissionGate("full-auto", person, AuditLog(tmp_path / "audit.jsonl"))
+    ctx = make_ctx(db, tmp_path, export_dir=work, gate=gate)
+    ctx.staging = StagingArea(ctx.store, work / "dl" / "staging.sqlite")
+    ctx.staging.list()
+    config = paths.config_file()
+    paths.ensure_dir(config.parent)
+    config.write_text('mode = "manual"\n')
+    targets = {
+        "config": config,
+        "open-db": db,
+        "open-db-wal": Path(f"{db}-wal"),
+        "staging": work / "dl" / "staging.sqlite",
+        "sqlite-name": work / "dl" / "other.sqlite",
+        "sqlite-content": work / "dl" / "data.csv",
+        "hidden": work / "dl" / ".bashrc.csv",
+    }
+    target = targets[where]
+    if not target.exists():
+        target.write_bytes(demo_path.read_bytes() if "sqlite" in where else b"x\n")
+    before = target.read_bytes()
+    result = export(ctx, os.path.relpath(target, work))
+    assert reason in result["error"], result
+    assert target.read_bytes() == before
+    assert person.asked == []
+
+
+def test_a_config_named_csv_under_the_config_dir_is_refused(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    ctx = make_ctx(demo_path, tmp_path, export_dir=tmp_path)
+    relative = os.path.relpath(paths.config_dir() / "notes.csv", tmp_path)
+    result = err(ctx, "exportCsv", query=QUERY, path=relative)
+    assert "tabletalk's own folder" in result["error"]
+    assert not (paths.config_dir() / "notes.csv").exists()
+
+
+def test_the_open_database_under_an_allowed_name_is_refused(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "dl").mkdir()
+    db = tmp_path / "dl" / "shop.csv"  # a database file named like an export
+    db.write_bytes(demo_path.read_bytes())
+    ctx = make_ctx(db, tmp_path, export_dir=tmp_path)
+    result = err(ctx, "exportCsv", query=QUERY, path="dl/shop.csv", overwrite=True)
+    assert "the open database" in result["error"]
+    assert db.read_bytes() == demo_path.read_bytes()
+
+
+def test_symlinks_cannot_lead_an_export_out(demo_path: Path, tmp_path: Path) -> None:
+    ctx = full_auto(demo_path, tmp_path, Person("allow_once"))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.csv"
+    victim.write_text("keep\n")
+    (ctx.export_dir / "exports").mkdir()
+    (ctx.export_dir / "exports" / "link.csv").symlink_to(victim)
+    (ctx.export_dir / "linked").symlink_to(outside)
+    assert "leaves the working directory" in export(ctx, "link.csv")["error"]
+    assert "leaves the working directory" in export(ctx, "exports/link.csv")["error"]
+    assert "leaves the working directory" in export(ctx, "linked/victim.csv")["error"]
+    assert "leaves the working directory" in export(ctx, "linked/new.csv")["error"]
+    assert victim.read_text() == "keep\n" and sorted(os.listdir(outside)) == ["victim.csv"]
+
+
+def test_a_planted_temp_symlink_does_not_redirect_the_write(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    (ctx.export_dir / "exports").mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    for name in (".report.csv.tmp", ".report.csv.swp"):
+        (ctx.export_dir / "exports" / name).symlink_to(victim)
+    ok(ctx, "exportCsv", query=QUERY, path="report.csv")
+    assert victim.read_text() == "keep\n"
+    assert (ctx.export_dir / "exports" / "report.csv").read_text().startswith("id,name")
+    leftovers = [p.name for p in (ctx.export_dir / "exports").iterdir()]
+    assert sorted(leftovers) == [".report.csv.swp", ".report.csv.tmp", "report.csv"]
+
+
+def test_only_data_file_names_are_written(demo_path: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    for name in ("conftest.py", "evil.sh", "Makefile", "x.sqlite"):
+        result = err(ctx, "exportCsv", query=QUERY, path=name)
+        assert "CSV files only" in result["error"], result
+    assert "JSON files only" in err(ctx, "exportJson", query=QUERY, path="x.csv")["error"]
+    assert not (ctx.export_dir / "exports").exists() or not any(
+        (ctx.export_dir / "exports").iterdir()
+    )
+
+
+def test_a_failed_query_leaves_no_file_behind(demo_path: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    err(ctx, "exportCsv", query="SELECT * FROM no_such_table", path="x.csv")
+    assert list((ctx.export_dir / "exports").iterdir()) == []
+
+
+def test_the_issue_attack_chain_leaves_the_config_unchanged(
+    scripted_bedrock: ScriptedBedrock,
+    demo_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.chdir(home)
+    config = paths.config_file()
+    paths.ensure_dir(config.parent)
+    config.write_text('mode = "full-auto"\n')
+    original = config.read_bytes()
+    evil = "SELECT 'x' AS \"[mcp_servers.x]\", 'sh' AS \"command\""
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("searchTools", {"query": "export csv"})]),
+        Reply(
+            tool_uses=[
+                ToolUse(
+                    "exportCsv",
+                    {"query": evil, "path": ".config/tabletalk/config.toml", "overwrite": True},
+                ),
+                ToolUse(
+                    "exportCsv",
+                    {"query": evil, "path": ".config/tabletalk/config.csv", "overwrite": True},
+                ),
+                ToolUse("exportCsv", {"query": evil, "path": str(demo_path), "overwrite": True}),
+            ]
+        ),
+        Reply(text="done"),
+        Reply(text="hello again"),
+    )
+    db = str(demo_path)
+    assert main(["ask", "export", "--db", db, "--json"]) == 0
+    transcript = json.loads(capsys.readouterr().out)
+    calls = transcript["steps"][1]["toolCalls"]
+    assert [c["status"] for c in calls] == ["error"] * 3
+    assert config.read_bytes() == original
+    assert not (config.parent / "config.csv").exists()
+    assert main(["ask", "hello", "--db", db]) == 0
+    assert "hello again" in capsys.readouterr().out
+
+
+def test_the_terminal_asks_a_yes_no_question(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.cli.ask import terminal_prompter
+
+    question = PermissionRequest(
+        "exportCsv", {}, "full-auto", "c1", "export", question="Replace the existing file /w/r.csv?"
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO("a\nn\n"))
+    assert terminal_prompter(question) == "deny"  # "a" is no answer to a yes/no question
+    assert "Replace the existing file /w/r.csv?" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    assert terminal_prompter(question) == "allow_once"
+
+
+def _wide_db(path: Path, rows: int, cell_bytes: int) -> Path:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+            "INSERT INTO docs SELECT i, printf('%0*d', ?, i) FROM n",
+            (rows, cell_bytes),
+        )
+    conn.close()
+    return path
+
+
+def test_an_export_streams_rows_instead_of_holding_them(tmp_path: Path) -> None:
+    db = _wide_db(tmp_path / "wide.sqlite", 1000, 50_000)  # 50 MB of cells
+    ctx = make_ctx(db, tmp_path)
+    tracemalloc.start()
+    try:
+        result = ok(ctx, "exportCsv", query="SELECT * FROM docs", path="docs.csv")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result["rows"] == 1000 and "truncated" not in result
+    assert result["bytes"] == (ctx.export_dir / "exports" / "docs.csv").stat().st_size > 50e6
+    assert peak < 25e6, f"peak {peak / 1e6:.0f} MB while writing 50 MB"
+
+
+def test_an_export_stops_at_the_byte_cap_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _wide_db(tmp_path / "wide.sqlite", 100, 1000)
+    monkeypatch.setattr(file_tools, "MAX_EXPORT_BYTES", 10_000)
+    ctx = make_ctx(db, tmp_path)
+    result = ok(ctx, "exportJson", query="SELECT * FROM docs", path="docs.json")
+    assert 9 <= result["rows"] < 100
+    assert "narrow the query" in result["truncated"]
+    written = json.loads((ctx.export_dir / "exports" / "docs.json").read_text())
+    assert [row["id"] for row in written] == list(range(1, result["rows"] + 1))
