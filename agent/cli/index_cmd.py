@@ -7,12 +7,15 @@ import json
 import sys
 import threading
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent.cli.common import printable_line, report_error, resolve_settings, store_path
 from agent.errors import TabletalkError
 from agent.stores.base import Store
 from agent.stores.open import open_store
+
+if TYPE_CHECKING:
+    from agent.vectors.index import VectorIndex
 
 DESCRIPTION = """\
 Embedding indexes let vectorSearch find rows by meaning. `index build` embeds one text per
@@ -82,7 +85,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None, stdin: TextIO | None = None) -> int:
     """Run `index`; 0 done, 1 declined, 2 a usage, store or Bedrock error."""
-    from agent.vectors.index import VectorIndex
+    from agent.vectors.index import VectorIndex  # apsw and sqlite-vec load only for `index`
 
     out = out or sys.stdout
     try:
@@ -108,7 +111,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, stdin: TextIO | Non
 
 
 def _build(
-    index: Any,
+    index: VectorIndex,
     store: Store,
     args: argparse.Namespace,
     profile: str | None,
@@ -180,7 +183,7 @@ def _table(store: Store, table: str) -> str:
     )
 
 
-def _drop(index: Any, table: str, out: TextIO) -> int:
+def _drop(index: VectorIndex, table: str, out: TextIO) -> int:
     if not index.drop(table):
         raise TabletalkError(
             f"table '{table}' has no index", fix="see `tabletalk index status` for the indexes"
@@ -189,7 +192,7 @@ def _drop(index: Any, table: str, out: TextIO) -> int:
     return 0
 
 
-def _status(index: Any, as_json: bool, out: TextIO) -> int:
+def _status(index: VectorIndex, as_json: bool, out: TextIO) -> int:
     entries = index.status()
     size = index.size_bytes()
     if as_json:
