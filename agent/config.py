@@ -85,11 +85,13 @@ class Settings(_Section):
     """Every setting of tabletalk; the config file holds any subset of these."""
 
     model: str = "us.amazon.nova-2-lite-v1:0"
-    """Bedrock model id (an inference profile) or an alias such as `haiku-4.5`."""
+    """Bedrock model id (an inference profile) or an alias such as `haiku-4.5` (aliases resolve
+    to the region's profile); unset, Nova 2 Lite's profile for the region is used."""
     profile: str | None = None
     """AWS profile name; default: the AWS SDK's usual lookup."""
     region: str | None = None
-    """AWS region; default: the profile's region, else us-east-1."""
+    """AWS region; default: AWS_REGION / AWS_DEFAULT_REGION, else the profile's region (no
+    region at all is an error that says so)."""
     mode: Mode = "manual"
     """Permission mode: manual (ask before gated calls), auto (exports ask), full-auto."""
     streaming: bool = True

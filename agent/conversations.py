@@ -143,6 +143,23 @@ class Conversation:
         """Add one assistant message (text and/or toolUse blocks)."""
         self.messages.append({"role": "assistant", "content": list(message["content"])})
 
+    def mark(self) -> tuple[int, int, str]:
+        """Where the conversation stands before a turn, for `unsend`."""
+        last = len(self.messages[-1]["content"]) if self.messages else 0
+        return (len(self.messages), last, self.title)
+
+    def unsend(self, mark: tuple[int, int, str]) -> bool:
+        """Take back the user content added since `mark` when the model never answered it
+        (a turn that failed before any reply); False, changing nothing, if it did answer."""
+        count, last, title = mark
+        if any(message["role"] == "assistant" for message in self.messages[count:]):
+            return False
+        del self.messages[count:]
+        if count:
+            del self.messages[count - 1]["content"][last:]
+        self.title = title
+        return True
+
     def user_text_indexes(self) -> list[tuple[int, str]]:
         """(message index, text) of every user message that carries typed text.
 
@@ -256,6 +273,13 @@ class ConversationStore:
             if isinstance(exc, OSError):
                 raise _save_error(self.directory, exc) from exc
             raise
+
+    def delete(self, conversation_id: str) -> None:
+        """Remove a conversation's file (missing is fine)."""
+        try:
+            self.path(conversation_id).unlink(missing_ok=True)
+        except OSError as exc:
+            raise _save_error(self.directory, exc) from exc
 
     def load(self, conversation_id: str) -> Conversation:
         path = self.path(conversation_id)

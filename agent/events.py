@@ -127,6 +127,8 @@ class TurnEnded:
     detail: str | None = None
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
+    error_kind: str | None = None
+    """For reason "error": the BedrockCallError kind (e.g. "no_credentials"), if it was one."""
 
 
 TurnEvent = (

@@ -147,7 +147,10 @@ class TurnRunner:
                 self._dirty = True
                 return self._end("stopped", partial, step)
             except TabletalkError as exc:
-                return self._end("error", text, step, error=exc.message, fix=exc.fix)
+                kind = getattr(exc, "kind", None)
+                return self._end(
+                    "error", text, step, error=exc.message, fix=exc.fix, error_kind=kind
+                )
             if not tool_uses:
                 reason = {"end_turn": "end_turn", "max_tokens": "max_tokens"}.get(stop_reason)
                 if reason is None and stop_reason == "stop_sequence":

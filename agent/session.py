@@ -16,8 +16,7 @@ from agent.active_set import ActiveSet
 from agent.attachments import Attachment, AttachmentSet
 from agent.availability import met_requirements
 from agent.bedrock.caching import CachePointMemory
-from agent.bedrock.client import make_client, resolve_model
-from agent.bedrock.converse import BedrockCaller
+from agent.bedrock.models import DEFAULT_ALIAS, check_model, configured_region, resolve_model
 from agent.caller import ModelCaller
 from agent.config import Settings
 from agent.conversations import (
@@ -42,6 +41,7 @@ from agent.transcript import ATTACHED_PREFIX, display_items
 from agent.ui_port import HeadlessUi, UiPort
 
 if TYPE_CHECKING:
+    from agent.bedrock.converse import BedrockCaller
     from agent.mcp_client.sources import McpSources
 
 
@@ -82,6 +82,15 @@ def conversation_db(conversation_id: str | None, db: str | None, *, explicit: bo
             fix=f"Leave out --db (or pass --db {own}), or start a new conversation.",
         )
     return own
+
+
+def session_model(settings: Settings) -> tuple[str | None, str]:
+    """(region, model id) for a session: the configured region (None when there is none) and
+    the model setting resolved for it; with no `model` set, the default alias resolves per
+    region (the field's default value names only its US profile)."""
+    region = configured_region(settings.profile, settings.region)
+    name = settings.model if "model" in settings.model_fields_set else DEFAULT_ALIAS
+    return region, resolve_model(name, region)
 
 
 def list_conversations() -> list[ConversationSummary]:
@@ -126,7 +135,7 @@ class ChatSession:
         self.staging = StagingArea(store)
         self.specs = SpecBook(paths.data_dir() / "specs.sqlite", store.identity)
         self.attachments = AttachmentSet.from_list(conversation.attachments)
-        self.model_id = resolve_model(settings.model)
+        self.region, self.model_id = session_model(settings)
         self._given_caller = caller
         self._caller: BedrockCaller | None = None
         self._caller_key: tuple[str, bool] | None = None
@@ -155,7 +164,7 @@ class ChatSession:
             conversation = conversations.load(conversation_id)
         else:
             conversation = Conversation(
-                new_conversation_id(), store.identity, resolve_model(settings.model)
+                new_conversation_id(), store.identity, session_model(settings)[1]
             )
         return cls(
             settings,
@@ -195,7 +204,12 @@ class ChatSession:
             return self._given_caller
         key = (self.model_id, self.settings.streaming)
         if self._caller is None or self._caller_key != key:
+            from agent.bedrock.client import make_client  # boto3 loads here, not at start-up
+            from agent.bedrock.converse import BedrockCaller
+
             client = make_client(self.settings.profile, self.settings.region)
+            region = client.meta.region_name
+            check_model(self.model_id, region)
             self._caller = BedrockCaller(
                 client,
                 self.model_id,
@@ -203,7 +217,7 @@ class ChatSession:
                 memory=self._memory,
                 notice=notice,
                 profile=self.settings.profile,
-                region=self.settings.region,
+                region=region,
             )
             self._caller_key = key
         self._caller.notice = notice
@@ -260,7 +274,22 @@ class ChatSession:
                 cancel=cancel,
             )
             self.last_record = runner.record
-            return runner.run(content)
+            mark = self.conversation.mark()
+            ended = runner.run(content)
+            if ended.reason == "error" and self.conversation.unsend(mark):
+                self._forget_unanswered()
+            return ended
+
+    def _forget_unanswered(self) -> None:
+        """A turn failed before any answer: it is not kept (an empty conversation's file goes),
+        so failed attempts do not pile up as one-message conversations."""
+        try:
+            if self.conversation.messages:
+                self.conversations.save(self.conversation)
+            else:
+                self.conversations.delete(self.conversation.id)
+        except TabletalkError:  # the turn's own error is the one to report; the file stays
+            pass
 
     def user_messages(self) -> list[tuple[int, str]]:
         """(message index, text) of the user's typed messages, for rewind."""

@@ -79,6 +79,18 @@ class AppActions(_Base):
             self.screen.add_class("-chat-full")
             chat.composer.focus()
 
+    def action_focus_latest(self, kind: str) -> None:
+        """ctrl+g / alt+t: the keyboard to the newest chip (or tool row); again: the one before."""
+        self.chat.focus_latest(kind)
+
+    def action_focus_filter(self) -> None:
+        """The active table tab's filter box (palette; `/` in a table does the same)."""
+        pane = self.query_one("#tabs", TabbedContent).active_pane
+        if isinstance(pane, TableTab):
+            pane.action_focus_filter()
+        else:
+            self.notify("Open a table tab first (ctrl+t).", severity="warning", timeout=2)
+
     def action_switch_focus(self) -> None:
         """F3: from the composer to the active tab's rows (or list), and back."""
         composer = self.chat.composer
@@ -145,12 +157,29 @@ class AppActions(_Base):
         from agent.bedrock.client import MODELS
         from tui.screens.picker import PickerScreen
 
-        options = [(model_id, f"{alias:14} {model_id}") for alias, model_id in MODELS.items()]
+        current = self.session.model_id if self.session is not None else self.settings.model
+        choices = dict(MODELS)
+        if current and current not in choices.values():  # a model id from the config
+            choices["(config)"] = current
+        options = [
+            (model_id, f"{'●' if model_id == current else ' '} {alias:14} {model_id}")
+            for alias, model_id in choices.items()
+        ]
+        ids = [model_id for model_id, _ in options]
+
         def chosen(model: str | None) -> None:
             if model:
                 self.set_model(model)
 
-        self.push_screen(PickerScreen("Model", options), chosen)
+        self.push_screen(
+            PickerScreen(
+                "Model",
+                options,
+                help_text="● marks the model in use.",
+                highlighted=ids.index(current) if current in ids else None,
+            ),
+            chosen,
+        )
 
     def action_pick_table(self) -> None:
         from tui.screens.picker import PickerScreen
@@ -197,11 +226,14 @@ class AppActions(_Base):
                 self.staging_watch.refresh_now()
                 self.notify(
                     f"Staged {len(staged):,} change(s) undoing commit {commit_id}; review them, "
-                    "then Commit.", markup=False,
+                    "then Commit.",
+                    markup=False,
                 )
                 self.run_worker(self.open_staging_panel())
 
-            self.push_screen(ConfirmScreen("Revert commit", question, yes="Stage revert"), confirmed)
+            self.push_screen(
+                ConfirmScreen("Revert commit", question, yes="Stage revert"), confirmed
+            )
 
         self.push_screen(HistoryScreen(entries), revert)
 

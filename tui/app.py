@@ -189,17 +189,19 @@ class TabletalkApp(AppActions, App[int]):
         self.status.busy = busy
 
     def completion_names(self) -> list[str]:
-        """Table and column names for `@` completion (read once, on first use)."""
+        """Table and column names, and `table.column`, for `@` completion (read once)."""
         if self._names is None:
             names: list[str] = []
+            qualified: list[str] = []
             try:
                 for table in self.store.list_tables():
                     names.append(table)
                     info = self.store.describe_table(table)
                     names.extend(c.name for c in info.columns if c.name not in names)
+                    qualified.extend(f"{table}.{c.name}" for c in info.columns)
             except TabletalkError:
                 pass
-            self._names = names
+            self._names = names + qualified
         return self._names
 
     # ----- permission prompts (called through the bridge from the worker) ----------------------

@@ -28,13 +28,27 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
     )
     yield SystemCommand("Open table…", "Pick a table to open", app.action_pick_table)
     yield SystemCommand(
-        "Commit history…", "Past commits; revert one (staged for review) (F9)",
+        "Commit history…",
+        "Past commits; revert one (staged for review) (F9)",
         app.action_history,
     )
     yield SystemCommand(
         "MCP server…",
         "Serve this store to other agents over loopback HTTP; client tokens (F8)",
         app.action_mcp_panel,
+    )
+    yield SystemCommand(
+        "Filter the table", "Focus the filter box of the table tab (/)", app.action_focus_filter
+    )
+    yield SystemCommand(
+        "Latest chip",
+        "Focus the newest chip or answer choice (ctrl+g)",
+        partial(app.action_focus_latest, "chip"),
+    )
+    yield SystemCommand(
+        "Latest tool row",
+        "Focus the newest tool row (alt+t)",
+        partial(app.action_focus_latest, "tool"),
     )
     yield SystemCommand(
         "Full-width chat", "Toggle the chat between sidebar and full width", app.action_toggle_chat

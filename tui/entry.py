@@ -28,8 +28,10 @@ def first_command(argv: list[str]) -> str | None:
 
 
 def wants_headless(argv: list[str]) -> bool:
-    """A subcommand (known or not: the CLI explains unknown ones) or -h/--help."""
-    return first_command(argv) is not None or any(a in ("-h", "--help") for a in argv)
+    """A subcommand (known or not: the CLI explains unknown ones), -h/--help or --version."""
+    return first_command(argv) is not None or any(
+        a in ("-h", "--help", "--version") for a in argv
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,7 +21,23 @@ APP_BINDINGS: list[Binding] = [
     Binding("f2", "toggle_chat", "Full chat", id="toggle_chat"),
     Binding("f3", "switch_focus", "Chat ⇄ tabs", id="switch_focus", show=False),
     Binding("f4", "cycle_mode", "Mode", id="mode"),
-    Binding("f5", "pick_model", "Model", id="model", show=False),
+    Binding("f5", "pick_model", "Model", id="model"),
+    Binding(
+        "ctrl+g",
+        "focus_latest('chip')",
+        "Latest chip",
+        id="focus_chip",
+        show=False,
+        tooltip="Focus the newest chip or answer choice in the chat (again: the one before)",
+    ),
+    Binding(
+        "alt+t",
+        "focus_latest('tool')",
+        "Latest tool row",
+        id="focus_tool",
+        show=False,
+        tooltip="Focus the newest tool row in the chat (Enter expands it; again: the one before)",
+    ),
     Binding("f8", "mcp_panel", "MCP server", id="mcp_panel", show=False),
     Binding("f9", "history", "History", id="history", show=False),
     Binding("alt+left", "resize_chat(4)", "Wider chat", id="chat_wider", show=False),
@@ -38,6 +54,12 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
     ("complete", "tab", "Complete an @table or @column name in the composer"),
     ("—", "ctrl+p", "Command palette: every action of the app"),
     ("table.row_detail", "enter", "Row detail (in a table)"),
+    ("table.filter", "/", "Filter box of a table tab (Enter applies and stays there)"),
+    (
+        "—",
+        "tab, shift+tab",
+        "Next / previous button: staging panel (ctrl+s focuses it), chips, choices",
+    ),
     ("table.*", "arrows, pgup/pgdn, home/end", "Move in a table (ids table.up … table.last)"),
     ("—", "/attach PATH", "Attach a file by typing its path; pasting a file path also attaches it"),
     ("permission.*", "y / a / n", "Permission prompt: allow once / allow for this chat / deny"),
@@ -57,6 +79,7 @@ def known_binding_ids() -> set[str]:
     from tui.screens.picker import PickerScreen
     from tui.screens.row_detail import RowDetailScreen
     from tui.widgets.composer import Composer
+    from tui.widgets.table_tab import TableTab
     from tui.widgets.table_view import TableView
 
     owners = (
@@ -70,6 +93,7 @@ def known_binding_ids() -> set[str]:
         PickerScreen,
         RowDetailScreen,
         Composer,
+        TableTab,
         TableView,
     )
     bindings = list(APP_BINDINGS)

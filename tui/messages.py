@@ -7,13 +7,8 @@ from typing import Any
 from textual.message import Message
 
 
-class TurnEventPosted(Message):
-    """One TurnEvent of turn number `turn` (events of a stopped turn are dropped by number)."""
-
-    def __init__(self, turn: int, event: Any) -> None:
-        super().__init__()
-        self.turn = turn
-        self.event = event
+class TurnEventsReady(Message):
+    """The chat's TurnFeed has events to take (at most one such message is in flight)."""
 
 
 class SessionReady(Message):

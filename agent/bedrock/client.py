@@ -5,6 +5,7 @@ No endpoint_url is passed, so `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` keeps working (
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Literal
 
@@ -15,33 +16,37 @@ import botocore.loaders
 import botocore.session
 
 from agent.bedrock.errors import translate
+from agent.bedrock.models import KNOWN_MODELS, configured_region, resolve_model
+from agent.errors import ConfigError
 
-DEFAULT_REGION = "us-east-1"
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODELS",
+    "ModelFamily",
+    "configured_region",
+    "make_client",
+    "model_family",
+    "resolve_model",
+]
+
 DEFAULT_MODEL = "us.amazon.nova-2-lite-v1:0"
 DEFAULT_MAX_ATTEMPTS = 4
 
 MODELS: dict[str, str] = {
-    "nova-2-lite": DEFAULT_MODEL,
-    "haiku-4.5": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
-    "sonnet-4.5": "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
-    "nova-lite": "us.amazon.nova-lite-v1:0",
-    "nova-micro": "us.amazon.nova-micro-v1:0",
-    "nova-pro": "us.amazon.nova-pro-v1:0",
+    model.alias: model.profile(model.geographies[0]) for model in KNOWN_MODELS
 }
+"""Alias → the model's first-listed profile; `resolve_model(alias, region)` picks per region."""
+
+NO_REGION_FIX = (
+    "Pass --region (e.g. --region eu-central-1), set `region` in config.toml, set AWS_REGION, "
+    "or give your AWS profile a region (`aws configure set region REGION`)."
+)
 
 # One loader for every client: the service model is parsed once per process, not per client.
 _LOADER = botocore.loaders.create_loader()
 _LOADER_LOCK = threading.Lock()
 
 ModelFamily = Literal["claude", "nova", "other"]
-
-
-def resolve_model(name_or_id: str | None) -> str:
-    """A model id for an alias from MODELS (case-insensitive), any other id as given, or the default."""
-    name = (name_or_id or "").strip()
-    if not name:
-        return DEFAULT_MODEL
-    return MODELS.get(name.lower(), name)
 
 
 def model_family(model_id: str) -> ModelFamily:
@@ -62,7 +67,8 @@ def make_client(
     connect_timeout: int = 10,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> Any:
-    """A bedrock-runtime client for the profile/region (region: given, else profile/env, else us-east-1).
+    """A bedrock-runtime client for the profile and region (given, else AWS_REGION /
+    AWS_DEFAULT_REGION, else the profile's); with no region at all, a ConfigError says so.
 
     `max_attempts` counts every attempt, the first included (botocore's standard retry mode);
     the long read timeout lets long answers finish.
@@ -77,13 +83,19 @@ def make_client(
     core = botocore.session.get_session()
     core.register_component("data_loader", _LOADER)
     try:
+        region = region or os.environ.get("AWS_REGION") or None
         session = boto3.Session(
-            profile_name=profile or None, region_name=region or None, botocore_session=core
+            profile_name=profile or None, region_name=region, botocore_session=core
         )
         with _LOADER_LOCK:  # boto3.Session appends its data path to the shared loader each time
             _LOADER.search_paths[:] = list(dict.fromkeys(_LOADER.search_paths))
-        return session.client(
-            "bedrock-runtime", region_name=session.region_name or DEFAULT_REGION, config=config
-        )
+        where = session.region_name
+        if not where:
+            raise ConfigError(
+                "No AWS region is configured"
+                + (f" (profile {profile!r} has none)." if profile else "."),
+                fix=NO_REGION_FIX,
+            )
+        return session.client("bedrock-runtime", region_name=where, config=config)
     except botocore.exceptions.BotoCoreError as exc:
         raise translate(exc, profile=profile, model_id="", region=region) from exc

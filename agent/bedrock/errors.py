@@ -12,6 +12,7 @@ from typing import Literal
 
 import botocore.exceptions
 
+from agent.bedrock.models import suggested_models
 from agent.errors import BedrockError, TabletalkError
 
 ErrorKind = Literal[
@@ -135,7 +136,7 @@ def translate(
     """The BedrockCallError for a boto3/botocore exception (HTTP or mid-stream); ours pass through."""
     if isinstance(exc, TabletalkError):
         return exc
-    where = f"region {region or 'us-east-1'}"
+    where = f"region {region}" if region else "your AWS region"
     model = model_id or "the model"
     flag = _profile_flag(profile)
 
@@ -210,9 +211,11 @@ def translate(
         return BedrockCallError(
             "unknown_model",
             f"Bedrock does not know the model {model} in {where}: {message}",
-            fix="Use an inference profile id such as us.amazon.nova-2-lite-v1:0 or "
-            "us.anthropic.claude-haiku-4-5-20251001-v1:0 (bare model ids often fail with "
-            "'on-demand throughput isn't supported').",
+            fix="Use an inference profile id "
+            + (f"that {region} can call, " if region else "")
+            + "such as "
+            + " or ".join(suggested_models(region))
+            + " (bare model ids often fail with 'on-demand throughput isn't supported').",
             code=code,
         )
     if code in _THROTTLING_CODES:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.cli.common import (
     add_model_flags,
@@ -27,12 +27,19 @@ from agent.events import (
     TurnEnded,
     TurnEvent,
 )
-from agent.permissions import Decision, PermissionRequest
-from agent.session import ChatSession, build_toolset, conversation_db, start_mcp_sources
-from agent.stores.open import open_store
+
+if TYPE_CHECKING:
+    from agent.permissions import Decision, PermissionRequest
+    from agent.session import ChatSession
 
 EXIT_CODES = {"error": 1, "step_limit": 3, "max_tokens": 3}
 """0: answered, asked, or stopped; 1: the turn failed; 3: cut short (step or token limit)."""
+
+SETUP_ERRORS = frozenset(
+    {"no_credentials", "sso_expired", "expired_token", "access_denied", "unknown_model"}
+)
+"""Bedrock failures that only a change of setup fixes (credentials, model access, model id):
+exit status 2, like a bad flag or config, rather than 1 (the turn failed; retrying may help)."""
 
 REASONS = {
     "end_turn": "the model finished its answer",
@@ -54,7 +61,7 @@ def add_parser(
         description="Ask one question; the answer streams to stdout. Gated tools need "
         "--mode auto/full-auto when there is no terminal to ask.",
     )
-    parser.add_argument("prompt", help="what to ask")
+    parser.add_argument("prompt", type=_question, help="what to ask")
     add_store_flag(parser, suppress=True)
     add_model_flags(parser, suppress=True)
     parser.add_argument(
@@ -70,6 +77,22 @@ def add_parser(
     parser.add_argument("--step-limit", type=int, metavar="N", help="model requests per turn")
     parser.add_argument("--json", action="store_true", help="print a JSON transcript")
     return parser
+
+
+def _question(text: str) -> str:
+    """The prompt argument: an empty or blank question is a usage error (exit status 2)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            'empty question; ask something, e.g. tabletalk ask "which tables are there?"'
+        )
+    return text
+
+
+def exit_status(ended: TurnEnded) -> int:
+    """The exit status for how the turn ended (see EXIT_CODES and SETUP_ERRORS)."""
+    if ended.reason == "error" and ended.error_kind in SETUP_ERRORS:
+        return 2
+    return EXIT_CODES.get(ended.reason, 0)
 
 
 def args_db(args: argparse.Namespace) -> bool:
@@ -152,6 +175,9 @@ class _Printer:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agent.session import ChatSession, build_toolset, conversation_db, start_mcp_sources
+    from agent.stores.open import open_store
+
     settings = resolve_settings(args)
     db = conversation_db(
         getattr(args, "conversation", None), store_path(args, settings), explicit=args_db(args)
@@ -186,7 +212,7 @@ def _run_turn(args: argparse.Namespace, session: ChatSession) -> int:
         print(json.dumps(_transcript(session, ended, touched), indent=2, default=str))
     else:
         _summary(session, ended, printer, touched)
-    return EXIT_CODES.get(ended.reason, 0)
+    return exit_status(ended)
 
 
 def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> dict[str, Any]:
@@ -201,6 +227,7 @@ def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> di
         "stopReason": ended.reason,
         "stopDetail": ended.detail,
         "error": ended.error,
+        "errorKind": ended.error_kind,
         "fix": ended.fix,
         "usage": ended.usage.to_dict(),
         "conversationUsage": session.usage.to_dict(),

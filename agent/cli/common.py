@@ -14,6 +14,9 @@ from agent.text_safety import printable, printable_line
 
 __all__ = ["printable", "printable_line"]
 
+COMMON_FLAGS = ("--db", "--profile", "--region", "--config")
+"""Flags every command takes, before or after its name."""
+
 
 def add_store_flag(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
     """`--db PATH`; sub-parsers suppress the default so a global `--db` is not clobbered."""
@@ -42,8 +45,44 @@ def add_model_flags(parser: argparse.ArgumentParser, *, suppress: bool = False) 
     )
 
 
+def _add_common_flag(parser: argparse.ArgumentParser, flag: str) -> None:
+    """One of COMMON_FLAGS with a suppressed default, unless the parser already has it."""
+    helps = {
+        "--db": ("PATH", "SQLite file to open (default: the demo database)"),
+        "--profile": ("NAME", "AWS profile for Bedrock"),
+        "--region": ("REGION", "AWS region for Bedrock"),
+        "--config": ("FILE", "config file to use"),
+    }
+    metavar, text = helps[flag]
+    try:
+        parser.add_argument(flag, metavar=metavar, default=argparse.SUPPRESS, help=text)
+    except argparse.ArgumentError:  # the command declares it itself
+        pass
+
+
+def share_common_flags(parser: argparse.ArgumentParser) -> None:
+    """Give every subcommand, at any depth, the COMMON_FLAGS and a `--help` description.
+
+    Defaults are suppressed, so `tabletalk --db X staged list` and `tabletalk staged list
+    --db X` parse the same; a subcommand without a description gets its one-line help.
+    """
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, sub in action.choices.items():
+            if not sub.description and helps.get(name):
+                sub.description = str(helps[name])[:1].upper() + str(helps[name])[1:] + "."
+            for flag in COMMON_FLAGS:
+                _add_common_flag(sub, flag)
+            share_common_flags(sub)
+
+
 def resolve_settings(args: argparse.Namespace) -> Settings:
-    """Config file, then flags on top."""
+    """Config file, then flags on top; read once per command line (every command uses this)."""
+    cached = getattr(args, "_settings", None)
+    if isinstance(cached, Settings):
+        return cached
     config = getattr(args, "config", None)
     settings = load_settings(Path(config) if config else None)
     updates = {}
@@ -55,7 +94,9 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
         updates["streaming"] = False
     if getattr(args, "step_limit", None):
         updates["step_limit"] = args.step_limit
-    return settings.model_copy(update=updates)
+    settings = settings.model_copy(update=updates)
+    args._settings = settings
+    return settings
 
 
 def store_path(args: argparse.Namespace, settings: Settings | None = None) -> str | None:

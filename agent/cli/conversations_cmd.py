@@ -8,21 +8,37 @@ import sys
 from dataclasses import asdict
 
 from agent.cli.common import printable_line
-from agent.conversations import ConversationStore
 
 
 def add_parser(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "conversations", help="list saved conversations"
+        "conversations",
+        help="list saved conversations",
+        description="List saved conversations, newest first; with --db, only those about "
+        "that database.",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
+def _store_identity(db: str) -> str:
+    """The identity conversations record for the store at `db` (opening it checks the path)."""
+    from agent.stores.open import open_store
+
+    store = open_store(db)
+    try:
+        return store.identity
+    finally:
+        store.close()
+
+
 def run(args: argparse.Namespace) -> int:
-    """List the conversations; a damaged file gets one line on stderr and the rest still list."""
+    """List the conversations (with --db, that database's); a damaged file gets one line on
+    stderr and the rest still list."""
+    from agent.conversations import ConversationStore
+
     summaries, broken = ConversationStore().scan()
     for bad in broken:
         print(
@@ -30,11 +46,16 @@ def run(args: argparse.Namespace) -> int:
             f"{printable_line(bad.reason)}",
             file=sys.stderr,
         )
+    db = getattr(args, "db", None)
+    if db:
+        identity = _store_identity(db)
+        summaries = [s for s in summaries if s.store == identity]
     if args.json:
         print(json.dumps([asdict(s) for s in summaries], indent=2))
         return 0
     if not summaries:
-        print("No saved conversations yet. Start one with `tabletalk` or `tabletalk ask`.")
+        where = f" about {db}" if db else ""
+        print(f"No saved conversations{where} yet. Start one with `tabletalk` or `tabletalk ask`.")
         return 0
     for summary in summaries:
         print(

@@ -72,15 +72,6 @@ def add_parser(subparsers: Any) -> None:
         description="Delete a table's embedding index (vectorSearch stops offering that table).",
     )
     drop.add_argument("table", help="table whose index to delete")
-    for sub in (parser, build, status, drop):
-        sub.add_argument(
-            "--db",
-            default=argparse.SUPPRESS,
-            metavar="PATH",
-            help="database (default: the demo database)",
-        )
-        sub.add_argument("--profile", default=argparse.SUPPRESS, help="AWS profile for Bedrock")
-        sub.add_argument("--region", default=argparse.SUPPRESS, help="AWS region for Bedrock")
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, stdin: TextIO | None = None) -> int:

@@ -17,7 +17,14 @@ from agent.cli import (
     tools_cmd,
 )
 from agent.cli import search_cmd as search_cli
-from agent.cli.common import add_model_flags, add_store_flag, report_error, store_path
+from agent.cli.common import (
+    add_model_flags,
+    add_store_flag,
+    report_error,
+    resolve_settings,
+    share_common_flags,
+    store_path,
+)
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
 from agent.text_safety import SafeStream, printable_line
@@ -50,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show the installed version and exit"
+    )
     add_store_flag(parser)
     add_model_flags(parser)
     parser.add_argument("--conversation", metavar="ID", help="open the app on a saved conversation")
@@ -64,35 +74,73 @@ def build_parser() -> argparse.ArgumentParser:
     eval_cmd.add_parser(commands)
     commits_cmd.add_parser(commands)
     index_cmd.add_parser(commands)
-    info = commands.add_parser("info", help="summarise the store (tables and row counts)")
-    add_store_flag(info, suppress=True)
+    commands.add_parser(
+        "info",
+        help="summarise the store (tables and row counts)",
+        description="Show the store's tables with their keys and row counts "
+        "(the store: --db, else `db` in the config file, else the demo database).",
+    )
+    share_common_flags(parser)
     return parser
+
+
+def package_version() -> str:
+    """The installed package's version (from its metadata)."""
+    from importlib import metadata  # only for --version: reading metadata is not free
+
+    try:
+        return metadata.version("tabletalk")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`: print `tabletalk VERSION` and exit (the version is read only then)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"tabletalk {package_version()}")
+        parser.exit()
 
 
 def run_info(args: argparse.Namespace) -> int:
     """Print the store's tables with their keys and row counts."""
     from agent.stores.open import open_store
 
-    store = open_store(store_path(args))
-    print(f"{printable_line(store.label)} ({printable_line(store.identity)})")
-    for table in store.list_tables():
-        info = store.describe_table(table)
-        key = printable_line(", ".join(info.key_columns))
-        print(f"  {printable_line(table):<20} {info.row_count:>9,} rows  key ({key})")
+    store = open_store(store_path(args, resolve_settings(args)))
+    try:
+        print(f"{printable_line(store.label)} ({printable_line(store.identity)})")
+        for table in store.list_tables():
+            info = store.describe_table(table)
+            key = printable_line(", ".join(info.key_columns))
+            print(f"  {printable_line(table):<20} {info.row_count:>9,} rows  key ({key})")
+    finally:
+        store.close()
     return 0
+
+
+def serves_protocol_on_stdout(args: argparse.Namespace) -> bool:
+    """`tabletalk mcp` over stdio: its stdout is the MCP protocol, not text for a person."""
+    return (
+        args.command == "mcp"
+        and getattr(args, "mcp_command", None) is None
+        and not getattr(args, "http", False)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run a headless command; returns the exit status.
 
-    Everything it prints passes the terminal sanitiser (`SafeStream`); `mcp` keeps stdout
-    raw, as it carries the protocol.
+    Everything it prints passes the terminal sanitiser (`SafeStream`); `mcp` over stdio keeps
+    stdout raw, as it carries the protocol.
     """
     streams = sys.stdout, sys.stderr
     sys.stderr = SafeStream(sys.stderr)
     try:
         args = build_parser().parse_args(argv)
-        if args.command != "mcp":
+        if not serves_protocol_on_stdout(args):
             sys.stdout = SafeStream(sys.stdout)
         return _run(args)
     finally:
@@ -113,6 +161,7 @@ def _run(args: argparse.Namespace) -> int:
         None: run_info,
     }
     try:
+        resolve_settings(args)  # a bad config file is a setup error for every command
         if args.command == "tools":
             sub = getattr(args, "tools_command", None)
             if sub == "search":

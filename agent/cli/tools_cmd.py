@@ -6,7 +6,6 @@ import argparse
 import json
 
 from agent.cli.common import resolve_settings
-from agent.toolset import Toolset
 
 COLUMNS = ("name", "visibility", "tier", "access", "mcp", "description")
 
@@ -19,12 +18,18 @@ def add_parser(
         help="show the tool catalog (and search or evaluate it)",
         description="Show the tool catalog: one row per tool, after your config's overrides.",
     )
-    parser.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON list of rows, each with its tool's inputSchema",
+    )
     parser.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
+    from agent.toolset import Toolset  # the tools' pydantic models load only for this command
+
     settings = resolve_settings(args)
     toolset = Toolset.build(settings.tools.always_loaded, settings.tools.discoverable)
     rows = [row.to_dict() for row in toolset.rows]
@@ -32,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
         if row["name"] == "searchTools":
             row["description"] = toolset.description("searchTools")
     if args.json:
+        for tool, row in zip(toolset.rows, rows, strict=True):
+            row["inputSchema"] = toolset.spec(tool.name)["toolSpec"]["inputSchema"]["json"]
         print(json.dumps(rows, indent=2))
         return 0
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in COLUMNS[:-1]}

@@ -164,7 +164,7 @@ class Decider:
         search = settings.search
         if not search.decider:
             return None
-        from agent.bedrock.client import make_client, resolve_model
+        from agent.bedrock.client import configured_region, make_client, resolve_model
 
         profile, region = settings.profile, settings.region
         return cls(
@@ -174,7 +174,7 @@ class Decider:
                 read_timeout=DECIDER_READ_TIMEOUT,
                 max_attempts=DECIDER_MAX_ATTEMPTS,
             ),
-            resolve_model(search.decider),
+            resolve_model(search.decider, configured_region(profile, region)),
             min_probability=search.min_probability,
             chunk_size=search.chunk_size,
             profile=profile,

@@ -58,6 +58,10 @@ class SQLiteStore:
         self._conn = sqlite3.connect(
             self.path, check_same_thread=False, isolation_level=None, timeout=busy_timeout_s
         )
+        if not self.read_only_file:
+            # A first read here rolls back a hot journal a killed writer left; the read-only
+            # connection below could not, and would fail to open.
+            self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         self._reader = ReadOnlyConnection(self.path, query_timeout_s)
         self._schemas: dict[str, tuple[int, TableSchema]] = {}
 

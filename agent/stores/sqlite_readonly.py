@@ -166,13 +166,16 @@ class ReadOnlyConnection:
         """
         present = {name for (name,) in self._conn.execute("PRAGMA module_list")}
         names = [quote_ident(name) for name in _READ_ONLY_VTABLES if name in present]
-        names += [
-            quote_ident(name)
-            for (name,) in self._conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' "
-                "AND sql LIKE 'CREATE VIRTUAL TABLE%'"
-            )
-        ]
+        try:
+            names += [
+                quote_ident(name)
+                for (name,) in self._conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+                )
+            ]
+        except sqlite3.Error:
+            pass  # schema unreadable now; a query meeting a virtual table warms again
         for name in names:
             try:
                 self._conn.execute(f"SELECT * FROM {name} WHERE 0").fetchall()

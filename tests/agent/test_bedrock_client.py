@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `tests.support` 
 
 from agent.bedrock.client import DEFAULT_MODEL, MODELS, make_client, model_family, resolve_model  # noqa: E402
 from agent.bedrock.converse import BedrockCaller  # noqa: E402
+from agent.errors import ConfigError  # noqa: E402
 from tests.support import scripted_bedrock as support  # noqa: E402
 from tests.support.scripted_bedrock import Reply  # noqa: E402
 
@@ -46,11 +47,17 @@ def test_model_family(model_id: str, family: str) -> None:
     assert model_family(model_id) == family
 
 
-def test_region_defaults_to_us_east_1(scripted_bedrock, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_region_at_all_is_an_error_not_us_east_1(
+    scripted_bedrock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("AWS_DEFAULT_REGION")
 
-    assert make_client(None, None).meta.region_name == "us-east-1"
+    with pytest.raises(ConfigError, match="No AWS region is configured") as raised:
+        make_client(None, None)
+    assert "--region" in (raised.value.fix or "") and "AWS_REGION" in (raised.value.fix or "")
     assert make_client(None, "eu-central-1").meta.region_name == "eu-central-1"
+    monkeypatch.setenv("AWS_REGION", "ap-south-1")
+    assert make_client(None, None).meta.region_name == "ap-south-1"
 
 
 def test_region_comes_from_the_environment(

@@ -65,7 +65,7 @@ def test_ask_error_exits_nonzero_and_keeps_the_conversation(
     scripted_bedrock.add(
         *[Error(403, "AccessDeniedException", "You don't have access to the model")] * 2
     )
-    assert main(["ask", "hello", "--db", db]) == 1
+    assert main(["ask", "hello", "--db", db]) == 2  # model access is setup
     err = capsys.readouterr().err
     assert "error:" in err and "access" in err.lower()
     assert "Traceback" not in err
@@ -102,7 +102,7 @@ def test_no_credentials_reads_well(
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "http://127.0.0.1:9")
-    assert main(["ask", "hi", "--db", db, "--region", "us-east-1"]) == 1
+    assert main(["ask", "hi", "--db", db, "--region", "us-east-1"]) == 2
     err = capsys.readouterr().err
     assert "credentials" in err.lower()
     assert "aws configure" in err or "--profile" in err

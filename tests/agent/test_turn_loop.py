@@ -485,3 +485,25 @@ def test_display_items_show_attachment_names_and_a_review_chip_after_staging(
     assert len(chips) == 1
     assert items[chips[0]]["chip"]["action"] == {"kind": "openStagingPanel"}
     assert chips[0] < items.index(users[1])
+
+
+def test_a_turn_that_failed_before_any_answer_is_not_kept(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    from agent.session import list_conversations
+
+    scripted_bedrock.add(Error(400, "ValidationException", "The model id is invalid."))
+    session = session_for(db_path)
+    assert session.run_turn("hi").reason == "error"
+    assert list_conversations() == []
+    assert session.conversation.messages == [] and session.conversation.title == ""
+    scripted_bedrock.add(
+        Reply(text="Hello."), Error(400, "ValidationException", "The model id is invalid.")
+    )
+    session.run_turn("hello")
+    assert session.run_turn("and again").reason == "error"
+    saved = ChatSession.open(
+        Settings(), open_store(db_path), conversation_id=session.conversation_id
+    )
+    assert [m["role"] for m in saved.conversation.messages] == ["user", "assistant"]
+    assert [s.message_count for s in list_conversations()] == [2]

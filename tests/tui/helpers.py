@@ -13,13 +13,16 @@ SIZE = (120, 36)
 
 
 async def settle(app: TabletalkApp, pilot: Any) -> None:
-    """Wait for every worker to finish and every posted message to be handled."""
+    """Wait for every worker to finish and every posted message (and streamed text) to be
+    handled."""
     for _ in range(5):
         try:
             await app.workers.wait_for_complete()
         except WorkerFailed:  # the app's handler reports it; tests assert on what it shows
             pass
         await pilot.pause()
+        while app.chat.rendering:
+            await pilot.pause()
         if not any(w.is_running for w in app.workers):
             break
 

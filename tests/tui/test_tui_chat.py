@@ -173,20 +173,6 @@ async def test_a_long_answer_keeps_the_view_at_the_bottom(make_app, scripted_bed
         assert log.scroll_y == log.max_scroll_y
 
 
-async def test_older_answers_become_light_widgets(make_app, scripted_bedrock, monkeypatch) -> None:
-    import tui.widgets.chat as chat_module
-    from tui.widgets.chat_items import SavedAnswer
-
-    monkeypatch.setattr(chat_module, "LIVE_ANSWERS", 1)
-    scripted_bedrock.add(Reply(text="First **answer**."), Reply(text="Second answer."))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await send(app, pilot, "one")
-        await send(app, pilot, "two")
-        assert [w.source for w in app.query(SavedAnswer)] == ["First **answer**."]
-        assert [w.source for w in app.query(AssistantMessage)] == ["Second answer."]
-
-
 async def test_text_and_enter_arriving_in_one_burst_send_the_whole_text(
     make_app, scripted_bedrock
 ) -> None:
@@ -298,7 +284,7 @@ async def test_tab_cycles_through_at_completions(make_app) -> None:
         assert composer.has_focus, "Tab cycles instead of leaving the composer"
         await pilot.press("x")
         await pilot.press("tab")
-        assert not composer.has_focus, "after typing on, Tab moves focus again"
+        assert composer.has_focus, "with nothing to complete, Tab keeps the composer"
 
 
 async def test_pasting_a_bare_word_that_names_a_file_types_it(
@@ -338,3 +324,21 @@ async def test_an_empty_chat_says_what_to_do_and_what_it_runs_on(make_app) -> No
         await settle(app, pilot)
         intro = str(app.chat.log_view.query_one(NoteLine).render())
         assert "demo.sqlite" in intro and "Bedrock" in intro and "staging" in intro
+
+
+async def test_three_ask_choices_all_show_whole(make_app, scripted_bedrock) -> None:
+    from tui.widgets.chat_items import AnswerChip
+
+    choices = ["Cancel the pending orders", "Keep them and notify customers", "Show me the list"]
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("ask", {"question": "What now?", "choices": choices})])
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "deal with the pending orders")
+        log = app.chat.log_view.region
+        chips = list(app.query(AnswerChip))
+        assert [c.choice for c in chips] == choices
+        for chip in chips:
+            assert log.contains_region(chip.region), f"{chip.choice!r} is cut off"
+            assert chip.region.width >= len(chip.choice)

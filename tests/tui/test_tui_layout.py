@@ -10,6 +10,7 @@ from tests.tui.helpers import refreshed_until, send, settle
 
 IMPORTANT_ACTIONS = {
     "help",
+    "pick_model",
     "attach",
     "pick_table",
     "open_staging_panel",
@@ -37,10 +38,46 @@ async def test_the_header_keeps_tokens_and_the_busy_marker_visible(
         tokens_in, tokens_out, _ = status.tokens
         assert str(tokens_in) in plain and str(tokens_out) in plain
         assert "staged 0" in plain and "manual" in plain
+        assert "demo.sqlite" in plain
         if size[0] < 100:
-            assert "↑" in plain and "↓" in plain
+            assert f"{tokens_in}/{tokens_out}" in plain and "tok" in plain
+            assert "↑" not in plain
         else:
             assert "working" in plain and "tokens" in plain
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+@pytest.mark.parametrize("model", ["sonnet-4.5", "haiku-4.5"])
+async def test_the_header_keeps_the_database_name_after_a_model_switch(
+    make_app, size, model
+) -> None:
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        app.set_model(model)
+        app.status.busy = True
+        app.status.tokens = (123_456, 7_890, 1_000)
+        await pilot.pause()
+        text = app.status.render()
+        assert " demo.sqlite " in text.plain and "…" not in text.plain, text.plain
+        assert "claude-" in text.plain and "-2025" not in text.plain
+        assert text.cell_len <= app.status.size.width - 2
+
+
+async def test_the_model_picker_marks_the_model_in_use(make_app) -> None:
+    from tui.screens.picker import PickerScreen
+
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        app.set_model("haiku-4.5")
+        await pilot.press("f5")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, PickerScreen)
+        marked = [key for key, label in picker.options if label.startswith("●")]
+        assert marked == ["us.anthropic.claude-haiku-4-5-20251001-v1:0"]
+        assert picker.highlighted == [k for k, _ in picker.options].index(marked[0])
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 36)])

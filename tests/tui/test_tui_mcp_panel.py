@@ -21,14 +21,15 @@ from tests.tui.helpers import SIZE, settle
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.mcp_panel import McpPanel
 
-WAIT_STEPS = 400
+WAIT_STEPS = 2400  # bounded polling of app state (2 min at most), never a timed assert
 
 
 def stage_in_thread(url: str, token: str) -> concurrent.futures.Future[Any]:
     """Start a client on another thread that stages one change; the future holds the result."""
 
     async def run() -> Any:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 return await client.call_tool("stageItem", {
                     "table": "customers", "op": "update", "key": {"id": 7},
@@ -82,9 +83,8 @@ async def test_a_new_clients_first_call_asks_and_what_it_stages_shows_at_once(ma
         assert not future.result().is_error
         await wait_for(pilot, lambda: app.status.staged == 1)
         assert [c.origin for c in app.staged_changes] == ["mcp:desk"]
-        await pilot.pause(1.2)  # the panel re-reads its lists every second
         calls = app.screen.query_one("#calls", DataTable)
-        assert calls.row_count == 1
+        await wait_for(pilot, lambda: calls.row_count == 1)  # the panel re-reads every second
         app.screen.query_one("#toggle", Button).press()
         await pilot.pause()
         assert not app.mcp_serving.running
@@ -109,7 +109,7 @@ async def test_denying_a_new_client_revokes_it_and_revoking_ends_access(make_app
         panel.query_one("#revoke", Button).press()
         await pilot.pause()
         response = await asyncio.to_thread(
-            httpx2.post, app.mcp_serving.url, content=b"{}", headers=headers)
+            httpx2.post, app.mcp_serving.url, content=b"{}", headers=headers, timeout=120)
         assert response.status_code == 401
 
 

@@ -19,7 +19,9 @@ def pick_conversation(app: AppHost) -> None:
     for summary in list_conversations():
         when = str(summary.updated_at)[:16].replace("T", " ")
         title = summary.title or "(untitled)"
-        options.append((summary.id, f"{when}  {title[:50]}  · {summary.message_count} messages"))
+        count = summary.message_count
+        label = f"{when}  {title[:50]}  · {count} message{'' if count == 1 else 's'}"
+        options.append((summary.id, label))
 
     def chosen(conversation_id: str | None) -> None:
         if conversation_id is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tui.controllers.host import AppHost
+from tui.screens.confirm import ConfirmScreen
 from tui.screens.picker import PickerScreen
 
 
@@ -18,10 +19,8 @@ def pick_rewind(app: AppHost) -> None:
     messages = session.user_messages()
     options = [(str(index), " ".join(text.split())[:90]) for index, text in messages]
 
-    async def chosen(index: str | None) -> None:
-        if index is None:
-            return
-        text = session.rewind(int(index))
+    async def rewind(index: int) -> None:
+        text = session.rewind(index)
         await app.chat.show_items(session.display_items())
         app.show_usage(session.usage)
         composer = app.chat.composer
@@ -32,6 +31,28 @@ def pick_rewind(app: AppHost) -> None:
             "Rolled back. Edit the message and press Enter to send it again. "
             "Changes staged by the removed turns stay staged (ctrl+s).",
             markup=False,
+        )
+
+    async def chosen(index: str | None) -> None:
+        if index is None:
+            return
+        dropped = sum(1 for position, _ in messages if position >= int(index))
+        if dropped <= 1:
+            await rewind(int(index))
+            return
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await rewind(int(index))
+
+        app.push_screen(
+            ConfirmScreen(
+                "Rewind",
+                f"Rewinding here drops {dropped} exchanges: your last {dropped} messages and "
+                "their answers. This cannot be undone; changes they staged stay staged.",
+                yes=f"Drop {dropped}",
+            ),
+            answered,
         )
 
     app.push_screen(

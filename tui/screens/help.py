@@ -28,6 +28,7 @@ class HelpScreen(ModalScreen[None]):
     def __init__(self, keymap: dict[str, str] | None = None) -> None:
         super().__init__()
         self.keymap = keymap or {}
+        self.rows: list[tuple[str, str, str]] = []  # (keys, what they do, binding id)
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
@@ -36,11 +37,11 @@ class HelpScreen(ModalScreen[None]):
         table.add_column("id", style="dim", no_wrap=True)
         for binding in APP_BINDINGS:
             keys = self.keymap.get(binding.id or "", binding.key)
-            table.add_row(
-                Text(keys), Text(binding.tooltip or binding.description), Text(binding.id or "")
-            )
+            self.rows.append((keys, binding.tooltip or binding.description, binding.id or ""))
         for binding_id, keys, does in HELP_EXTRA:
-            table.add_row(Text(self.keymap.get(binding_id, keys)), Text(does), Text(binding_id))
+            self.rows.append((self.keymap.get(binding_id, keys), does, binding_id))
+        for keys, does, binding_id in self.rows:
+            table.add_row(Text(keys), Text(does), Text(binding_id))
         with VerticalScroll() as scroll:
             scroll.border_title = "Keys"
             yield Static(table)

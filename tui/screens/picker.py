@@ -12,6 +12,19 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 
+class EndStopList(OptionList):
+    """An OptionList whose cursor stops at the first and last option instead of wrapping
+    (Down on the newest message must not jump to the oldest)."""
+
+    def action_cursor_down(self) -> None:
+        if self.highlighted is None or self.highlighted < self.option_count - 1:
+            super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        if self.highlighted is None or self.highlighted > 0:
+            super().action_cursor_up()
+
+
 class PickerScreen(ModalScreen[str | None]):
     """Options as (id, label) pairs; Enter picks (dismisses with the id), Esc cancels (None).
 
@@ -51,7 +64,7 @@ class PickerScreen(ModalScreen[str | None]):
             if self.help_text:
                 yield Static(Text(self.help_text), classes="picker-help")
             if self.options:
-                options = OptionList(*(Option(Text(label), id=key) for key, label in self.options))
+                options = EndStopList(*(Option(Text(label), id=key) for key, label in self.options))
                 if self.highlighted is not None:
                     options.highlighted = self.highlighted
                 yield options

@@ -1,12 +1,16 @@
 """The chat: the message log, pending attachments, the composer, Send and Stop.
 
-A turn runs in a thread worker; its events arrive as TurnEventPosted messages, tagged with the
-turn number so the events of a stopped turn are dropped once Stop was pressed.
+A turn runs in a thread worker; its events arrive through a TurnFeed (coalesced, in order),
+tagged with the turn number so the events of a stopped turn are dropped once Stop was pressed.
+Streamed text is rendered in batches of RENDER_BATCH characters, one batch per RENDER_INTERVAL,
+so a long answer never holds the event loop: keys (Esc, F1) are handled between batches.
 """
 
 from __future__ import annotations
 
+import re
 import threading
+from collections import deque
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -14,8 +18,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import Button, Markdown, TextArea
-from textual.widgets.markdown import MarkdownStream
+from textual.timer import Timer
+from textual.widgets import Button, TextArea
 
 from agent.attachments import AttachmentSet
 from agent.errors import TabletalkError
@@ -30,7 +34,9 @@ from agent.events import (
     UsageUpdated,
 )
 from agent.transcript import ReviewMarker
-from tui.messages import TurnEventPosted
+from tui.input_history import InputHistory
+from tui.messages import TurnEventsReady
+from tui.turn_feed import TurnFeed
 from tui.widgets.attachment_bar import AttachmentBar
 from tui.widgets.chat_items import (
     AnswerChip,
@@ -61,11 +67,20 @@ END_NOTES = {
 }
 
 
-LIVE_ANSWERS = 20
-"""Answers kept as (heavy) Markdown widgets; older ones are re-rendered as one light widget."""
-
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
+
+RENDER_BATCH = 2_000
+"""Characters of streamed text appended to the Markdown per render step (bounds each step)."""
+
+RENDER_INTERVAL = 1 / 20
+"""Seconds between render steps while streamed text waits; keys are handled in between."""
+
+SEGMENT = 4_000
+"""A streamed answer is cut into widgets of about this many characters (at a paragraph break
+outside code fences), so each render step re-renders a bounded text however long the answer."""
+
+FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
 
 def item_widget(item: dict[str, Any]) -> Any:
@@ -119,7 +134,11 @@ class ChatPanel(Vertical):
         self.busy = False
         self.cancel: threading.Event | None = None
         self._ended: set[int] = set()
-        self._stream: MarkdownStream | None = None
+        self.feed = TurnFeed(lambda: self.post_message(TurnEventsReady()))
+        self.history = InputHistory()
+        self._backlog: deque[tuple[int, Any]] = deque()
+        self._render_timer: Timer | None = None
+        self._answer: AssistantMessage | None = None
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
         self._review = ReviewMarker()  # the transcript's review-chip rule, followed live
@@ -128,7 +147,7 @@ class ChatPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield ChatLog(id="chat-log")
         yield AttachmentBar(id="attachment-bar")
-        yield Composer(id="composer", names=self._completion_names)
+        yield Composer(id="composer", names=self._completion_names, history=self._recall)
         with Horizontal(id="chat-actions"):
             yield ChatHint(id="chat-hint")
             yield Button("Send", id="send", variant="primary", compact=True)
@@ -152,6 +171,13 @@ class ChatPanel(Vertical):
 
     def _completion_names(self) -> list[str]:
         return list(getattr(self.app, "completion_names", lambda: [])())
+
+    def _conversation_id(self) -> str | None:
+        conversation = getattr(getattr(self.app, "session", None), "conversation", None)
+        return getattr(conversation, "id", None)
+
+    def _recall(self) -> list[str]:
+        return self.history.recall(self._conversation_id())
 
     # ----- sending ------------------------------------------------------------------------
 
@@ -203,6 +229,7 @@ class ChatPanel(Vertical):
             self.app.notify("Wait for the answer, or press Esc to stop it.", severity="warning")
             return
         session = getattr(self.app, "session", None)
+        self.history.add(self._conversation_id(), text)
         files = self.attachments.clear()
         self.composer.clear()
         for answered in self.query(AnswerChip):
@@ -235,25 +262,27 @@ class ChatPanel(Vertical):
     def _run_turn(
         self, session: Any, turn: int, text: str, files: list[Path], cancel: threading.Event
     ) -> None:
-        """Run the turn on an app thread worker; its events come back as TurnEventPosted."""
+        """Run the turn on an app thread worker; its events come back through the feed."""
 
         def work() -> None:
             session.run_turn(
                 text,
                 attachments=files,
-                on_event=lambda event: self.post_message(TurnEventPosted(turn, event)),
+                on_event=lambda event: self.feed.put(turn, event),
                 cancel=cancel,
             )
 
         run_in_thread(self, work, group="turn")
 
     def stop(self) -> bool:
-        """Cancel the running turn at once; its late events are ignored. False when idle."""
+        """Cancel the running turn at once: nothing more of it is rendered (what is shown
+        stays), the composer is free again, and its late events are ignored. False when idle."""
         if not self.busy or self.cancel is None:
             return False
         self.cancel.set()
         self.host.cancel_permission_prompt()
-        self.call_later(self._finish_turn, self.turn, "stopped", None)
+        self._end_turn(self.turn)
+        self.call_later(self._show_end, "stopped", None)
         return True
 
     def turn_failed(self, error: BaseException | None) -> None:
@@ -261,7 +290,12 @@ class ChatPanel(Vertical):
         message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
         fix = getattr(error, "fix", None)
         failed = TurnEnded("error", error=f"The message was not sent: {message}", fix=fix)
-        self.call_later(self._finish_turn, self.turn, "error", failed)
+        self.feed.put(self.turn, failed)  # after the events the turn already sent
+
+    @property
+    def rendering(self) -> bool:
+        """Events of the turn are still waiting to be shown."""
+        return bool(self._backlog) or self._render_timer is not None or self.feed.pending
 
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
@@ -271,20 +305,54 @@ class ChatPanel(Vertical):
 
     # ----- events from the worker -----------------------------------------------------------
 
-    async def on_turn_event_posted(self, message: TurnEventPosted) -> None:
+    async def on_turn_events_ready(self, message: TurnEventsReady) -> None:
         message.stop()
-        if message.turn != self.turn or message.turn in self._ended:
-            return
-        event = message.event
+        self._backlog.extend(self.feed.take())
+        if self._render_timer is None:
+            await self._render_step()
+
+    async def _render_step(self) -> None:
+        """Show queued events in order, at most RENDER_BATCH characters of text; if more
+        waits, the next step runs after RENDER_INTERVAL (so keys get handled in between)."""
+        self._render_timer = None
+        budget = RENDER_BATCH
+        while self._backlog and budget > 0:
+            turn, event = self._backlog[0]
+            if turn != self.turn or turn in self._ended:
+                self._backlog.popleft()
+                continue
+            if isinstance(event, TextDelta):
+                piece, rest = event.text[:budget], event.text[budget:]
+                if rest:
+                    self._backlog[0] = (turn, TextDelta(rest))
+                else:
+                    self._backlog.popleft()
+                budget -= len(piece)
+                await self._append_text(piece)
+            else:
+                self._backlog.popleft()
+                await self._show_event(turn, event)
+        if self._backlog and self._render_timer is None:
+            self._render_timer = self.set_timer(RENDER_INTERVAL, self._render_step)
+
+    async def _append_text(self, text: str) -> None:
+        if self._answer is None:
+            self._answer = AssistantMessage()
+            await self.log_view.mount(self._answer)
+        if len(self._answer.source) + len(text) > SEGMENT:
+            cut = _paragraph_break(self._answer.source, text)
+            if cut is not None:  # the rest goes to a new widget after this paragraph
+                self._answer.append(text[:cut])
+                self._answer = None
+                if text[cut:]:
+                    await self._append_text(text[cut:])
+                return
+        self._answer.append(text)
+
+    async def _show_event(self, turn: int, event: Any) -> None:
         log = self.log_view
-        if isinstance(event, TextDelta):
-            if self._stream is None:
-                widget = AssistantMessage()
-                await log.mount(widget)
-                self._stream = Markdown.get_stream(widget)
-            await self._stream.write(event.text)
-        elif isinstance(event, ToolCallStarted):
-            await self._close_stream()
+        if isinstance(event, ToolCallStarted):
+            self._answer = None
             if event.name == "ask":  # the question itself shows as an AskBlock
                 return
             line = ToolLine(event.tool_use_id, event.name, event.input)
@@ -298,26 +366,33 @@ class ChatPanel(Vertical):
         elif isinstance(event, ChipProposed):
             await log.mount(ChipRow(ChipButton(event.chip.label, event.chip.action)))
         elif isinstance(event, AskUser):
-            await self._close_stream()
+            self._answer = None
             await log.mount(AskBlock(event.question, event.choices))
         elif isinstance(event, UsageUpdated):
             self.host.show_usage(event.conversation)
         elif isinstance(event, Notice):
             await log.mount(NoteLine(event.message))
         elif isinstance(event, TurnEnded):
-            await self._finish_turn(message.turn, event.reason, event)
+            if self._end_turn(turn):
+                await self._show_end(event.reason, event)
 
-    async def _close_stream(self) -> None:
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
-
-    async def _finish_turn(self, turn: int, reason: str, event: TurnEnded | None) -> None:
+    def _end_turn(self, turn: int) -> bool:
+        """Mark the turn over and drop whatever of it still waits; False if it already was."""
         if turn in self._ended:
-            return
+            return False
         self._ended.add(turn)
-        await self._close_stream()
+        self._backlog.clear()
+        self.feed.drop()
+        if self._render_timer is not None:
+            self._render_timer.stop()
+            self._render_timer = None
+        self._answer = None
         self._tool_lines.clear()
+        self._set_busy(False)
+        return True
+
+    async def _show_end(self, reason: str, event: TurnEnded | None) -> None:
+        """The notes under a finished turn (why it stopped, the review chip), then tidy up."""
         review = self._review.end_turn()
         if review is not None:
             await self.log_view.mount(ChipRow(ChipButton(review["label"], review["action"])))
@@ -340,18 +415,9 @@ class ChatPanel(Vertical):
             )
         elif note is not None:
             await self.log_view.mount(NoteLine(note[0], level=note[1]))
-        await self._lighten_old_answers()
-        self._set_busy(False)
         self.host.refresh_staging()
         if self.app.focused is None or not self.app.focused.is_attached:
             self.composer.focus()
-
-    async def _lighten_old_answers(self) -> None:
-        """Keep the newest LIVE_ANSWERS as Markdown widgets; older ones become SavedAnswers."""
-        live = list(self.log_view.query(AssistantMessage))
-        for old in live[:-LIVE_ANSWERS]:
-            await self.log_view.mount(SavedAnswer(old.source), before=old)
-            await old.remove()
 
     # ----- whole-log operations -------------------------------------------------------------
 
@@ -404,6 +470,33 @@ class ChatPanel(Vertical):
             widgets.insert(0, self._earlier_button())
         await log.mount_all(widgets, before=0 if log.children else None)
 
+    def focus_latest(self, kind: str) -> None:
+        """Focus the newest chip or answer choice (`chip`) or tool row (`tool`) in the log;
+        when one already has focus, the one before it."""
+        selector = "ToolLine CollapsibleTitle" if kind == "tool" else "ChipButton, AnswerChip"
+        items = [w for w in self.log_view.query(selector) if w.focusable]
+        if not items:
+            what = "tool row" if kind == "tool" else "chip or choice"
+            self.app.notify(f"No {what} in this chat yet.", timeout=2)
+            return
+        focused = self.app.focused
+        if focused in items:
+            target = items[max(items.index(focused) - 1, 0)]
+        else:  # the first of the newest row of chips (an ask's first choice)
+            target = next(w for w in items if w.parent is items[-1].parent)
+        target.focus()
+        self.log_view.scroll_to_widget(target, animate=False)
+
     @on(TextArea.Changed, "#composer")
     def _on_composer_changed(self, event: TextArea.Changed) -> None:
         self.query_one(ChatHint).show_completions(self.composer.completions())
+
+
+def _paragraph_break(before: str, text: str) -> int | None:
+    """Where in `text` (appended to `before`) a paragraph ends outside any code fence."""
+    at = text.find("\n\n")
+    while at != -1:
+        if len(FENCE.findall(before + text[:at])) % 2 == 0:
+            return at + 2
+        at = text.find("\n\n", at + 2)
+    return None

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import Button, Collapsible, Markdown, Static
+from textual.widgets import Button, Collapsible, Static
 
 from tui.messages import ChipClicked
 
@@ -63,12 +63,23 @@ class UserMessage(Static):
         self.message_index = index
 
 
-class AssistantMessage(Markdown):
-    """Model text, rendered as Markdown (streamed in with Markdown.get_stream)."""
+class AssistantMessage(Static):
+    """Model text as Markdown, streamed in with `append`. One widget (not a widget per
+    Markdown block), so laying out even a very long answer stays cheap; the chat starts a new
+    one every few thousand characters, so each append re-renders a bounded text."""
 
     DEFAULT_CSS = """
     AssistantMessage { margin: 1 0 0 0; padding: 0 1; background: transparent; }
     """
+
+    def __init__(self, source: str = "") -> None:
+        super().__init__(RichMarkdown(source))
+        self.source = source
+
+    def append(self, text: str) -> None:
+        """Add streamed text and re-render."""
+        self.source += text
+        self.update(RichMarkdown(self.source))
 
 
 class SavedAnswer(Static):
@@ -167,10 +178,13 @@ class ChipRow(Horizontal):
 
 
 class AskBlock(Vertical):
-    """The model's question, with its choices as chips; the composer takes a free answer."""
+    """The model's question, with its choices as chips, one per line so every choice shows
+    whole however narrow the chat; the composer takes a free answer."""
 
     DEFAULT_CSS = """
     AskBlock { height: auto; margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }
+    AskBlock > .ask-choices { height: auto; margin: 0 0 0 2; }
+    AskBlock AnswerChip { width: auto; max-width: 100%; margin: 0 0 0 0; }
     """
 
     def __init__(self, question: str, choices: tuple[str, ...]) -> None:
@@ -181,7 +195,7 @@ class AskBlock(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(Text.assemble(("? ", "bold"), self.question))
         if self.choices:
-            with ChipRow():
+            with Vertical(classes="ask-choices"):
                 for choice in self.choices:
                     yield AnswerChip(choice)
         yield Static(Text("…or type your own answer below.", style="dim"))

@@ -47,7 +47,11 @@ class Composer(TextArea):
             self.path = path
 
     def __init__(
-        self, *, names: Callable[[], list[str]] | None = None, id: str | None = None
+        self,
+        *,
+        names: Callable[[], list[str]] | None = None,
+        history: Callable[[], list[str]] | None = None,
+        id: str | None = None,
     ) -> None:
         super().__init__(
             "",
@@ -59,11 +63,47 @@ class Composer(TextArea):
             compact=False,
         )
         self.names = names or (lambda: [])
+        self.sent_history = history or (lambda: [])
         self._cycle: tuple[tuple[int, int], list[str], int] | None = None
+        self._recalled: tuple[list[str], int] | None = None  # (history, index shown)
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        """Up in an empty composer (or on a recalled message) shows the previous message."""
+        if select or not self._recall(1):
+            super().action_cursor_up(select)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        """Down on a recalled message shows the next newer one, then an empty composer."""
+        if select or not self._recall(-1):
+            super().action_cursor_down(select)
+
+    def _recall(self, step: int) -> bool:
+        """Step through the input history; False when the key should move the cursor instead."""
+        recalled = self._recalled
+        if recalled is not None and self.text != recalled[0][recalled[1]]:
+            recalled = self._recalled = None  # edited: the history walk is over
+        if recalled is None:
+            if self.text or step < 0:
+                return False
+            recalled = (self.sent_history(), -1)
+        entries, index = recalled
+        index += step
+        if index >= len(entries):
+            return bool(entries) and recalled[1] >= 0  # at the oldest: stay
+        if index < 0:
+            self._recalled = None
+            self.text = ""
+            return True
+        self._recalled = (entries, index)
+        self.text = entries[index]
+        self.move_cursor(self.document.end)
+        return True
+
+    # Priority bindings run as soon as the app sees their key, before keys already queued for
+    # this widget (text and Enter or ctrl+j arriving in one burst, e.g. from tmux or a fast
+    # paste): each action runs after those keys have landed, so the order is the typed order.
 
     def action_submit(self) -> None:
-        # Priority bindings run before keys already queued for this widget (text and Enter
-        # arriving in one burst, e.g. from tmux or a fast paste): send after those keys land.
         self.call_later(self._submit)
 
     def _submit(self) -> None:
@@ -72,7 +112,7 @@ class Composer(TextArea):
             self.post_message(self.Submitted(self, text))
 
     def action_newline(self) -> None:
-        self.insert("\n")
+        self.call_later(self.insert, "\n")
 
     def current_word(self) -> str:
         """The word left of the cursor (what `@` completion replaces)."""
@@ -90,7 +130,12 @@ class Composer(TextArea):
         if not word.startswith("@"):
             return []
         prefix = word[1:].lower()
-        return [name for name in self.names() if name.lower().startswith(prefix)]
+        qualified = "." in prefix  # `@table.col` completes that table's columns
+        return [
+            name
+            for name in self.names()
+            if ("." in name) == qualified and name.lower().startswith(prefix)
+        ]
 
     def _cycling(self) -> bool:
         """The cursor sits right after a name that Tab put there (so Tab picks the next one)."""
@@ -103,7 +148,11 @@ class Composer(TextArea):
         return self.document.get_line(row)[column : column + len(inserted)] == inserted
 
     def action_complete(self) -> None:
-        """Replace `@prefix` with the first matching name; Tab again cycles; else move focus."""
+        self.call_later(self._complete)
+
+    def _complete(self) -> None:
+        """Replace `@prefix` with the first matching name; Tab again cycles. With nothing to
+        complete Tab does nothing: focus stays here, so the next key is typed (F3 moves on)."""
         if self._cycling() and self._cycle is not None:
             start, options, index = self._cycle
             index = (index + 1) % len(options)
@@ -114,7 +163,6 @@ class Composer(TextArea):
         options = self.completions()
         if not options:
             self._cycle = None
-            self.screen.focus_next()
             return
         word = self.current_word()
         row, column = self.cursor_location

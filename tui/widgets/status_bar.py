@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -17,10 +19,23 @@ def short_count(n: int) -> str:
 
 
 def short_model(model_id: str) -> str:
-    """A model id without its region prefix and version suffix, for the header."""
-    name = model_id.split(".", 1)[1] if model_id.count(".") >= 2 else model_id
-    return name.split(":", 1)[0]
+    """A model id as a person names it: no region prefix, provider, date or version suffix
+    (`us.anthropic.claude-haiku-4-5-20251001-v1:0` → `claude-haiku-4-5`)."""
+    if model_id.startswith("arn:"):  # an inference profile or provisioned model ARN
+        return model_id.rsplit("/", 1)[-1]
+    name = model_id.split(":", 1)[0]
+    parts = name.split(".")
+    if len(parts) >= 3 and parts[0] in REGION_PREFIXES:
+        parts = parts[1:]
+    if len(parts) >= 2:
+        parts = parts[1:]  # the provider (anthropic., amazon., meta., …)
+    name = ".".join(parts)
+    name = re.sub(r"-\d{8}(?=-|$)", "", name)
+    return re.sub(r"-v\d+$", "", name) or model_id
 
+
+REGION_PREFIXES = frozenset({"us", "eu", "apac", "global", "us-gov", "ca", "jp", "au"})
+"""Inference-profile prefixes in front of a model id."""
 
 COMPACT_BELOW = 100
 """Header width (columns) under which labels are dropped so every value still fits."""
@@ -41,42 +56,63 @@ class StatusBar(Static):
     busy: reactive[bool] = reactive(False)
 
     def render(self) -> Text:
-        """Busy marker first and tokens last, both kept whole; the store label is what gets cut.
+        """The widest layout that fits, from labelled to terse; the store name is the last
+        thing to go (its full label, then its file name, then the end of that).
 
-        Below COMPACT_BELOW columns the labels go and tokens read `84↑ 49↓ 0c`.
+        Busy marker first and tokens last, both kept whole.
         """
         width = max(self.size.width - 2, 1)
-        compact = width < COMPACT_BELOW
+        store = self.store_label
+        names = [store]
+        if "/" in store or "\\" in store:
+            names.append(re.split(r"[/\\]", store)[-1])
+        styles: tuple[str, ...] = ("wide", "compact", "terse", "bare")
+        if width < COMPACT_BELOW:
+            styles = styles[1:]
+        for style in styles:
+            head, tail = self._parts(style)
+            for name in names:
+                if head.cell_len + len(name) + tail.cell_len <= width:
+                    return self._join(head, name, tail)
+        room = width - head.cell_len - tail.cell_len
+        name = names[-1]
+        if len(name) > room:  # keep the end: the file name says the most
+            name = "…" + name[len(name) - room + 1 :] if room > 1 else ""
+        return self._join(head, name, tail)
+
+    def _parts(self, style: str) -> tuple[Text, Text]:
+        """The text before and after the store name in one layout style."""
+        wide = style == "wide"
         tokens_in, tokens_out, cached = self.tokens
         mode_style = {"manual": "green", "auto": "yellow", "full-auto": "bold red"}.get(
             self.mode, ""
         )
         head = Text(no_wrap=True)
         if self.busy:
-            head.append("● " if compact else "● working  ", style="bold cyan")
-        head.append("tabletalk", style="bold")
-        head.append(" ▸ " if compact else "  ▸ ", style="dim")
+            head.append("● working  " if wide else "● ", style="bold cyan")
+        if style != "bare":  # the app's own name goes before the store's
+            head.append("tabletalk", style="bold")
+            head.append("  ▸ " if wide else " ▸ ", style="dim")
         tail = Text(no_wrap=True)
-        tail.append("  " if compact else "  model ", style="dim")
+        tail.append("  model " if wide else "  ", style="dim")
         tail.append(short_model(self.model) or "…")
-        tail.append("  " if compact else "  mode ", style="dim")
+        tail.append("  mode " if wide else "  ", style="dim")
         tail.append(self.mode, style=mode_style)
         tail.append("  staged ", style="dim")
         tail.append(str(self.staged), style="bold yellow" if self.staged else "")
-        tail.append("  " if compact else "  tokens ", style="dim")
-        if compact:
-            tail.append(
-                f"{short_count(tokens_in)}↑ {short_count(tokens_out)}↓ {short_count(cached)}c"
-            )
-        else:
+        if wide:
+            tail.append("  tokens ", style="dim")
             tail.append(
                 f"{short_count(tokens_in)} in / {short_count(tokens_out)} out / "
                 f"{short_count(cached)} cached"
             )
-        room = width - head.cell_len - tail.cell_len
-        store = self.store_label
-        if len(store) > room:  # keep the end of a path: the file name says the most
-            store = "…" + store[len(store) - room + 1 :] if room > 1 else ""
+        else:
+            tail.append("  tokens " if style == "compact" else "  tok ", style="dim")
+            tail.append(f"{short_count(tokens_in)}/{short_count(tokens_out)}")
+        return head, tail
+
+    @staticmethod
+    def _join(head: Text, store: str, tail: Text) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append_text(head)
         text.append(store)

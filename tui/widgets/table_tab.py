@@ -8,6 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
@@ -34,6 +35,8 @@ def example_condition(columns: list[Any]) -> str:
 
 class TableTab(TabPane):
     """One tab of the tab area. `table` is set when the tab shows a whole (filterable) table."""
+
+    BINDINGS = [Binding("slash", "focus_filter", "Filter", id="table.filter", show=False)]
 
     DEFAULT_CSS = """
     TableTab { padding: 0; }
@@ -85,6 +88,14 @@ class TableTab(TabPane):
         """Put the keyboard on the rows."""
         self.view.focus()
 
+    def action_focus_filter(self) -> None:
+        """`/`: the keyboard to the filter box (a tab without one says so)."""
+        boxes = self.query("#filter")
+        if boxes:
+            boxes.first().focus()
+        else:
+            self.app.notify("This view has no filter box.", severity="warning", timeout=2)
+
     @on(Input.Submitted, "#filter")
     async def apply_filter(self, event: Input.Submitted) -> None:
         """Rebuild the view with the typed condition; a bad condition reports and keeps the old rows."""
@@ -105,7 +116,7 @@ class TableTab(TabPane):
         await old.remove()
         await self.mount(new, after=self.query_one("#filter"))
         new.set_staged(self._staged)
-        new.focus()
+        self.query_one("#filter").focus()  # refine the condition again; F3 or Tab to the rows
         self._update_info()
         self._retitle(condition)
 

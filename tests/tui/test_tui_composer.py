@@ -1,0 +1,114 @@
+"""The composer: keys arriving in one burst, Tab, `@table.column` completion, input history."""
+
+from __future__ import annotations
+
+from textual import events
+
+from tests.support.scripted_bedrock import Reply
+from tests.tui.helpers import SIZE, send, settle
+
+
+def burst(app, keys: list[str]) -> None:
+    """Queue keys at once, as a terminal (or tmux send-keys) delivers them in one read."""
+    for key in keys:
+        if len(key) == 1:
+            app.post_message(events.Key("space" if key == " " else key, key))
+        else:
+            app.post_message(events.Key(key, None))
+
+
+async def test_ctrl_j_in_a_burst_with_text_keeps_the_typed_order(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        await pilot.pause()
+        burst(app, [*"gamma one", "ctrl+j", *"gamma two"])
+        await settle(app, pilot)
+        assert app.chat.composer.text == "gamma one\ngamma two"
+
+
+async def test_tab_with_nothing_to_complete_keeps_focus_and_the_next_key(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        composer = app.chat.composer
+        composer.focus()
+        await pilot.press("tab")
+        assert composer.has_focus
+        await pilot.press("h", "i")
+        assert composer.text == "hi"
+
+
+async def test_tab_completes_the_columns_of_a_named_table(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        composer = app.chat.composer
+        composer.focus()
+        await pilot.press(*"@customers.e")
+        await pilot.press("tab")
+        assert composer.text == "customers.email "
+        assert composer.has_focus
+
+
+async def test_tab_right_after_typing_in_a_burst_completes_what_was_typed(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        await pilot.pause()
+        burst(app, [*"@stock_", "tab"])
+        await settle(app, pilot)
+        assert app.chat.composer.text == "stock_levels "
+
+
+async def test_up_in_an_empty_composer_brings_back_earlier_messages(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(Reply(text="One."), Reply(text="Two."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "first question")
+        await send(app, pilot, "second question")
+        composer = app.chat.composer
+        composer.focus()
+        await pilot.press("up")
+        assert composer.text == "second question"
+        await pilot.press("up")
+        assert composer.text == "first question"
+        await pilot.press("down")
+        assert composer.text == "second question"
+        await pilot.press("down")
+        assert composer.text == ""
+
+
+async def test_a_failed_message_comes_back_with_up_after_a_restart(
+    make_app, scripted_bedrock
+) -> None:
+    from tests.support.scripted_bedrock import Error
+
+    scripted_bedrock.add(Error(status=400, code="ValidationException", message="bad model"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "the question that failed")
+    app = make_app()  # a new session of the app, same state dir
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        composer = app.chat.composer
+        composer.focus()
+        await pilot.press("up")
+        assert composer.text == "the question that failed"
+
+
+async def test_up_inside_a_multiline_message_moves_the_cursor(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        composer = app.chat.composer
+        composer.focus()
+        composer.text = "line one\nline two"
+        composer.move_cursor((1, 3))
+        await pilot.press("up")
+        assert composer.text == "line one\nline two"
+        assert composer.cursor_location[0] == 0

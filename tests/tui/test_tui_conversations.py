@@ -1,0 +1,92 @@
+"""Saved conversations and rewind: what is kept, how it is listed, what a rewind drops."""
+
+from __future__ import annotations
+
+from agent.conversations import Conversation, ConversationStore
+from agent.session import list_conversations
+from tests.support.scripted_bedrock import Error, Reply
+from tests.tui.helpers import SIZE, send, settle
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.picker import PickerScreen
+from tui.widgets.chat_items import UserMessage
+
+
+async def test_a_first_message_that_failed_is_not_kept_as_a_conversation(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(
+        Error(400, "ValidationException", "The model id is invalid."),
+        Error(400, "ValidationException", "The model id is invalid."),
+        Reply(text="Hello."),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "hi")
+        await send(app, pilot, "hi")
+        assert list_conversations() == []
+        await send(app, pilot, "hello")
+        assert [(s.title, s.message_count) for s in list_conversations()] == [("hello", 2)]
+
+
+async def test_the_conversation_list_says_1_message(make_app) -> None:
+    conversation = Conversation(id="c1", store="demo", model="m")
+    conversation.append_user([{"text": "only a question"}])
+    ConversationStore().save(conversation)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, PickerScreen)
+        label = dict(picker.options)["c1"]
+        assert label.endswith("· 1 message")
+
+
+async def rewind_picker(app, pilot) -> PickerScreen:
+    await pilot.press("ctrl+r")
+    await pilot.pause()
+    assert isinstance(app.screen, PickerScreen)
+    return app.screen
+
+
+async def test_rewind_cursor_stops_at_the_newest_message(make_app, scripted_bedrock) -> None:
+    scripted_bedrock.add(Reply(text="One."), Reply(text="Two."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "first question")
+        await send(app, pilot, "second question")
+        await rewind_picker(app, pilot)
+        await pilot.press("down")  # already on the newest: no wrap to the first
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert [m.text for m in app.query(UserMessage)] == ["first question"]
+        assert app.chat.composer.text == "second question"
+
+
+async def test_rewinding_over_several_exchanges_asks_first_and_says_how_many(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(Reply(text="One."), Reply(text="Two."), Reply(text="Three."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        for text in ("first question", "second question", "third question"):
+            await send(app, pilot, text)
+        await rewind_picker(app, pilot)
+        await pilot.press("up", "up", "enter")  # the first message: drops all three
+        await pilot.pause()
+        confirm = app.screen
+        assert isinstance(confirm, ConfirmScreen)
+        assert "3 exchanges" in confirm.question
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert len(app.query(UserMessage)) == 3, "No keeps the conversation whole"
+        assert len(app.session.user_messages()) == 3
+        await rewind_picker(app, pilot)
+        await pilot.press("up", "enter")
+        await pilot.pause()
+        assert "2 exchanges" in app.screen.question
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert [m.text for m in app.query(UserMessage)] == ["first question"]
+        assert app.chat.composer.text == "second question"

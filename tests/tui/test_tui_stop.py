@@ -1,0 +1,80 @@
+"""Stop and responsiveness while a very long answer streams in (200,000 characters at once)."""
+
+from __future__ import annotations
+
+import pytest
+
+import tui.widgets.chat as chat_module
+from tests.support.scripted_bedrock import Reply
+from tests.tui.helpers import SIZE, send, settle
+from tui.app import TabletalkApp
+from tui.screens.help import HelpScreen
+from tui.widgets.chat_items import AssistantMessage, NoteLine
+
+LONG = "".join(f"Paragraph {n}: " + "the orders grew steadily. " * 12 + "\n\n" for n in range(700))[
+    :200_000
+]
+
+
+@pytest.fixture
+def one_step_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render one batch, then wait (an hour) for the next step: the test decides what comes."""
+    monkeypatch.setattr(chat_module, "RENDER_INTERVAL", 3600, raising=False)
+
+
+async def start_long_answer(app: TabletalkApp, pilot, scripted_bedrock) -> None:
+    scripted_bedrock.add(Reply(text=LONG))
+    await settle(app, pilot)
+    app.chat.composer.text = "write me a report"
+    await pilot.press("enter")
+    while not app.query(AssistantMessage):
+        await pilot.pause()
+
+
+async def test_stop_ends_a_huge_answer_at_once_and_keeps_what_was_shown(
+    make_app, scripted_bedrock, one_step_at_a_time
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await start_long_answer(app, pilot, scripted_bedrock)
+        await pilot.press("escape")
+        assert not app.chat.busy, "Stop frees the composer at once"
+        shown = app.query_one(AssistantMessage).source
+        await settle(app, pilot)
+        assert any("Stopped" in str(n.render()) for n in app.query(NoteLine))
+        answer = app.query_one(AssistantMessage).source
+        assert 0 < len(answer) < len(LONG), "the partial text stays; the rest is not rendered"
+        assert answer == shown, "nothing more is rendered after Stop"
+        scripted_bedrock.add(Reply(text="Still here."))
+        await send(app, pilot, "are you there?")
+        assert app.query(AssistantMessage).last().source == "Still here."
+
+
+async def test_help_opens_while_a_huge_answer_renders(
+    make_app, scripted_bedrock, one_step_at_a_time
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await start_long_answer(app, pilot, scripted_bedrock)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        assert app.chat.busy and app.chat.rendering, "the answer is still coming in"
+        assert len(app.query_one(AssistantMessage).source) < len(LONG)
+        await pilot.press("escape")  # closes the help
+        assert app.chat.busy
+        await pilot.press("escape")  # stops the answer
+        assert not app.chat.busy
+
+
+async def test_a_huge_answer_renders_whole_when_not_stopped(make_app, scripted_bedrock) -> None:
+    scripted_bedrock.add(Reply(text=LONG))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "write me a report")
+        while app.chat.busy:  # the last render steps
+            await pilot.pause()
+        pieces = list(app.chat.log_view.query("SavedAnswer, AssistantMessage"))
+        notes = [str(n.render()) for n in app.query(NoteLine)]
+        assert "".join(w.source for w in pieces) == LONG, notes
+        assert len(pieces) > 1, "long answers are kept as light segments"
+        assert not app.chat.busy
