@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agent import paths
 from agent.active_set import ActiveSet
 from agent.attachments import Attachment, AttachmentSet
+from agent.availability import met_requirements
 from agent.bedrock.caching import CachePointMemory
 from agent.bedrock.models import DEFAULT_ALIAS, check_model, configured_region, resolve_model
 from agent.caller import ModelCaller
@@ -120,9 +121,9 @@ class ChatSession:
         self.conversation = conversation
         self.ui = ui or HeadlessUi()
         self.conversations = conversations or ConversationStore()
-        self.toolset = toolset or Toolset.build(
-            settings.tools.always_loaded, settings.tools.discoverable
-        )
+        self.toolset = (
+            toolset or Toolset.build(settings.tools.always_loaded, settings.tools.discoverable)
+        ).available(met_requirements(store))
         known = [n for n in conversation.discovered if self.toolset.row(n) is not None]
         self.active = ActiveSet(self.toolset.inline_names(), known)
         self.searcher = ToolSearcher(
@@ -255,6 +256,8 @@ class ChatSession:
                 conversation_id=self.conversation.id,
                 origin=f"chat:{self.conversation.id}",
                 search=self.searcher,
+                aws_profile=self.settings.profile,
+                aws_region=self.settings.region,
                 gate=self.gate,
             )
             runner = TurnRunner(

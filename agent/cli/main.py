@@ -11,6 +11,7 @@ from agent.cli import (
     commits_cmd,
     conversations_cmd,
     eval_cmd,
+    index_cmd,
     mcp_cmd,
     staged,
     tools_cmd,
@@ -36,6 +37,7 @@ examples:
   tabletalk staged list                        review what the agent staged
   tabletalk staged commit --all                commit it (conflicts exit 1)
   tabletalk tools search "export to csv"       see how tool search ranks a request
+  tabletalk index build products --columns name,category   semantic search index
   tabletalk mcp --level stage                  serve the tools to an MCP client (stdio)
 
 Config: config.toml in the platform config dir (see README.md). Exit status: 0 ok,
@@ -43,7 +45,7 @@ Config: config.toml in the platform config dir (see README.md). Exit status: 0 o
 """
 
 HEADLESS_COMMANDS = frozenset(
-    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval", "commits"}
+    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval", "commits", "index"}
 )
 
 
@@ -74,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--region", default=argparse.SUPPRESS, help="AWS region (default: profile's)")
     eval_cmd.add_parser(commands)
     commits_cmd.add_parser(commands)
+    index_cmd.add_parser(commands)
     commands.add_parser(
         "info",
         help="summarise the store (tables and row counts)",
@@ -174,6 +177,7 @@ def _run(args: argparse.Namespace) -> int:
         "demo": run_demo,
         "eval": eval_cmd.run,
         "commits": commits_cmd.run,
+        "index": index_cmd.run,
         None: run_info,
     }
     try:

@@ -132,7 +132,12 @@ def run(args: argparse.Namespace) -> int:
     except TabletalkError as exc:
         return report_error(exc)
     try:
-        backend = McpBackend(store, getattr(args, "level", "read") or "read")
+        backend = McpBackend(
+            store,
+            getattr(args, "level", "read") or "read",
+            aws_profile=settings.profile,
+            aws_region=settings.region,
+        )
         try:
             anyio.run(serve_stdio, backend)
         finally:
@@ -199,7 +204,9 @@ def run_http(args: argparse.Namespace) -> int:
     except TabletalkError as exc:
         return report_error(exc)
     book = TokenBook()
-    backend = McpBackend(store, "full")
+    backend = McpBackend(
+        store, "full", aws_profile=settings.profile, aws_region=settings.region
+    )
     server = HttpServer(build_app(backend, book), sockets)
     count = len(book.list())
     print(f"tabletalk MCP server on {server.url} ({printable(store.label)})", flush=True)
