@@ -390,8 +390,10 @@ class StagingPanel(TabPane):
                 self._filter_input.value = ""
                 self.filter = ChangeFilter()
             self._shown = None
-            severity = "warning" if report.refused else "information"
-            self.app.notify(report.describe(), severity=severity, markup=False)
+            if report.refused:
+                self.app.notify(report.describe(), severity="warning", markup=False)
+            else:
+                self.app.notify(report.describe(), markup=False)
 
         self.staging_watch.run(lambda area: area.rebase(ids), done=done, name="take-current")
 
