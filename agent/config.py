@@ -53,6 +53,15 @@ class McpServerSettings(_Section):
     """Trusted servers' tools run without a permission prompt."""
 
 
+class DynamoDBSettings(_Section):
+    """`[dynamodb]`: caps on what one read may cost."""
+
+    max_scan_items: int = Field(10_000, ge=1)
+    """Items one call may scan (a scan or count stops there and says so)."""
+    max_read_units: float = Field(5_000.0, gt=0)
+    """Read capacity units one call may consume."""
+
+
 class ModelPrice(_Section):
     """USD per million tokens of one model, for eval cost estimates."""
 
@@ -99,7 +108,8 @@ class Settings(_Section):
     step_limit: int = Field(12, ge=1, le=100)
     """Model requests per turn before the turn stops and says so."""
     db: str | None = None
-    """Default SQLite file; default: the demo database."""
+    """Default store: a SQLite file or dynamodb://REGION; default: the demo database."""
+    dynamodb: DynamoDBSettings = Field(default_factory=DynamoDBSettings)
     keys: dict[str, str] = Field(default_factory=dict)
     """Key remapping for the app: binding id → keys (e.g. `stop = "escape,ctrl+c"`)."""
     search: SearchSettings = Field(default_factory=SearchSettings)

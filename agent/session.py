@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agent import paths
 from agent.active_set import ActiveSet
 from agent.attachments import Attachment, AttachmentSet
+from agent.availability import met_requirements
 from agent.bedrock.caching import CachePointMemory
 from agent.bedrock.models import DEFAULT_ALIAS, check_model, configured_region, resolve_model
 from agent.caller import ModelCaller
@@ -34,6 +35,7 @@ from agent.search.searcher import ToolSearcher
 from agent.specs import SpecBook
 from agent.staging import StagingArea
 from agent.stores.base import Store
+from agent.stores.open import identity_db, same_db
 from agent.tools.base import ToolContext
 from agent.toolset import Toolset
 from agent.transcript import ATTACHED_PREFIX, display_items
@@ -72,10 +74,10 @@ def conversation_db(conversation_id: str | None, db: str | None, *, explicit: bo
     if not conversation_id:
         return db
     conversation = ConversationStore().load(conversation_id)
-    if not conversation.store.startswith("sqlite:"):
+    own = identity_db(conversation.store)
+    if own is None:
         return db
-    own = conversation.store.removeprefix("sqlite:")
-    if explicit and db and Path(db).resolve() != Path(own).resolve():
+    if explicit and db and not same_db(db, own):
         raise TabletalkError(
             f"Conversation {conversation_id} belongs to {own}, not {db}.",
             fix=f"Leave out --db (or pass --db {own}), or start a new conversation.",
@@ -119,9 +121,9 @@ class ChatSession:
         self.conversation = conversation
         self.ui = ui or HeadlessUi()
         self.conversations = conversations or ConversationStore()
-        self.toolset = toolset or Toolset.build(
-            settings.tools.always_loaded, settings.tools.discoverable
-        )
+        self.toolset = (
+            toolset or Toolset.build(settings.tools.always_loaded, settings.tools.discoverable)
+        ).available(met_requirements(store))
         known = [n for n in conversation.discovered if self.toolset.row(n) is not None]
         self.active = ActiveSet(self.toolset.inline_names(), known)
         self.searcher = ToolSearcher(
@@ -254,6 +256,8 @@ class ChatSession:
                 conversation_id=self.conversation.id,
                 origin=f"chat:{self.conversation.id}",
                 search=self.searcher,
+                aws_profile=self.settings.profile,
+                aws_region=self.settings.region,
                 gate=self.gate,
             )
             runner = TurnRunner(

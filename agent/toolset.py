@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 import catalog
 from agent.tools.base import ToolContext
 from agent.tools.registry import run_tool, tool_spec
-from catalog import Effect, Tier, ToolRow, Visibility
+from catalog import Effect, Requirement, Tier, ToolRow, Visibility
 
 RunResult = tuple[Literal["success", "error"], dict[str, Any]]
 Runner = Callable[[ToolContext, dict[str, Any] | None], RunResult]
@@ -123,6 +123,13 @@ class Toolset:
             apply_overrides(rows, always_loaded, discoverable),
             {tool.row.name: tool for tool in external},
         )
+
+    def available(self, met: frozenset[Requirement]) -> Toolset:
+        """This toolset without the tools whose requirements `met` does not cover."""
+        rows = catalog.available_rows(met, self.rows)
+        if len(rows) == len(self.rows):
+            return self
+        return Toolset(rows, {n: t for n, t in self.external.items() if t.row in rows})
 
     def row(self, name: str) -> ToolRow | None:
         return self._by_name.get(name)

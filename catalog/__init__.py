@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from catalog.derived import (
     MCP_LEVEL_ORDER,
+    available_rows,
     description,
     discoverable_rows,
     effect_names,
@@ -22,7 +23,16 @@ from catalog.derived import (
     staging_names,
     write_names,
 )
-from catalog.rows import ROWS, Access, Effect, McpLevel, Tier, ToolRow, Visibility
+from catalog.rows import (
+    ROWS,
+    Access,
+    Effect,
+    McpLevel,
+    Requirement,
+    Tier,
+    ToolRow,
+    Visibility,
+)
 
 __all__ = [
     "MCP_LEVEL_ORDER",
@@ -30,9 +40,11 @@ __all__ = [
     "Access",
     "Effect",
     "McpLevel",
+    "Requirement",
     "Tier",
     "ToolRow",
     "Visibility",
+    "available_rows",
     "description",
     "discoverable_rows",
     "effect_names",

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from catalog.rows import ROWS, Access, Effect, McpLevel, Tier, ToolRow, Visibility
+from catalog.rows import (
+    ROWS,
+    Access,
+    Effect,
+    McpLevel,
+    Requirement,
+    Tier,
+    ToolRow,
+    Visibility,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -15,6 +24,13 @@ MCP_LEVEL_ORDER: tuple[McpLevel, ...] = (McpLevel.READ, McpLevel.STAGE, McpLevel
 def names(rows: Iterable[ToolRow]) -> tuple[str, ...]:
     """Names of the given rows, in catalog order."""
     return tuple(row.name for row in rows)
+
+
+def available_rows(
+    met: frozenset[Requirement], rows: Iterable[ToolRow] = ROWS
+) -> tuple[ToolRow, ...]:
+    """Rows whose requirements `met` covers: a tool that cannot work is not offered."""
+    return tuple(row for row in rows if row.requires <= met)
 
 
 def inline_rows(rows: Iterable[ToolRow] = ROWS) -> tuple[ToolRow, ...]:

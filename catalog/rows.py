@@ -50,6 +50,12 @@ class Effect(StrEnum):
     STAGES = "stages"  # stages changes: the turn ends with a "review staged changes" chip
 
 
+class Requirement(StrEnum):
+    """Something a store must have for a tool to work; a tool is offered only where it holds."""
+
+    VECTOR_INDEX = "vector_index"  # at least one table of the store has an embedding index
+
+
 @dataclass(frozen=True)
 class ToolRow:
     """A tool's catalog identity: what the model sees and how the app treats it."""
@@ -62,6 +68,7 @@ class ToolRow:
     mcp: McpLevel
     keywords: tuple[str, ...] = field(default=())
     effects: frozenset[Effect] = field(default=frozenset())
+    requires: frozenset[Requirement] = field(default=frozenset())
 
     def to_dict(self) -> dict[str, object]:
         """The row as plain JSON-ready data (enums as their values)."""
@@ -71,6 +78,7 @@ class ToolRow:
                 data[key] = value.value
         data["keywords"] = list(self.keywords)
         data["effects"] = sorted(effect.value for effect in self.effects)
+        data["requires"] = sorted(need.value for need in self.requires)
         return data
 
 
@@ -354,5 +362,6 @@ ROWS: tuple[ToolRow, ...] = (
         Access.READ,
         McpLevel.READ,
         ("semantic", "similar", "meaning", "embedding", "fuzzy", "like this"),
+        requires=frozenset({Requirement.VECTOR_INDEX}),
     ),
 )

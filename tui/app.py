@@ -24,9 +24,9 @@ from agent.config import Settings
 from agent.errors import TabletalkError
 from agent.mcp_server.tokens import McpClient
 from agent.permissions import Decision, PermissionRequest
+from agent.stores.paging import TabClosed
 from tui.actions import AppActions
 from tui.bridge import AppBridge
-from tui.data.row_source import TabClosed
 from tui.keys import APP_BINDINGS
 from tui.mcp_serving import McpServing
 from tui.messages import ChipClicked, SessionReady, StagingChanged

@@ -51,7 +51,7 @@ def prepare(argv: list[str]) -> tuple[Any, Any, str | None]:
 
     args = build_parser().parse_args(argv)
     settings = resolve_settings(args)
-    return open_store(store_path(args, settings)), settings, args.conversation
+    return open_store(store_path(args, settings), settings), settings, args.conversation
 
 
 def main(argv: list[str] | None = None) -> int:

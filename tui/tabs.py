@@ -9,7 +9,9 @@ from typing import Any
 from textual.widgets import TabbedContent
 
 from agent.errors import StoreError, UnknownTableError
-from tui.data.row_source import QueryRowSource, RowSource, SQLiteRowSource, _quote
+from agent.stores.base import Store
+from agent.stores.paging import QueryRowSource, RowSource
+from agent.stores.sqlite_readonly import quote_ident as _quote
 from tui.widgets.table_tab import TableTab
 
 
@@ -22,19 +24,12 @@ def tab_id(kind: str, *parts: str) -> str:
 class TabOpener:
     """Builds the row source for what is asked and adds (or re-selects) its tab."""
 
-    def __init__(self, store: Any, tabs: TabbedContent) -> None:
+    def __init__(self, store: Store, tabs: TabbedContent) -> None:
         self.store = store
         self.tabs = tabs
 
-    def _sqlite_path(self) -> Any:
-        return (
-            getattr(self.store, "path", None)
-            if getattr(self.store, "kind", "") == "sqlite"
-            else None
-        )
-
-    def table_source(self, table: str, condition: str | None = None) -> RowSource:
-        """Paged rows of `table` (a direct read-only SQLite reader when the store is a file)."""
+    def resolve(self, table: str) -> str:
+        """The table's own name (matched case-insensitively), or UnknownTableError."""
         known = self.store.list_tables()
         if table not in known:
             match = next((t for t in known if t.lower() == table.lower()), None)
@@ -44,25 +39,23 @@ class TabOpener:
                     fix=f"Tables: {', '.join(known) or '(none)'}.",
                 )
             table = match
-        path = self._sqlite_path()
-        if path is not None:
-            return SQLiteRowSource(path, table, condition)
-        info = self.store.describe_table(table)
-        where = f" WHERE {condition}" if condition else ""
-        return QueryRowSource(
-            self.store, table, f"SELECT * FROM {_quote(table)}{where}", info.key_columns
-        )
+        return table
+
+    def table_source(self, table: str, condition: str | None = None) -> RowSource:
+        """Paged rows of `table`, read through the store (filtered by a condition in its
+        query language)."""
+        return self.store.pages(self.resolve(table), condition)
 
     async def open_table(self, table: str, condition: str | None = None) -> TableTab:
         """Open (or focus) the tab of `table`, filtered by `condition` when given."""
-        source = self.table_source(table, condition)
-        name = source.title if not condition else f"{getattr(source, 'table', table)} ({condition})"
-        ident = tab_id("table", getattr(source, "table", table), condition or "")
+        real_table = self.resolve(table)
+        source = self.table_source(real_table, condition)
+        name = source.title if not condition else f"{real_table} ({condition})"
+        ident = tab_id("table", real_table, condition or "")
         existing = self._existing(ident)
         if existing is not None:
             source.close()
             return existing
-        real_table = getattr(source, "table", table)
         tab = TableTab(
             name,
             source,
@@ -70,6 +63,7 @@ class TabOpener:
             kind="table",
             table=real_table,
             make_source=lambda cond: self.table_source(real_table, cond),
+            language=self.store.query_language,
         )
         await self._add(tab)
         if condition:
@@ -84,7 +78,7 @@ class TabOpener:
         existing = self._existing(ident)
         if existing is not None:
             return existing
-        if getattr(self.store, "kind", "") != "sqlite":
+        if not self.store.supports_sql_joins:
             raise StoreError(
                 f"Joined views need SQL joins, which {self.store.label} does not offer.",
                 fix=f"Open {left} and {right} in separate tabs instead.",

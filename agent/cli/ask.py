@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     db = conversation_db(
         getattr(args, "conversation", None), store_path(args, settings), explicit=args_db(args)
     )
-    store = open_store(db)
+    store = open_store(db, settings)
     interactive = sys.stdin.isatty() and sys.stderr.isatty() and not args.json
     sources = start_mcp_sources(settings, lambda text: print(f"warning: {text}", file=sys.stderr))
     try:
@@ -231,6 +231,11 @@ def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> di
         "fix": ended.fix,
         "usage": ended.usage.to_dict(),
         "conversationUsage": session.usage.to_dict(),
+        **(
+            {"readUnits": round(units, 2)}
+            if (units := session.store.read_units_total) is not None
+            else {}
+        ),
         "staged": [change.to_dict() for change in staged],
     }
 

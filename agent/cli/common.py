@@ -10,6 +10,7 @@ from typing import TextIO
 
 from agent.config import Settings, load_settings
 from agent.errors import TabletalkError
+from agent.stores.base import Store
 from agent.text_safety import printable, printable_line
 
 __all__ = ["printable", "printable_line"]
@@ -22,9 +23,9 @@ def add_store_flag(parser: argparse.ArgumentParser, *, suppress: bool = False) -
     """`--db PATH`; sub-parsers suppress the default so a global `--db` is not clobbered."""
     parser.add_argument(
         "--db",
-        metavar="PATH",
+        metavar="DB",
         default=argparse.SUPPRESS if suppress else None,
-        help="SQLite file to open (default: the demo database)",
+        help="SQLite file or dynamodb://REGION[?tables=GLOB] (default: the demo database)",
     )
 
 
@@ -113,11 +114,11 @@ def report_error(exc: TabletalkError, stream: TextIO | None = None) -> int:
     return 2
 
 
-def db_flag(store: object) -> str:
-    """` --db PATH` for hints that must reach the same store; empty for the demo database."""
+def db_flag(store: Store) -> str:
+    """` --db VALUE` for hints that must reach the same store; empty for the demo database."""
     from agent import paths
 
-    path = getattr(store, "path", None)
-    if path is None or Path(path).resolve() == paths.demo_db_path().resolve():
+    path = store.file_path
+    if path is not None and path.resolve() == paths.demo_db_path().resolve():
         return ""
-    return f" --db {shlex.quote(str(path))}"
+    return f" --db {shlex.quote(store.db_arg)}"

@@ -11,6 +11,7 @@ from agent.cli import (
     commits_cmd,
     conversations_cmd,
     eval_cmd,
+    index_cmd,
     mcp_cmd,
     staged,
     tools_cmd,
@@ -36,6 +37,7 @@ examples:
   tabletalk staged list                        review what the agent staged
   tabletalk staged commit --all                commit it (conflicts exit 1)
   tabletalk tools search "export to csv"       see how tool search ranks a request
+  tabletalk index build products --columns name,category   semantic search index
   tabletalk mcp --level stage                  serve the tools to an MCP client (stdio)
 
 Config: config.toml in the platform config dir (see README.md). Exit status: 0 ok,
@@ -43,7 +45,7 @@ Config: config.toml in the platform config dir (see README.md). Exit status: 0 o
 """
 
 HEADLESS_COMMANDS = frozenset(
-    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval", "commits"}
+    {"ask", "tools", "staged", "conversations", "info", "mcp", "eval", "commits", "index"}
 )
 
 
@@ -69,8 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
     staged.add_parser(commands)
     mcp_cmd.add_parser(commands)
     conversations_cmd.add_parser(commands)
+    demo = commands.add_parser("demo", help="create the demo tables in a store (dynamodb)")
+    demo.add_argument("target", choices=["dynamodb"], help="where to create them")
+    demo.add_argument("--region", default=argparse.SUPPRESS, help="AWS region (default: profile's)")
     eval_cmd.add_parser(commands)
     commits_cmd.add_parser(commands)
+    index_cmd.add_parser(commands)
     commands.add_parser(
         "info",
         help="summarise the store (tables and row counts)",
@@ -106,7 +112,8 @@ def run_info(args: argparse.Namespace) -> int:
     """Print the store's tables with their keys and row counts."""
     from agent.stores.open import open_store
 
-    store = open_store(store_path(args, resolve_settings(args)))
+    settings = resolve_settings(args)
+    store = open_store(store_path(args, settings), settings)
     try:
         print(f"{printable_line(store.label)} ({printable_line(store.identity)})")
         for table in store.list_tables():
@@ -115,6 +122,21 @@ def run_info(args: argparse.Namespace) -> int:
             print(f"  {printable_line(table):<20} {info.row_count:>9,} rows  key ({key})")
     finally:
         store.close()
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Create the demo tables on the current DynamoDB endpoint (refusing existing tables)."""
+    from agent.stores.dynamodb.client import endpoint_of, make_client
+    from agent.stores.dynamodb.demo import create_demo_tables
+
+    settings = resolve_settings(args)
+    client, _session, region = make_client(settings.region, settings.profile)
+    endpoint = endpoint_of(client) or "AWS"
+    print(f"creating the demo tables in {region} at {endpoint} ...", file=sys.stderr)
+    tables = create_demo_tables(client, region)
+    print(f"created: {', '.join(tables)}")
+    print(f"open them with: tabletalk --db dynamodb://{region}")
     return 0
 
 
@@ -152,8 +174,10 @@ def _run(args: argparse.Namespace) -> int:
         "conversations": conversations_cmd.run,
         "info": run_info,
         "mcp": mcp_cmd.run,
+        "demo": run_demo,
         "eval": eval_cmd.run,
         "commits": commits_cmd.run,
+        "index": index_cmd.run,
         None: run_info,
     }
     try:

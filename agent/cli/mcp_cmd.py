@@ -90,7 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) ->
         help="what the client may do: read (default), stage, or full",
     )
     parser.add_argument(
-        "--db", metavar="PATH", default=default, help="SQLite file (default: the demo database)"
+        "--db", metavar="DB", default=default, help="SQLite file or dynamodb://REGION (default: demo)"
     )
     parser.add_argument("--config", metavar="FILE", default=default, help="config file to use")
     parser.add_argument(
@@ -128,11 +128,16 @@ def run(args: argparse.Namespace) -> int:
                 fix="Pass an existing file to --config, or leave it out to use the default.",
             )
         settings = resolve_settings(args)
-        store = open_store(store_path(args, settings))
+        store = open_store(store_path(args, settings), settings)
     except TabletalkError as exc:
         return report_error(exc)
     try:
-        backend = McpBackend(store, getattr(args, "level", "read") or "read")
+        backend = McpBackend(
+            store,
+            getattr(args, "level", "read") or "read",
+            aws_profile=settings.profile,
+            aws_region=settings.region,
+        )
         try:
             anyio.run(serve_stdio, backend)
         finally:
@@ -199,7 +204,9 @@ def run_http(args: argparse.Namespace) -> int:
     except TabletalkError as exc:
         return report_error(exc)
     book = TokenBook()
-    backend = McpBackend(store, "full")
+    backend = McpBackend(
+        store, "full", aws_profile=settings.profile, aws_region=settings.region
+    )
     server = HttpServer(build_app(backend, book), sockets)
     count = len(book.list())
     print(f"tabletalk MCP server on {server.url} ({printable(store.label)})", flush=True)

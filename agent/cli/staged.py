@@ -13,9 +13,10 @@ from typing import Any, TextIO
 from agent.cli.common import printable_line, report_error, resolve_settings, store_path
 from agent.errors import TabletalkError
 from agent.staging import CommitReport, StagedChange, StagingArea
+from agent.stores.base import transaction_plan
 from agent.stores.open import open_store
 
-DB_HELP = "SQLite database file (default: the demo database)"
+DB_HELP = "SQLite file or dynamodb://REGION (default: the demo database)"
 LIST_WIDTH = 80
 """`staged list` cuts longer values (`staged diff` shows them whole)."""
 ELIDED = "…"
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return 2
     try:
         settings = resolve_settings(args)
-        store = open_store(store_path(args, settings))
+        store = open_store(store_path(args, settings), settings)
         try:
             area = StagingArea(store, keep=settings.history.retention())
             try:
@@ -146,6 +147,9 @@ def _commit(area: StagingArea, args: argparse.Namespace, out: TextIO, err: TextI
     if total == 0:
         print(f"Nothing to commit for {area.store.label}.", file=out)
         return 0
+    plan = transaction_plan(area.store, total)
+    if plan:
+        print(f"Committing {total} changes as {plan}.", file=err)
     report = area.commit(ids, progress=_progress(err))
     print(commit_summary(report, area.store.label), file=out)
     if report.conflicts:

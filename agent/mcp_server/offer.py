@@ -7,13 +7,14 @@ explicit choice to let that client commit, so the server adds it outside the cat
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import mcp_types as types
 
 import catalog
 from agent.tools.registry import default_description, input_schema
-from catalog.rows import Access, McpLevel
+from catalog.rows import Access, McpLevel, ToolRow
 
 LEVELS: tuple[str, ...] = tuple(level.value for level in catalog.MCP_LEVEL_ORDER)
 """The levels a client may be served at, weakest first."""
@@ -37,9 +38,10 @@ COMMIT_SCHEMA: dict[str, Any] = {
 }
 
 
-def offered_names(level: str) -> tuple[str, ...]:
-    """Tool names a client at `level` sees, in catalog order (commitStagedChanges last)."""
-    names = catalog.mcp_names(level)
+def offered_names(level: str, rows: Iterable[ToolRow] = catalog.ROWS) -> tuple[str, ...]:
+    """Tool names a client at `level` sees, in catalog order (commitStagedChanges last);
+    `rows` are the rows offered against the store (see agent.availability)."""
+    names = catalog.mcp_names(level, rows)
     if _rank(level) >= _rank(COMMIT_LEVEL):
         names = (*names, COMMIT_TOOL)
     return names
@@ -85,9 +87,9 @@ def refusal(name: str, level: str, *, token: bool = False) -> tuple[str, str] | 
     return None
 
 
-def tool_specs(level: str) -> list[types.Tool]:
+def tool_specs(level: str, rows: Iterable[ToolRow] = catalog.ROWS) -> list[types.Tool]:
     """The MCP tool list for `level`: catalog names, descriptions and input schemas."""
-    specs = [_catalog_tool(name) for name in catalog.mcp_names(level)]
+    specs = [_catalog_tool(name) for name in catalog.mcp_names(level, rows)]
     if COMMIT_TOOL in offered_names(level):
         specs.append(
             types.Tool(

@@ -25,6 +25,7 @@ from mcp.server.stdio import stdio_server
 import catalog
 from agent import paths
 from agent.attachments import AttachmentSet
+from agent.availability import offered_rows
 from agent.errors import TabletalkError
 from agent.mcp_server.commit import commit_staged
 from agent.mcp_server.offer import COMMIT_TOOL, LEVELS, refusal, tool_specs
@@ -76,6 +77,8 @@ class McpBackend:
         staging: StagingArea | None = None,
         audit: AuditLog | None = None,
         export_dir: Path | None = None,
+        aws_profile: str | None = None,
+        aws_region: str | None = None,
     ) -> None:
         if level not in LEVELS:
             raise ValueError(f"MCP level must be one of {', '.join(LEVELS)}, not {level!r}")
@@ -93,6 +96,8 @@ class McpBackend:
             origin=f"mcp:{level}",
             export_dir=export_dir or Path.cwd(),
             own_changes_only=level != McpLevel.FULL.value,
+            aws_profile=aws_profile,
+            aws_region=aws_region,
         )
         self._gated = catalog.gated_names()
         self._lock = threading.Lock()
@@ -234,7 +239,10 @@ def build_server(backend: McpBackend, caller_of: CallerOf | None = None) -> Serv
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=specs[who(ctx).level])
+        offered = {row.name for row in offered_rows(backend.store)} | {COMMIT_TOOL}
+        return types.ListToolsResult(
+            tools=[tool for tool in specs[who(ctx).level] if tool.name in offered]
+        )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         token = object()

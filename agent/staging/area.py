@@ -49,6 +49,7 @@ from agent.staging.encoding import (
     row_to_change,
     take_ids,
 )
+from agent.staging.history import CommitEntry, LoggedChange
 from agent.staging.lock import CommitLock
 from agent.staging.merge import check_new, fold
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
@@ -124,7 +125,7 @@ class StagingArea:
     ) -> StagedChange:
         """Stage one create/update/delete after checking it against the store; return it."""
         info = self._shape(table)
-        clean = validate_values(info, op, values)
+        clean = validate_values(info, op, values, check_value=self.store.value_checker)
         normalized = self.store.normalize_key(info.name, key)
         if op == "create":
             check_key_values(self.store, info, normalized, values or {})
@@ -157,25 +158,20 @@ class StagingArea:
             )
         op: Op = "delete" if delete else "update"
         info = self._shape(table)
-        clean = validate_values(info, op, set)
+        clean = validate_values(info, op, set, check_value=self.store.value_checker)
         raw_keys = keys if keys is not None else keys_from_query(self.store, info, query or "")
         if len(raw_keys) > MAX_ITEMS_PER_CALL:
             raise too_many(len(raw_keys))
-        get_items = getattr(self.store, "get_items", None)
-        if callable(get_items):
-            # get_items checks the keys; a found item carries its own normalized key.
-            items = get_items(info.name, raw_keys)
-            key_columns = info.key_columns
-            required = frozenset(key_columns)
-            all_keys = [
-                {k: item[k] for k in key_columns}
-                if item is not None and item.keys() >= required
-                else self.store.normalize_key(info.name, raw)
-                for raw, item in zip(raw_keys, items, strict=True)
-            ]
-        else:
-            all_keys = [self.store.normalize_key(info.name, k) for k in raw_keys]
-            items = [self.store.get_item(info.name, k) for k in all_keys]
+        # get_items checks the keys; a found item carries its own normalized key.
+        items = self.store.get_items(info.name, raw_keys)
+        key_columns = info.key_columns
+        required = frozenset(key_columns)
+        all_keys = [
+            {k: item[k] for k in key_columns}
+            if item is not None and item.keys() >= required
+            else self.store.normalize_key(info.name, raw)
+            for raw, item in zip(raw_keys, items, strict=True)
+        ]
         unique: dict[str, tuple[Key, Item | None]] = {}
         for key, item in zip(all_keys, items, strict=True):
             unique.setdefault(key_json(key), (key, item))
@@ -186,10 +182,7 @@ class StagingArea:
 
     def _shape(self, table: str) -> TableShape:
         """The table's name, columns and key; the SQLite store answers without counting rows."""
-        schema = getattr(self.store, "schema", None)
-        if callable(schema):
-            return schema(table)
-        return self.store.describe_table(table)
+        return self.store.schema(table)
 
     def _write(
         self,
@@ -488,12 +481,12 @@ class StagingArea:
 
     # -- commit history -----------------------------------------------------------------------
 
-    def history(self, limit: int = 200) -> builtins.list[history.CommitEntry]:
+    def history(self, limit: int = 200) -> builtins.list[CommitEntry]:
         """This store's commits, newest first."""
         with self._lock:
             return history.commits(self._conn, self.store.identity, limit)
 
-    def commit_entry(self, commit_id: str) -> tuple[history.CommitEntry, builtins.list[history.LoggedChange]]:
+    def commit_entry(self, commit_id: str) -> tuple[CommitEntry, builtins.list[LoggedChange]]:
         """One commit (by id or a unique prefix) and its changes; StagingError if unknown."""
         with self._lock:
             entry = history.find(self._conn, self.store.identity, commit_id)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from agent.errors import BadKeyError, StagingError, TabletalkError, UnknownColumnError
 from agent.stores.base import INT_MAX, INT_MIN, Column, Item, Key, Op, Store, unstorable
@@ -24,8 +24,18 @@ class TableShape(Protocol):
     def key_columns(self) -> tuple[str, ...]: ...
 
 
-def validate_values(info: TableShape, op: Op, values: Item | None) -> Item:
-    """Check op and attribute names against the table; return values with canonical names."""
+def validate_values(
+    info: TableShape,
+    op: Op,
+    values: Item | None,
+    *,
+    check_value: Callable[[str, Any], None] | None = None,
+) -> Item:
+    """Check op and attribute names against the table; return values with canonical names.
+
+    `check_value` is given for a store whose items take any attribute (DynamoDB): unknown names
+    are then allowed and each value is judged by it instead of the scalar checks.
+    """
     if op not in ("create", "update", "delete"):
         raise StagingError(f"unknown op {op!r}", fix="Use op create, update or delete.")
     values = values or {}
@@ -44,17 +54,20 @@ def validate_values(info: TableShape, op: Op, values: Item | None) -> Item:
     clean: Item = {}
     for given, value in values.items():
         name = names.get(str(given).lower())
-        if name is None:
+        if check_value is not None:
+            name = name or str(given)
+            check_value(name, value)
+        elif name is None:
             raise UnknownColumnError(
                 f"table {info.name!r} has no column {given!r}",
                 fix=f"Valid columns of {info.name}: {', '.join(c.name for c in info.columns)}.",
             )
-        if isinstance(value, dict | list | bytes):
+        elif isinstance(value, dict | list | bytes):
             raise StagingError(
                 f"{name} must be a text, number, boolean or null value, not {type(value).__name__}",
                 fix=f"Give {name} a scalar value (serialize structured data to text first).",
             )
-        reason = unstorable(value)
+        reason = unstorable(value) if check_value is None else None
         if reason is not None:
             raise StagingError(
                 f"{name}: {reason}",

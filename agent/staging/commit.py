@@ -15,6 +15,7 @@ once; any other exception leaves it in doubt until the next settlement.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import sqlite3
 from collections.abc import Callable
@@ -28,6 +29,8 @@ from agent.staging.encoding import loads, loads_many
 from agent.staging.model import CommitReport
 from agent.staging.settle import forget
 from agent.stores.base import ChangeToApply, Item, Store
+
+log = logging.getLogger(__name__)
 
 
 def changes_to_commit(conn: sqlite3.Connection, store: str) -> list[ChangeToApply]:
@@ -117,4 +120,18 @@ def commit_changes(
     done.update(missed)
     committed = [i for i in ids if i in done]
     kept = [i for i in ids if i not in done]
+    _mark_indexes_stale(store, [c for c in changes if c.id in done])
     return CommitReport(committed=committed, conflicts=result.conflicts, kept=kept)
+
+
+def _mark_indexes_stale(store: Store, landed: list[ChangeToApply]) -> None:
+    """Rows a commit changed are stale in the store's embedding indexes (if it has any); a
+    failure here never fails the commit: the next `tabletalk index build` rereads every row."""
+    if not landed:
+        return
+    from agent.vectors.index import mark_stale  # apsw loads only for a store with an index
+
+    try:
+        mark_stale(store.identity, ((c.table, c.key) for c in landed))
+    except Exception:
+        log.exception("could not mark committed rows stale in the vector index")

@@ -77,8 +77,4 @@ def plan_rebase(
 
 def _matches(store: Store, change: StagedChange, current: Item) -> bool:
     """True when the item already has every value the change sets (as the store compares)."""
-    holds = getattr(store, "holds", None)
-    if callable(holds):
-        return bool(holds(change.table, change.key, change.values))
-    missing = object()
-    return all(current.get(k, missing) == v for k, v in change.values.items())
+    return store.holds(change.table, change.key, change.values)

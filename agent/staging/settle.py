@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from agent.staging import history
 from agent.staging.db import COLUMNS, transaction
 from agent.staging.encoding import row_to_change
-from agent.stores.base import ChangeToApply, Item, Store
+from agent.stores.base import ChangeToApply, Store
 
 
 @dataclass
@@ -113,36 +113,19 @@ def forget(conn: sqlite3.Connection, ids: list[str], commit_id: str | None = Non
 def already_applied(store: Store, changes: list[ChangeToApply]) -> set[str]:
     """Ids of changes whose result is already what the store holds.
 
-    A store with `holds` (SQLite) compares as its guarded commit does (`column IS ?`, with the
-    column's affinity), so 5.0 vs 5 or '1' vs 1 are judged as SQLite would; other stores'
-    items are compared with plain equality.
+    `Store.holds` compares as the store's guarded commit does (SQLite: `column IS ?` with the
+    column's affinity, so 5.0 vs 5 or '1' vs 1 are judged as SQLite would; DynamoDB: null is an
+    absent attribute).
     """
-    holds = getattr(store, "holds", None)
     applied: set[str] = set()
     for change in changes:
         if change.op == "delete":
             done = store.get_item(change.table, change.key) is None
-        elif callable(holds):
-            if change.op == "create":
-                done = holds(change.table, change.key, change.values)
-            else:
-                expected = {**(change.pre_image or {}), **change.values}
-                done = holds(change.table, change.key, expected, whole=True)
+        elif change.op == "create":
+            done = store.holds(change.table, change.key, change.values)
         else:
-            done = looks_applied(change, store.get_item(change.table, change.key))
+            expected = {**(change.pre_image or {}), **change.values}
+            done = store.holds(change.table, change.key, expected, whole=True)
         if done:
             applied.add(change.id)
     return applied
-
-
-def looks_applied(change: ChangeToApply, item: Item | None) -> bool:
-    """Plain-equality form of `already_applied` for one change and the item now."""
-    if item is None:
-        return False
-    if change.op == "create":
-        return all(item.get(k, _MISSING) == v for k, v in change.values.items())
-    expected = {**(change.pre_image or {}), **change.values}
-    return item == expected
-
-
-_MISSING = object()

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Generator
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from agent.stores.paging import RowSource
 
 Op = Literal["create", "update", "delete"]
 Key = dict[str, Any]
@@ -126,63 +131,203 @@ Landed = Callable[[list[str]], None]
 """Told the ids of one atomic unit of a commit as soon as the store made it durable."""
 
 
-class Store(Protocol):
-    """A place with tables. All reads are read-only; writes happen only through `apply`."""
+class TableShape(Protocol):
+    """A table's name, columns and key: what staging needs (a TableInfo has it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def columns(self) -> Sequence[Column]: ...
+
+    @property
+    def key_columns(self) -> tuple[str, ...]: ...
+
+
+class Store(ABC):
+    """A place with tables. All reads are read-only; writes happen only through `apply`.
+
+    Capabilities are properties with a default, so callers ask the store instead of probing
+    for attributes; a backend overrides what it offers.
+    """
 
     kind: str
     """Backend name: "sqlite" or "dynamodb"."""
 
     identity: str
-    """Stable id that scopes staged changes (SQLite: "sqlite:" + resolved file path)."""
+    """Stable id that scopes staged changes (see `agent.stores.open.identity_db`)."""
 
     label: str
     """Short name for headers and messages."""
 
-    def list_tables(self) -> list[str]: ...
+    # -- capabilities ---------------------------------------------------------------------------
 
-    def describe_table(self, table: str) -> TableInfo: ...
+    @property
+    def query_language(self) -> str:
+        """The language of `query`, `count(where)` and table filters ("SQL", "PartiQL")."""
+        return "SQL"
 
-    def get_item(self, table: str, key: Key) -> Item | None: ...
+    @property
+    def filter_example(self) -> str:
+        """A filter condition in `query_language`, for hints."""
+        return "status = 'open'"
 
-    def query(self, sql: str, limit: int | None = None) -> QueryResult: ...
+    @property
+    def supports_sql_joins(self) -> bool:
+        """True when `query` can join tables (joined views need it)."""
+        return False
+
+    @property
+    def file_path(self) -> Path | None:
+        """The file the store lives in, or None when it is not a file."""
+        return None
+
+    @property
+    def db_arg(self) -> str:
+        """The `--db` value that opens this same store again."""
+        return self.identity
+
+    @property
+    def max_transaction_items(self) -> int | None:
+        """How many changes `apply` commits atomically: None means the whole list at once.
+
+        A store with a limit applies a longer list as consecutive batches of at most this
+        many; each batch is all or nothing, and a conflict stops the commit at its batch.
+        """
+        return None
+
+    @property
+    def value_checker(self) -> Callable[[str, Any], None] | None:
+        """For a store whose items take any attribute and nested values (DynamoDB): a function
+        that raises on a value it cannot store. None: fixed columns and scalar values (SQLite)."""
+        return None
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    @abstractmethod
+    def list_tables(self) -> list[str]:
+        """Table names, in name order."""
+
+    @abstractmethod
+    def describe_table(self, table: str) -> TableInfo:
+        """Key, columns, indexes and row count of `table`."""
+
+    def schema(self, table: str) -> TableShape:
+        """The table's name, columns and key; a store may answer faster than describe_table."""
+        return self.describe_table(table)
+
+    @abstractmethod
+    def get_item(self, table: str, key: Key) -> Item | None:
+        """The item with this key, or None."""
+
+    def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
+        """Items for many keys (None where none exists); a store may batch the lookups."""
+        return [self.get_item(table, self.normalize_key(table, k)) for k in keys]
+
+    def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
+        """True when the item with `key` exists and each of `values` equals its attribute;
+        `whole` also requires `values` to name every attribute. Stores compare as they store."""
+        item = self.get_item(table, key)
+        if item is None:
+            return False
+        if whole:
+            return item == values
+        return all(name in item and item[name] == value for name, value in values.items())
+
+    @abstractmethod
+    def query(self, sql: str, limit: int | None = None) -> QueryResult:
+        """Run one read-only statement in `query_language`; at most `limit` rows."""
+
+    @abstractmethod
+    def count(self, table: str, where: str | None = None) -> int:
+        """Items of `table`, optionally only those matching `where` (a `query_language`
+        condition)."""
+
+    def size_label(self, table: str) -> str:
+        """How big `table` is, for the home list ("1,204 rows"); a store whose exact count
+        would cost a full scan says its approximation and key instead."""
+        return f"{self.count(table):,} rows"
+
+    @abstractmethod
+    def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The most frequent values of a column with their counts."""
+
+    @abstractmethod
+    def index_stats(self, table: str) -> list[dict[str, Any]]:
+        """Each index of `table` with what the store knows of its selectivity."""
+
+    @abstractmethod
+    def normalize_key(self, table: str, key: Key) -> Key:
+        """Check `key` names exactly the key attributes and coerce its values to their types."""
+
+    @abstractmethod
+    def pages(self, table: str, where: str | None = None) -> RowSource:
+        """Paged, keyset read of `table` (optionally filtered by a `query_language`
+        condition) for table tabs: a huge table opens at once and never loads whole."""
+
+    def take_read_report(self) -> dict[str, Any] | None:
+        """What this thread's reads cost since the last call (read units, items scanned, an
+        early stop at a cap), for tool results; None when the store does not count."""
+        return None
+
+    @property
+    def read_units_total(self) -> float | None:
+        """Read units all counted reads consumed so far; None when the store does not count."""
+        return None
 
     def query_batches(
         self, sql: str, batch_size: int = 200, timeout_s: float | None = None
     ) -> Generator[QueryResult, None, None]:
         """Like `query` without a limit, a batch of rows at a time (bounded memory); the first
-        batch comes even when empty. Close the iterator to stop early."""
-        ...
+        batch comes even when empty. Close the iterator to stop early.
+
+        The default runs `query` once (a store's own caps bound it) and hands out its rows in
+        batches; a store that can stream overrides it.
+        """
+        result = self.query(sql)
+        rows = result.rows
+        for start in range(0, max(len(rows), 1), batch_size):
+            yield QueryResult(result.columns, rows[start : start + batch_size], result.truncated)
 
     def interrupt(self) -> None:
         """Stop a running read; called from another thread when the user presses Stop.
 
-        Safe at any time and a no-op when nothing runs; the stopped read raises
-        StoreError("the query was stopped", fix=...).
+        Safe at any time and a no-op when nothing runs (or the store cannot stop reads); the
+        stopped read raises StoreError("the query was stopped", fix=...).
         """
-        ...
+        return None
 
-    def count(self, table: str, where: str | None = None) -> int: ...
+    # -- writes ---------------------------------------------------------------------------------
 
-    def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]: ...
-
-    def index_stats(self, table: str) -> list[dict[str, Any]]: ...
-
-    def normalize_key(self, table: str, key: Key) -> Key: ...
-
+    @abstractmethod
     def apply(
         self,
         changes: list[ChangeToApply],
         progress: Any = None,
         landed: Landed | None = None,
     ) -> ApplyResult:
-        """Apply `changes` optimistically (each update/delete only onto its pre-image).
+        """Commit `changes`, each guarded by its pre-image (a changed item is a Conflict).
 
+        Atomic over the whole list when `max_transaction_items` is None; otherwise over each
+        consecutive batch of that size, stopping at the first batch with a conflict.
         `landed(ids)` is called with the ids of each atomic unit right after the store made it
-        durable (SQLite: once, after its one transaction; a store that commits in batches: once
-        per batch), before the next unit starts; the staging area drops those changes then, so
-        an interrupted commit leaves at most one unit in doubt. Raise a TabletalkError only
-        after rolling back the unit in progress.
+        durable (before the next unit starts); the staging area drops those changes then, so an
+        interrupted commit leaves at most one unit in doubt. Raise a TabletalkError only after
+        rolling back the unit in progress.
         """
-        ...
 
-    def close(self) -> None: ...
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""
+
+
+def transaction_plan(store: Store, count: int) -> str | None:
+    """What committing `count` changes means when it takes several transactions; else None."""
+    size = store.max_transaction_items
+    if size is None or count <= size:
+        return None
+    batches = -(-count // size)
+    return (
+        f"{batches} transactions of up to {size} changes; each is all or nothing; a conflict "
+        "stops the commit there and earlier ones stay committed"
+    )

@@ -20,10 +20,13 @@ from agent.stores.base import (
     Key,
     Landed,
     QueryResult,
+    Store,
     TableInfo,
 )
+from agent.stores.paging import RowSource
 from agent.stores.references import Reference, ReferencingRows
 from agent.stores.sqlite_apply import apply_changes
+from agent.stores.sqlite_paging import SQLiteRowSource
 from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
     ReadOnlyConnection,
@@ -40,7 +43,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 5.0
 
 
-class SQLiteStore:
+class SQLiteStore(Store):
     """A SQLite file as a store; user SQL runs read-only, enforced by the database."""
 
     kind = "sqlite"
@@ -66,6 +69,25 @@ class SQLiteStore:
             self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         self._reader = ReadOnlyConnection(self.path, query_timeout_s)
         self._schemas: dict[str, tuple[int, TableSchema]] = {}
+
+    @property
+    def supports_sql_joins(self) -> bool:
+        """SQLite joins tables."""
+        return True
+
+    @property
+    def file_path(self) -> Path | None:
+        """The database file (resolved)."""
+        return self.path
+
+    @property
+    def db_arg(self) -> str:
+        """The file path, as `--db` takes it."""
+        return str(self.path)
+
+    def pages(self, table: str, where: str | None = None) -> RowSource:
+        """Keyset pages of `table` on private read-only connections (never this store's lock)."""
+        return SQLiteRowSource(self.path, self.schema(table).name, where)
 
     @classmethod
     def open(

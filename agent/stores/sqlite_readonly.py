@@ -118,6 +118,23 @@ def json_rows(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str,
     return list(map(dict, map(zip, repeat(columns), rows)))
 
 
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write: a `mode=ro` URI plus `query_only`, usable from any thread."""
+    if not path.exists():
+        raise StoreError(
+            f"No database file at {path}.", fix="Pass an existing SQLite file with --db."
+        )
+    conn = sqlite3.connect(
+        f"{path.resolve().as_uri()}?mode=ro",
+        uri=True,
+        check_same_thread=False,
+        isolation_level=None,
+        timeout=5.0,
+    )
+    conn.execute("PRAGMA query_only=ON")
+    return conn
+
+
 class ReadOnlyConnection:
     """A connection for untrusted SQL: writes, ATTACH, transactions and writing pragmas are denied."""
 
@@ -125,11 +142,7 @@ class ReadOnlyConnection:
         self.timeout_s = timeout_s
         self.path = path
         self._deadline = float("inf")
-        uri = f"{path.resolve().as_uri()}?mode=ro"
-        self._conn = sqlite3.connect(
-            uri, uri=True, check_same_thread=False, isolation_level=None, timeout=5.0
-        )
-        self._conn.execute("PRAGMA query_only=ON")
+        self._conn = connect_read_only(path)
         self._conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_READ_BYTES)
         self._warm_pragma_tables()
         self._warm_tables()

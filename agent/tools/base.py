@@ -64,6 +64,9 @@ class ToolContext:
     export_dir: Path = field(default_factory=Path.cwd)
     own_changes_only: bool = False
     """True for an MCP client below `full`: it may discard only changes of its own origin."""
+    aws_profile: str | None = None
+    aws_region: str | None = None
+    """Where tools that call Bedrock themselves (vectorSearch embeds its query) send requests."""
     gate: PermissionGate | None = None
     """The conversation's permission gate, for confirmations a tool asks while it runs;
     None where nobody can be asked (an MCP client)."""

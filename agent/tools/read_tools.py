@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from agent.errors import TabletalkError
 from agent.stores.base import MAX_READ_BYTES, NARROWER_QUERY
 from agent.tools.base import (
     CUT_NOTE,
@@ -74,8 +75,11 @@ class VectorInput(ToolInput):
     """A semantic search."""
 
     table: str = Field(description=TABLE_FIELD)
-    text: str = Field(description="what to look for, in plain words")
+    query: str = Field(min_length=1, description="what to look for, in plain words")
     limit: int = Field(10, ge=1, le=50, description="max rows (1-50)")
+    where: str | None = Field(
+        None, description="optional SQL condition on the table's columns, e.g. price < 50"
+    )
 
 
 def get_current_time(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
@@ -184,18 +188,34 @@ def get_index_stats(ctx: ToolContext, args: TableInput) -> dict[str, Any]:
 
 
 def vector_search(ctx: ToolContext, args: VectorInput) -> dict[str, Any]:
-    """vectorSearch: not available yet; the failure names the LIKE query to run instead."""
+    """vectorSearch: the rows nearest in meaning to the query, through the table's index."""
+    from agent.vectors.search import search  # apsw and sqlite-vec load only when used
+
     info = require_table(ctx, args.table)
-    word = max(args.text.split() or ["word"], key=len).replace("'", "''")
-    text_cols = [
-        c.name for c in info.columns if "char" in c.type.lower() or "text" in c.type.lower()
-    ]
-    column = text_cols[0] if text_cols else "name"
-    raise ToolFailure(
-        "vectorSearch is not available yet: no embedding index exists for this store",
-        f"use runQuery with LIKE instead, e.g. SELECT * FROM {info.name} "
-        f"WHERE {column} LIKE '%{word}%' LIMIT {args.limit}",
-    )
+    where = strip_where(args.where)
+    if where is not None and is_select(where):
+        raise ToolFailure(
+            "`where` takes a condition, not a query",
+            "pass only the condition, e.g. price < 50 AND category = 'audio'",
+        )
+    try:
+        result = search(
+            ctx.store,
+            info.name,
+            args.query,
+            args.limit,
+            where,
+            profile=ctx.aws_profile,
+            region=ctx.aws_region,
+        )
+    except TabletalkError as exc:
+        raise ToolFailure(exc.message, exc.fix or "see `tabletalk index status`") from exc
+    rows, cut = compact_rows([hit.pop("row") or {} for hit in result["results"]])
+    for hit, row in zip(result["results"], rows, strict=True):
+        hit["row"] = row
+    if cut:
+        result["note"] = CUT_NOTE
+    return result
 
 
 TOOLS = [
@@ -223,6 +243,6 @@ TOOLS = [
         "vectorSearch",
         VectorInput,
         vector_search,
-        {"table": "products", "text": "warm blanket", "limit": 10},
+        {"table": "products", "query": "warm blanket", "limit": 10},
     ),
 ]

@@ -98,13 +98,22 @@ def run_tool(
     try:
         result = impl.run(ctx, args)
     except ToolFailure as exc:
-        return "error", _error(exc.message, exc.fix)
+        return "error", _with_cost(ctx, _error(exc.message, exc.fix))
     except TabletalkError as exc:
-        return "error", _error(exc.message, exc.fix)
+        return "error", _with_cost(ctx, _error(exc.message, exc.fix))
     except Exception as exc:  # a tool bug must not end the turn
         log.exception("tool %s failed", name)
         return "error", _error(
             f"internal error in {name}: {type(exc).__name__}: {exc}",
             "try a different approach, or tell the user this tool failed",
         )
-    return "success", result
+    return "success", _with_cost(ctx, result)
+
+
+def _with_cost(ctx: ToolContext, result: dict[str, Any]) -> dict[str, Any]:
+    """Add what the call's reads cost (read units, items scanned, an early stop) when the store
+    counts it (DynamoDB)."""
+    report = ctx.store.take_read_report()
+    if report is None or not isinstance(result, dict):
+        return result
+    return {**result, "capacity": report}

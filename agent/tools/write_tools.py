@@ -159,7 +159,8 @@ def stage_item(ctx: ToolContext, args: StageItemInput) -> dict[str, Any]:
     """stageItem: stage one create/update/delete; nothing is written before commit."""
     info = require_table(ctx, args.table)
     values = dict(args.values or {})
-    require_columns(info, list(values), "values")
+    if ctx.store.value_checker is None:  # a store with fixed columns (items take any attribute)
+        require_columns(info, list(values), "values")
     if args.op == "create":
         missing = _missing_required(info, values)
         if missing:
@@ -177,7 +178,7 @@ def stage_item(ctx: ToolContext, args: StageItemInput) -> dict[str, Any]:
 def bulk_edit(ctx: ToolContext, args: BulkEditInput) -> dict[str, Any]:
     """bulkEdit: stage one update or delete on many items (keys or a query)."""
     info = require_table(ctx, args.table)
-    if args.set:
+    if args.set and ctx.store.value_checker is None:
         require_columns(info, list(args.set), "set")
     try:
         changes = ctx.staging.stage_many(

@@ -108,13 +108,3 @@ def test_sample_values_and_index_stats(ctx: ToolContext) -> None:
     stats = ok(ctx, "getIndexStats", table="orders")
     assert {"orders_status", "orders_customer_id"} <= {i["name"] for i in stats["indexes"]}
     err(ctx, "getIndexStats", table="nope")
-
-
-def test_vector_search_is_not_available_and_says_what_to_do(ctx: ToolContext) -> None:
-    failure = err(ctx, "vectorSearch", table="products", text="warm lamp")
-    assert "not available yet" in failure["error"]
-    assert "runQuery" in failure["fix"] and "LIKE '%warm%'" in failure["fix"]
-    # the suggested query runs
-    suggested = failure["fix"].split("e.g. ", 1)[1]
-    assert ok(ctx, "runQuery", query=suggested)["columns"]
-    err(ctx, "vectorSearch", table="nope", text="x")

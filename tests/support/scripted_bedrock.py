@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from agent.events import Usage
+from tests.support.embeddings import invoke_answer
 
 __all__ = [
     "DUMMY_ACCESS_KEY_ID",
@@ -199,6 +200,10 @@ class ScriptedBedrock:
         # without using a queued reply.
         self.max_request_bytes: int | None = None
         self._queue: deque[ReplySpec] = deque(replies)
+        self.invocations: list[tuple[str, dict[str, Any]]] = []
+        """InvokeModel requests (model id, body), answered with embeddings."""
+        self.invoke_errors: deque[Error] = deque()
+        """Errors the next InvokeModel requests get (one each), e.g. a throttle."""
         self.responder: Callable[[dict[str, Any]], Reply | Error] | None = None
         """Answers requests once the queue is empty (a reply chosen from the request itself)."""
         self._lock = threading.Lock()
@@ -345,7 +350,7 @@ class ScriptedBedrock:
         yield _exception_frame(error)
 
 
-_PATH = re.compile(r"/model/(?P<model>[^/]+)/(?P<op>converse|converse-stream)")
+_PATH = re.compile(r"/model/(?P<model>[^/]+)/(?P<op>converse|converse-stream|invoke)")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -376,6 +381,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {"_unparsed": raw.decode(errors="replace")}
+        if match["op"] == "invoke":
+            self._invoke(unquote(match["model"]), body)
+            return
         stream = match["op"] == "converse-stream"
         recorded = RecordedRequest(
             model_id=unquote(match["model"]),
@@ -413,6 +421,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_stream(self.scripted.stream_frames(spec), delay)
         else:
             self._send_json(200, self.scripted.render_converse(spec))
+
+    def _invoke(self, model_id: str, body: dict[str, Any]) -> None:
+        """InvokeModel for the embedding models: deterministic vectors (tests/support/embeddings)."""
+        scripted = self.scripted
+        with scripted._lock:
+            scripted.invocations.append((model_id, body))
+            error = scripted.invoke_errors.popleft() if scripted.invoke_errors else None
+        if error is not None:
+            self._send_error(error)
+            return
+        answer = invoke_answer(model_id, body)
+        if answer is None:
+            self._send_error(Error(400, "ValidationException", f"malformed request for {model_id}"))
+            return
+        self._send_json(200, answer)
 
     def _send_json(
         self, status: int, payload: dict[str, Any], error_type: str | None = None

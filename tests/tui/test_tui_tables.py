@@ -9,10 +9,11 @@ import pytest
 
 from agent.config import Settings
 from agent.staging import StagingArea
+from agent.stores.paging import PAGE_SIZE
 from agent.stores.sqlite import SQLiteStore
+from agent.stores.sqlite_paging import SQLiteRowSource
 from tests.tui.helpers import SIZE, settle
 from tui.app import TabletalkApp
-from tui.data.row_source import PAGE_SIZE, SQLiteRowSource
 from tui.screens.row_detail import RowDetailScreen
 from tui.widgets.table_tab import TableTab
 

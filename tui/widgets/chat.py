@@ -336,18 +336,21 @@ class ChatPanel(Vertical):
             self._render_timer = self.set_timer(RENDER_INTERVAL, self._render_step)
 
     async def _append_text(self, text: str) -> None:
-        if self._answer is None:
-            self._answer = AssistantMessage()
-            await self.log_view.mount(self._answer)
-        if len(self._answer.source) + len(text) > SEGMENT:
-            cut = _paragraph_break(self._answer.source, text)
+        answer = self._answer
+        if answer is None:
+            answer = self._answer = AssistantMessage()
+            await self.log_view.mount(answer)
+            if self._answer is not answer:  # Stop was pressed meanwhile: show nothing more
+                return
+        if len(answer.source) + len(text) > SEGMENT:
+            cut = _paragraph_break(answer.source, text)
             if cut is not None:  # the rest goes to a new widget after this paragraph
-                self._answer.append(text[:cut])
+                answer.append(text[:cut])
                 self._answer = None
                 if text[cut:]:
                     await self._append_text(text[cut:])
                 return
-        self._answer.append(text)
+        answer.append(text)
 
     async def _show_event(self, turn: int, event: Any) -> None:
         log = self.log_view
@@ -442,7 +445,8 @@ class ChatPanel(Vertical):
 
     def intro(self) -> str:
         """The first line of an empty chat: what to ask, what it runs on, that edits wait."""
-        store = getattr(getattr(self.app, "store", None), "label", "your database")
+        app_store = getattr(self.app, "store", None)  # a bare App in widget tests has none
+        store = app_store.label if app_store is not None else "your database"
         model = short_model(getattr(getattr(self.app, "settings", None), "model", "") or "")
         return (
             f"Ask about the tables in {store}. Runs on Amazon Bedrock ({model}) with your AWS "

@@ -22,7 +22,7 @@ class HomeTab(TabPane):
             self.table = table
 
     class CountsLoaded(Message):
-        def __init__(self, counts: dict[str, int]) -> None:
+        def __init__(self, counts: dict[str, str]) -> None:
             super().__init__()
             self.counts = counts
 
@@ -61,7 +61,7 @@ class HomeTab(TabPane):
         counts = {}
         for table in self.tables:
             try:
-                counts[table] = self.store.count(table)
+                counts[table] = self.store.size_label(table)
             except Exception:
                 continue
         self.post_message(self.CountsLoaded(counts))
@@ -75,7 +75,7 @@ class HomeTab(TabPane):
         for table in self.tables:
             label = Text(table.ljust(width + 2))
             if table in message.counts:
-                label.append(f"{message.counts[table]:>12,} rows", style="dim")
+                label.append(f"{message.counts[table]:>17}", style="dim")
             options.add_option(Option(label, id=table))
         options.highlighted = highlighted
 

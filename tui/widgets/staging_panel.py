@@ -24,6 +24,7 @@ from textual.widgets.option_list import Option
 from agent.errors import TabletalkError
 from agent.staging import StagedChange
 from agent.staging.review import FILTER_HELP, ChangeFilter, ChangeGroup
+from agent.stores.base import transaction_plan
 from agent.stores.references import ReferencingRows
 from tui.widgets.staged_change import (
     ChangeCard,
@@ -236,6 +237,9 @@ class StagingPanel(TabPane):
         )
         if self.conflicts:
             summary += f" · {len(self.conflicts):,} in conflict (filter is:conflict)"
+        plan = transaction_plan(self.staging_watch.area.store, count)
+        if plan:
+            summary += f"\nCommitting them takes {plan}."
         self._summary.update(Text(summary))
         self._show_orphans(snap.orphans)
         self._commit_all.label = Content(f"Commit {count:,}")
@@ -386,8 +390,10 @@ class StagingPanel(TabPane):
                 self._filter_input.value = ""
                 self.filter = ChangeFilter()
             self._shown = None
-            severity = "warning" if report.refused else "information"
-            self.app.notify(report.describe(), severity=severity, markup=False)
+            if report.refused:
+                self.app.notify(report.describe(), severity="warning", markup=False)
+            else:
+                self.app.notify(report.describe(), markup=False)
 
         self.staging_watch.run(lambda area: area.rebase(ids), done=done, name="take-current")
 

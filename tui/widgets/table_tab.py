@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from agent.errors import TabletalkError
-from tui.data.row_source import RowSource
+from agent.stores.paging import RowSource
 from tui.widgets.table_view import TableView
 
 SourceFactory = Callable[[str | None], RowSource]
@@ -62,8 +62,10 @@ class TableTab(TabPane):
         table: str | None = None,
         make_source: SourceFactory | None = None,
         note: str = "",
+        language: str = "SQL",
     ) -> None:
         super().__init__(Content(elide(title)), id=id)
+        self.language = language
         self.kind = kind
         self.table = table
         self.tab_title = title
@@ -75,7 +77,8 @@ class TableTab(TabPane):
     def compose(self) -> ComposeResult:
         if self.make_source is not None:
             yield Input(
-                placeholder=f"filter: a SQL condition such as  {example_condition(self._source.columns)}"
+                placeholder=f"filter: a {self.language} condition such as  "
+                f"{example_condition(self._source.columns)}"
                 "  (Enter applies, empty clears)",
                 id="filter",
                 compact=True,
@@ -158,7 +161,7 @@ class TableTab(TabPane):
         parts = [total]
         if self._staged:
             parts.append(f"{len(self._staged)} staged here")
-        if getattr(self._source, "truncated", False):
+        if self._source.truncated:
             parts.append("first rows only")
         if self.note:
             parts.append(self.note)

@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui.data.row_source import PAGE_SIZE, ColumnSpec, Page, RowSource
+from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, RowSource
 from tui.workers import run_in_thread
 
 MAX_COLUMN_WIDTH = 40

@@ -1,85 +1,22 @@
-"""Paged, read-only row access for table tabs, so a table of a million rows opens at once.
-
-SQLite files are read through a private `mode=ro` connection with keyset paging (by rowid or
-primary key) and an OFFSET fallback for jumps; other stores go through `Store.query`.
-"""
+"""SQLite pages for table tabs: keyset paging (by rowid or primary key) on a read-only
+connection, with an OFFSET fallback for jumps and a separate connection for the count."""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from agent.errors import StoreError, UnknownTableError
-
-PAGE_SIZE = 200
-"""Rows per fetched page."""
-
-
-@dataclass(frozen=True)
-class ColumnSpec:
-    """A column as a table tab shows it."""
-
-    name: str
-    type: str
-    key: bool = False
-
-
-@dataclass
-class Page:
-    """One fetched page: row tuples (values in `columns` order) and each row's key dict."""
-
-    number: int
-    rows: list[tuple[Any, ...]]
-    keys: list[dict[str, Any]]
-    order_keys: list[Any]
-
-
-class RowSource(Protocol):
-    """What a table tab reads rows through."""
-
-    title: str
-    columns: list[ColumnSpec]
-    key_columns: tuple[str, ...]
-
-    def count(self) -> int:
-        """Rows matching the filter (cached). Own connection: pages never wait for a count."""
-        if self._count is None:
-            with self._count_lock:
-                if self._closed:
-                    return 0
-                table = _quote(self.table)
-                count = int(
-                    self._run(
-                        self._count_conn, f"SELECT count(*) FROM {table}{self._filter_sql()}"
-                    ).fetchone()[0]
-                )
-                if self._has_rowid and not self.where and count:
-                    low, high = self._run(
-                        self._count_conn, f"SELECT min(rowid), max(rowid) FROM {table}"
-                    ).fetchone()
-                    if high - low + 1 == count:
-                        self._dense_rowid_start = int(low)
-                self._count = count
-        return self._count
-
-    def page(self, number: int) -> Page: ...
-
-    def close(self) -> None: ...
-
-
-class TabClosed(Exception):
-    """A read was cut short because its tab closed; workers drop it silently."""
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, TabClosed
+from agent.stores.sqlite_readonly import connect_read_only, quote_ident
 
 
 class SQLiteRowSource:
     """Pages of one SQLite table (optionally filtered by a WHERE expression), read-only."""
+
+    truncated = False
 
     def __init__(self, path: str | Path, table: str, where: str | None = None) -> None:
         self.path = Path(path)
@@ -94,7 +31,7 @@ class SQLiteRowSource:
         self._count_conn = connect_read_only(self.path)
         self._pages: dict[int, Page] = {}
         self._count: int | None = None
-        info = self._conn.execute(f"PRAGMA table_xinfo({_quote(table)})").fetchall()
+        info = self._conn.execute(f"PRAGMA table_xinfo({quote_ident(table)})").fetchall()
         if not info:
             names = [
                 r[0]
@@ -128,7 +65,7 @@ class SQLiteRowSource:
 
     def _table_has_rowid(self) -> bool:
         try:
-            self._conn.execute(f"SELECT rowid FROM {_quote(self.table)} LIMIT 0")
+            self._conn.execute(f"SELECT rowid FROM {quote_ident(self.table)} LIMIT 0")
         except sqlite3.OperationalError:
             return False
         return True
@@ -138,11 +75,11 @@ class SQLiteRowSource:
 
     def _select(self) -> str:
         order_cols = ", ".join(
-            "rowid AS __order_0" if c == "rowid" else f"{_quote(c)} AS __order_{i}"
+            "rowid AS __order_0" if c == "rowid" else f"{quote_ident(c)} AS __order_{i}"
             for i, c in enumerate(self._order)
         )
-        cols = ", ".join(_quote(c.name) for c in self.columns)
-        return f"SELECT {order_cols}, {cols} FROM {_quote(self.table)}"
+        cols = ", ".join(quote_ident(c.name) for c in self.columns)
+        return f"SELECT {order_cols}, {cols} FROM {quote_ident(self.table)}"
 
     def count(self) -> int:
         """Rows matching the filter (cached; computed once)."""
@@ -150,11 +87,11 @@ class SQLiteRowSource:
             with self._lock:
                 if self._closed:
                     return 0
-                sql = f"SELECT count(*) FROM {_quote(self.table)}{self._filter_sql()}"
+                sql = f"SELECT count(*) FROM {quote_ident(self.table)}{self._filter_sql()}"
                 self._count = int(self._execute(sql).fetchone()[0])
                 if self._has_rowid and not self.where and self._count:
                     low, high = self._execute(
-                        f"SELECT min(rowid), max(rowid) FROM {_quote(self.table)}"
+                        f"SELECT min(rowid), max(rowid) FROM {quote_ident(self.table)}"
                     ).fetchone()
                     if high - low + 1 == self._count:
                         self._dense_rowid_start = int(low)
@@ -205,7 +142,7 @@ class SQLiteRowSource:
         return self._execute(sql, (number * PAGE_SIZE,)).fetchall()
 
     def _after(self, last: tuple[Any, ...]) -> str:
-        cols = ", ".join("rowid" if c == "rowid" else _quote(c) for c in self._order)
+        cols = ", ".join("rowid" if c == "rowid" else quote_ident(c) for c in self._order)
         marks = ", ".join("?" for _ in last)
         return f"({cols}) > ({marks})"
 
@@ -242,44 +179,3 @@ class SQLiteRowSource:
             self._closed = True
             self._conn.close()
             self._count_conn.close()
-
-
-class QueryRowSource:
-    """Rows of a read-only SELECT through the Store (any backend), fetched up to a cap."""
-
-    CAP = 5000
-
-    def __init__(self, store: Any, title: str, sql: str, key_columns: tuple[str, ...] = ()) -> None:
-        self.title = title
-        self.key_columns = key_columns
-        result = store.query(sql, limit=self.CAP)
-        self.truncated = result.truncated
-        self.columns = [ColumnSpec(name, "", key=name in key_columns) for name in result.columns]
-        names = [c.name for c in self.columns]
-        self._rows = [tuple(row.get(n) for n in names) for row in result.rows]
-        self._keys = [{k: row.get(k) for k in key_columns} for row in result.rows]
-
-    def count(self) -> int:
-        return len(self._rows)
-
-    def invalidate(self) -> None:
-        """Fixed rows: a query tab shows what the query returned when it opened."""
-
-    def page(self, number: int) -> Page:
-        start = number * PAGE_SIZE
-        end = start + PAGE_SIZE
-        return Page(number, self._rows[start:end], self._keys[start:end], [])
-
-    def close(self) -> None:
-        return None
-
-
-def connect_read_only(path: Path) -> sqlite3.Connection:
-    """A connection that cannot write: `mode=ro` URI plus `query_only`."""
-    if not path.exists():
-        raise StoreError(
-            f"No database file at {path}.", fix="Pass an existing SQLite file with --db."
-        )
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-    conn.execute("PRAGMA query_only = 1")
-    return conn

@@ -1,0 +1,531 @@
+"""The DynamoDB store: tables of an account and region, read with capacity guards, written
+only by `apply` (TransactWriteItems, see apply.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from agent.errors import BadKeyError, UnknownTableError
+from agent.stores.base import (
+    ApplyResult,
+    ChangeToApply,
+    Column,
+    IndexInfo,
+    Item,
+    Key,
+    Landed,
+    QueryResult,
+    Store,
+    TableInfo,
+)
+from agent.stores.dynamodb import apply as apply_mod
+from agent.stores.dynamodb.client import (
+    SCHEME,
+    Target,
+    account_of,
+    call,
+    endpoint_of,
+    make_client,
+    parse_url,
+    translate,
+)
+from agent.stores.dynamodb.partiql_guard import check_select, quote_name, table_of
+from agent.stores.dynamodb.reads import Limits, ReadReport, scan_pages, statement_pages, stop_note
+from agent.stores.dynamodb.types import from_plain, item_to_plain, type_name, value_to_wire
+from agent.stores.paging import RowSource
+
+_TYPE_NAMES = {"S": "string", "N": "number", "B": "binary"}
+SAMPLE_ITEMS = 50
+TRANSACTION_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class DynamoTableInfo(TableInfo):
+    """TableInfo with DynamoDB's own facts (indexes with projections, billing, approximations)."""
+
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; counts are labelled approximate."""
+        out = super().to_dict()
+        out.pop("rowCount", None)
+        out.update(self.extra)
+        return out
+
+
+def _check_value(name: str, value: Any) -> None:
+    """Raise StagingError when `value` is not a DynamoDB value in the plain convention."""
+    from_plain(value, name)
+
+
+class DynamoDBStore(Store):
+    """DynamoDB tables (optionally only those matching a glob) as a store."""
+
+    kind = "dynamodb"
+
+    def __init__(
+        self, client: Any, *, region: str, account: str, target: Target, limits: Limits
+    ) -> None:
+        self.client = client
+        self.region = region
+        self.endpoint = endpoint_of(client)
+        self.target = target
+        self.limits = limits
+        self.identity = f"dynamodb:{account}:{region}:{self.endpoint or 'aws'}"
+        self.label = f"DynamoDB {region}" + (f" at {self.endpoint}" if self.endpoint else "")
+        self._described: dict[str, dict[str, Any]] = {}
+        self._samples: dict[str, tuple[dict[str, Counter[str]], int]] = {}
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._read_units = 0.0
+
+    @classmethod
+    def open(
+        cls,
+        db: str,
+        *,
+        profile: str | None = None,
+        region: str | None = None,
+        limits: Limits | None = None,
+    ) -> DynamoDBStore:
+        """Open `dynamodb://REGION[?tables=GLOB]` with the profile's credentials (`region`:
+        used when the address names none, before the profile's own)."""
+        target = parse_url(db)
+        client, session, region = make_client(target.region or region, profile)
+        endpoint = endpoint_of(client)
+        account = account_of(session, region, endpoint)
+        return cls(client, region=region, account=account, target=target, limits=limits or Limits())
+
+    # -- capabilities ---------------------------------------------------------------------------
+
+    @property
+    def query_language(self) -> str:
+        return "PartiQL"
+
+    @property
+    def filter_example(self) -> str:
+        return "\"status\" = 'pending'"
+
+    @property
+    def db_arg(self) -> str:
+        glob = f"?tables={self.target.tables}" if self.target.tables else ""
+        return f"{SCHEME}{self.region}{glob}"
+
+    @property
+    def max_transaction_items(self) -> int | None:
+        return TRANSACTION_LIMIT
+
+    @property
+    def value_checker(self) -> Callable[[str, Any], None] | None:
+        """Any attribute name; values in the plain-JSON convention (see types.py)."""
+        return _check_value
+
+    # -- accounting -----------------------------------------------------------------------------
+
+    def _report(self) -> ReadReport:
+        report = getattr(self._local, "report", None)  # per-thread, created on first read
+        if report is None:
+            report = self._local.report = ReadReport()
+        return report
+
+    def take_read_report(self) -> dict[str, Any] | None:
+        """What the reads since the last call cost (read units, items scanned, early stop)."""
+        report: ReadReport | None = getattr(self._local, "report", None)
+        self._local.report = None
+        if report is None:
+            return None
+        with self._lock:
+            self._read_units += report.read_units
+        return report.to_dict()
+
+    @property
+    def read_units_total(self) -> float | None:
+        """Read units consumed by every counted read of this store."""
+        with self._lock:
+            return self._read_units
+
+    @contextlib.contextmanager
+    def _bounded(self, table: str | None, action: str) -> Iterator[ReadReport]:
+        """One capped read: its own caps, its cost added to the call's report, errors in one
+        line; an early stop is explained with the key and indexes to narrow by."""
+        op = ReadReport()
+        try:
+            yield op
+        except (ClientError, BotoCoreError) as exc:
+            raise translate(exc, action=action, table=table, region=self.region) from exc
+        finally:
+            total = self._report()
+            total.read_units += op.read_units
+            total.items_scanned += op.items_scanned
+            if op.stopped_early:
+                hint = self._hint(table) if table else "the table's key"
+                total.stopped_early = stop_note(op, self.limits, table or "the table", hint)
+
+    def _call(self, method: str, action: str, table: str | None, **kwargs: Any) -> Any:
+        return call(getattr(self.client, method), action, table, self.region, **kwargs)
+
+    # -- tables ---------------------------------------------------------------------------------
+
+    def list_tables(self) -> list[str]:
+        """Table names (every page), filtered by the address's `tables` glob."""
+        names: list[str] = []
+        start: str | None = None
+        while True:
+            kwargs = {"ExclusiveStartTableName": start} if start else {}
+            page = self._call("list_tables", "dynamodb:ListTables", None, **kwargs)
+            names.extend(page.get("TableNames", []))
+            start = page.get("LastEvaluatedTableName")
+            if not start:
+                break
+        glob = self.target.tables
+        return sorted(n for n in names if glob is None or fnmatch.fnmatchcase(n, glob))
+
+    def _resolve(self, table: str) -> str:
+        tables = self.list_tables() if table not in self._described else [table]
+        if table in tables:
+            return table
+        match = next((t for t in tables if t.lower() == str(table).lower()), None)
+        if match is None:
+            raise UnknownTableError(
+                f"no table named {table!r} in {self.label}",
+                fix=f"Valid tables: {', '.join(tables) or '(none)'}. Call listTables to see them.",
+            )
+        return match
+
+    def _describe(self, table: str) -> dict[str, Any]:
+        name = self._resolve(table)
+        if name not in self._described:
+            found = self._call("describe_table", "dynamodb:DescribeTable", name, TableName=name)
+            self._described[name] = found["Table"]
+        return self._described[name]
+
+    def key_attributes(self, table: str) -> tuple[str, ...]:
+        """Partition key, then sort key."""
+        schema = self._describe(table)["KeySchema"]
+        return tuple(
+            k["AttributeName"] for k in sorted(schema, key=lambda k: k["KeyType"] != "HASH")
+        )
+
+    def key_types(self, table: str) -> dict[str, str]:
+        """Key attribute → S, N or B."""
+        raw = self._describe(table)
+        keys = set(self.key_attributes(table))
+        return {
+            d["AttributeName"]: d["AttributeType"]
+            for d in raw["AttributeDefinitions"]
+            if d["AttributeName"] in keys
+        }
+
+    def schema(self, table: str) -> TableInfo:
+        """Name, key and the attributes seen in a small sample (keys first)."""
+        return self._info(table, with_extra=False)
+
+    def describe_table(self, table: str) -> TableInfo:
+        """Key, attribute types seen, indexes with projections, billing, approximate counts."""
+        return self._info(table, with_extra=True)
+
+    def _info(self, table: str, *, with_extra: bool) -> TableInfo:
+        raw = self._describe(table)
+        name = raw["TableName"]
+        keys = self.key_attributes(name)
+        types = self.key_types(name)
+        seen, sampled = self._sample_types(name)
+        columns = [
+            Column(
+                k, _TYPE_NAMES.get(types.get(k, ""), "string"), key_position=i + 1, not_null=True
+            )
+            for i, k in enumerate(keys)
+        ]
+        columns += [
+            Column(a, "/".join(sorted(c))) for a, c in sorted(seen.items()) if a not in keys
+        ]
+        indexes = [
+            IndexInfo(str(i["IndexName"]), tuple(k["AttributeName"] for k in i["KeySchema"]))
+            for i in raw.get("GlobalSecondaryIndexes", []) + raw.get("LocalSecondaryIndexes", [])
+        ]
+        extra = self._extra(raw, sampled) if with_extra else {}
+        count = int(raw.get("ItemCount", 0))
+        return DynamoTableInfo(name, keys, tuple(columns), tuple(indexes), count, extra=extra)
+
+    def _sample_types(self, table: str) -> tuple[dict[str, Counter[str]], int]:
+        """Attribute → types seen in the first SAMPLE_ITEMS items (scanned once per store)."""
+        cached = self._samples.get(table)
+        if cached is not None:
+            return cached
+        response = self._call(
+            "scan",
+            "dynamodb:Scan",
+            table,
+            TableName=table,
+            Limit=SAMPLE_ITEMS,
+            ReturnConsumedCapacity="TOTAL",
+        )
+        self._report().add(response)
+        seen: dict[str, Counter[str]] = {}
+        for item in response.get("Items", []):
+            for attr, wire in item.items():
+                seen.setdefault(attr, Counter())[type_name(wire)] += 1
+        self._samples[table] = (seen, len(response.get("Items", [])))
+        return self._samples[table]
+
+    def _extra(self, raw: dict[str, Any], sampled: int) -> dict[str, Any]:
+        def index(i: dict[str, Any], kind: str) -> dict[str, Any]:
+            projection = i.get("Projection", {})
+            return {
+                "name": i["IndexName"],
+                "kind": kind,
+                "key": [f"{k['AttributeName']} ({k['KeyType']})" for k in i["KeySchema"]],
+                "projection": projection.get("ProjectionType", "ALL"),
+                **(
+                    {"projected": projection["NonKeyAttributes"]}
+                    if projection.get("NonKeyAttributes")
+                    else {}
+                ),
+            }
+
+        billing = raw.get("BillingModeSummary", {}).get("BillingMode", "PROVISIONED")
+        return {
+            "keySchema": [f"{k['AttributeName']} ({k['KeyType']})" for k in raw["KeySchema"]],
+            "indexes": [index(i, "GSI") for i in raw.get("GlobalSecondaryIndexes", [])]
+            + [index(i, "LSI") for i in raw.get("LocalSecondaryIndexes", [])],
+            "billingMode": billing,
+            "approximateItemCount": int(raw.get("ItemCount", 0)),
+            "approximateSizeBytes": int(raw.get("TableSizeBytes", 0)),
+            "note": "Counts and size are DynamoDB's approximations (updated about every 6 hours); "
+            f"attribute types are those seen in a sample of {sampled} items: other items may "
+            "have other attributes.",
+        }
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def normalize_key(self, table: str, key: Key) -> Key:
+        """Check `key` names exactly the key attributes; coerce numbers given as text."""
+        name = self._resolve(table)
+        types = self.key_types(name)
+        wanted = self.key_attributes(name)
+        by_lower = {str(k).lower(): v for k, v in key.items()}
+        if len(key) != len(wanted) or any(k.lower() not in by_lower for k in wanted):
+            raise BadKeyError(
+                f"the key of {name} is {', '.join(wanted)}, not {', '.join(map(str, key)) or '(empty)'}",
+                fix="Give exactly the key attributes: "
+                + ", ".join(f"{k} ({_TYPE_NAMES[types[k]]})" for k in wanted)
+                + ".",
+            )
+        out: Key = {}
+        for attr in wanted:
+            value = by_lower[attr.lower()]
+            if types[attr] == "N" and isinstance(value, str):
+                try:
+                    value = int(value) if value.lstrip("-").isdigit() else float(value)
+                except ValueError as exc:
+                    raise BadKeyError(
+                        f"key {attr} must be a number, not {value!r}",
+                        fix=f"Give {attr} as a number.",
+                    ) from exc
+            ok = {
+                "N": isinstance(value, int | float) and not isinstance(value, bool),
+                "S": isinstance(value, str),
+                "B": isinstance(value, dict) and "$binary" in value,
+            }[types[attr]]
+            if not ok:
+                raise BadKeyError(
+                    f"key {attr} of {name} is a {_TYPE_NAMES[types[attr]]}, not {value!r}",
+                    fix=f"Give {attr} as a {_TYPE_NAMES[types[attr]]}.",
+                )
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)  # 7.0 and 7 are one DynamoDB number
+            out[attr] = value
+        return out
+
+    def wire_key(self, table: str, key: Key) -> dict[str, Any]:
+        """A normalised key as the low-level API takes it."""
+        return {k: value_to_wire(v, k) for k, v in key.items()}
+
+    def get_item(self, table: str, key: Key) -> Item | None:
+        """The item with this key (strongly consistent read), or None."""
+        name = self._resolve(table)
+        key = self.normalize_key(name, key)
+        response = self._call(
+            "get_item",
+            "dynamodb:GetItem",
+            name,
+            TableName=name,
+            Key=self.wire_key(name, key),
+            ConsistentRead=True,
+            ReturnConsumedCapacity="TOTAL",
+        )
+        self._report().add({"ConsumedCapacity": response.get("ConsumedCapacity")})
+        self._report().items_scanned += 1 if "Item" in response else 0
+        raw = response.get("Item")
+        return None if raw is None else self._ordered(name, item_to_plain(raw))
+
+    def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
+        """Items for many keys with BatchGetItem (100 keys a call, consistent reads)."""
+        name = self._resolve(table)
+        normalized = [self.normalize_key(name, k) for k in keys]
+        attrs = self.key_attributes(name)
+        found: dict[str, Item] = {}
+        unique = list({json.dumps(k, sort_keys=True): k for k in normalized}.values())
+        for start in range(0, len(unique), 100):
+            pending: dict[str, Any] = {
+                name: {
+                    "Keys": [self.wire_key(name, k) for k in unique[start : start + 100]],
+                    "ConsistentRead": True,
+                }
+            }
+            while pending:
+                response = self._call(
+                    "batch_get_item",
+                    "dynamodb:BatchGetItem",
+                    name,
+                    RequestItems=pending,
+                    ReturnConsumedCapacity="TOTAL",
+                )
+                report = self._report()
+                report.add({"ConsumedCapacity": response.get("ConsumedCapacity")})
+                for raw in response.get("Responses", {}).get(name, []):
+                    item = self._ordered(name, item_to_plain(raw))
+                    report.items_scanned += 1
+                    found[json.dumps({a: item[a] for a in attrs}, sort_keys=True)] = item
+                pending = response.get("UnprocessedKeys") or {}
+        return [found.get(json.dumps(k, sort_keys=True)) for k in normalized]
+
+    def _ordered(self, table: str, item: Item) -> Item:
+        keys = self.key_attributes(table)
+        return {
+            **{k: item[k] for k in keys if k in item},
+            **{k: v for k, v in item.items() if k not in keys},
+        }
+
+    def query(self, sql: str, limit: int | None = None) -> QueryResult:
+        """One PartiQL SELECT (refused otherwise), NextToken-paged up to `limit`, capped."""
+        tokens = check_select(sql)
+        named = table_of(tokens)
+        table = self._resolve(named[0]) if named else None
+        want = limit if limit is not None else self.limits.max_scan_items
+        rows: list[Item] = []
+        with self._bounded(table, "dynamodb:PartiQLSelect") as report:
+            for response in statement_pages(self.client, sql, report, self.limits, want + 1):
+                rows.extend(item_to_plain(i) for i in response.get("Items", []))
+        truncated = len(rows) > want or report.stopped_early is not None
+        rows = rows[:want]
+        if table is not None:
+            rows = [self._ordered(table, r) for r in rows]
+        columns: dict[str, None] = {}
+        for row in rows:
+            columns.update(dict.fromkeys(row))
+        return QueryResult(list(columns), rows, truncated)
+
+    def _hint(self, table: str) -> str:
+        keys = self.key_attributes(table)
+        raw = self._describe(table)
+        indexes = [
+            f"{i['IndexName']} ({', '.join(k['AttributeName'] for k in i['KeySchema'])})"
+            for i in raw.get("GlobalSecondaryIndexes", []) + raw.get("LocalSecondaryIndexes", [])
+        ]
+        text = f"the key ({', '.join(keys)}), e.g. WHERE {quote_name(keys[0])} = ..."
+        if indexes:
+            text += f', or query an index: {", ".join(indexes)} (FROM "{table}"."INDEX")'
+        return text
+
+    def count(self, table: str, where: str | None = None) -> int:
+        """Items of `table` (matching a PartiQL condition), counted up to the scan caps."""
+        name = self._resolve(table)
+        if where:
+            keys = ", ".join(quote_name(k) for k in self.key_attributes(name))
+            sql = f"SELECT {keys} FROM {quote_name(name)} WHERE {where}"
+            return len(self.query(sql, limit=self.limits.max_scan_items).rows)
+        total = 0
+        request = {"TableName": name, "Select": "COUNT"}
+        with self._bounded(name, "dynamodb:Scan") as report:
+            for response in scan_pages(self.client, request, report, self.limits):
+                total += int(response.get("Count", 0))
+        return total
+
+    def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Most frequent values of an attribute in a bounded scan (a sample on big tables)."""
+        name = self._resolve(table)
+        counts: Counter[str] = Counter()
+        values: dict[str, Any] = {}
+        request = {
+            "TableName": name,
+            "ProjectionExpression": "#a",
+            "ExpressionAttributeNames": {"#a": column},
+        }
+        with self._bounded(name, "dynamodb:Scan") as report:
+            for response in scan_pages(self.client, request, report, self.limits):
+                for raw in response.get("Items", []):
+                    if column in raw:
+                        value = item_to_plain(raw)[column]
+                        text = json.dumps(value, sort_keys=True, default=str)
+                        counts[text] += 1
+                        values[text] = value
+        return [{"value": values[t], "count": c} for t, c in counts.most_common(limit)]
+
+    def index_stats(self, table: str) -> list[dict[str, Any]]:
+        """Each GSI/LSI with key schema, projection, status and approximate item count."""
+        raw = self._describe(table)
+        out = []
+        for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+            for i in raw.get(kind, []):
+                out.append(
+                    {
+                        "name": i["IndexName"],
+                        "kind": "GSI" if kind.startswith("Global") else "LSI",
+                        "columns": [k["AttributeName"] for k in i["KeySchema"]],
+                        "projection": i.get("Projection", {}).get("ProjectionType", "ALL"),
+                        "status": i.get("IndexStatus", "ACTIVE"),
+                        "approximateItemCount": int(i.get("ItemCount", 0)),
+                    }
+                )
+        return out
+
+    def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
+        """Like Store.holds, with null meaning "no such attribute" (how updates remove one)."""
+        item = self.get_item(table, key)
+        if item is None:
+            return False
+        wanted = {k: v for k, v in values.items() if v is not None}
+        if any(item.get(k) is not None for k, v in values.items() if v is None):
+            return False
+        if whole:
+            return item == wanted
+        return all(k in item and item[k] == v for k, v in wanted.items())
+
+    def size_label(self, table: str) -> str:
+        """Key schema and DynamoDB's approximate item count (no scan)."""
+        raw = self._describe(table)
+        return f"key ({', '.join(self.key_attributes(table))})  ~{int(raw.get('ItemCount', 0)):,} items"
+
+    def describe_raw(self, table: str) -> dict[str, Any]:
+        """DescribeTable's answer for `table` (cached)."""
+        return self._describe(table)
+
+    def pages(self, table: str, where: str | None = None) -> RowSource:
+        """Scan (or a PartiQL filter) pages of `table`, fetched as the tab scrolls."""
+        from agent.stores.dynamodb.paging import DynamoRowSource
+
+        name = self._resolve(table)
+        return DynamoRowSource(self, name, where)
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def apply(
+        self, changes: list[ChangeToApply], progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult:
+        """TransactWriteItems of ≤ 100 changes each, each reported to `landed` once durable;
+        a conflict stops the commit there."""
+        return apply_mod.apply_changes(self, changes, progress, landed)
+
+    def close(self) -> None:
+        """Nothing to release (boto3 clients close with the process)."""
+        return None

@@ -1,0 +1,133 @@
+"""DynamoDB values without loss, and the plain-JSON convention the model and staging see.
+
+DynamoDB → plain: S/BOOL/NULL/L/M as JSON; N as an int when integral, else a float when the
+float's shortest form is the same number, else `{"$decimal": "<digits>"}`; B as
+`{"$binary": "<base64>"}`; SS/NS/BS as `{"$set": [...]}` (members in the same forms). Plain →
+DynamoDB reverses it: numbers become Decimals from their text (0.1 stays 0.1), `$set` a set.
+"""
+
+from __future__ import annotations
+
+import base64
+from decimal import Decimal, InvalidOperation
+from typing import Any, cast
+
+from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
+
+from agent.errors import StagingError
+
+_SERIALIZER = TypeSerializer()
+_DESERIALIZER = TypeDeserializer()
+TAGS = ("$set", "$binary", "$decimal")
+
+
+def number_to_plain(value: Decimal) -> int | float | dict[str, str]:
+    """A DynamoDB number as JSON: exact int, a float that reads back the same, or $decimal."""
+    if value == value.to_integral_value():
+        return int(value)
+    as_float = float(value)
+    if Decimal(repr(as_float)) == value:
+        return as_float
+    return {"$decimal": str(value)}
+
+
+def to_plain(value: Any) -> Any:
+    """A deserialised DynamoDB value (Decimal, set, Binary, ...) in the plain-JSON convention."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, Decimal):
+        return number_to_plain(value)
+    if isinstance(value, Binary | bytes | bytearray):
+        raw = cast(bytes, value.__bytes__()) if isinstance(value, Binary) else bytes(value)
+        return {"$binary": base64.b64encode(raw).decode("ascii")}
+    if isinstance(value, set | frozenset):
+        members = [to_plain(v) for v in value]
+        return {"$set": sorted(members, key=_sort_key)}
+    if isinstance(value, dict):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(v) for v in value]
+    return value
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    if isinstance(value, dict):
+        return (2, str(value))
+    if isinstance(value, str):
+        return (1, value)
+    return (0, Decimal(str(value)))
+
+
+def from_plain(value: Any, where: str = "value") -> Any:
+    """A plain-JSON value as DynamoDB takes it (Decimal, set, Binary); bad tags raise."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        return _decimal(repr(value), where)
+    if isinstance(value, list):
+        return [from_plain(v, where) for v in value]
+    if isinstance(value, dict):
+        tag = next((t for t in TAGS if t in value), None)
+        if tag is not None and len(value) == 1:
+            return _tagged(tag, value[tag], where)
+        return {str(k): from_plain(v, f"{where}.{k}") for k, v in value.items()}
+    raise StagingError(
+        f"{where}: {type(value).__name__} is not a DynamoDB value",
+        fix='Use JSON: strings, numbers, booleans, null, lists, maps, {"$set": [...]}, '
+        '{"$binary": "<base64>"} or {"$decimal": "<digits>"}.',
+    )
+
+
+def _tagged(tag: str, body: Any, where: str) -> Any:
+    if tag == "$decimal":
+        return _decimal(str(body), where)
+    if tag == "$binary":
+        try:
+            return Binary(base64.b64decode(str(body), validate=True))
+        except ValueError as exc:
+            raise StagingError(
+                f"{where}: $binary is not base64", fix='Give {"$binary": "<base64 text>"}.'
+            ) from exc
+    members = [from_plain(v, where) for v in body] if isinstance(body, list) else None
+    kinds = {type(m) for m in members or []}
+    if not members or len(kinds) != 1 or not kinds <= {str, Decimal, Binary}:
+        raise StagingError(
+            f"{where}: a $set needs a non-empty list of strings, numbers or binaries, all one kind",
+            fix='Give e.g. {"$set": ["red", "blue"]}; to remove a set, set the attribute to null '
+            "or leave it out.",
+        )
+    return set(members)
+
+
+def _decimal(text: str, where: str) -> Decimal:
+    try:
+        number = Decimal(text)
+    except InvalidOperation as exc:
+        raise StagingError(
+            f"{where}: {text!r} is not a number", fix="Give a decimal number."
+        ) from exc
+    if not number.is_finite():
+        raise StagingError(f"{where}: {text} is not a finite number", fix="Give a finite number.")
+    return number
+
+
+def item_to_plain(raw: dict[str, Any]) -> dict[str, Any]:
+    """A low-level item ({"name": {"S": "x"}}) in the plain convention."""
+    return {k: to_plain(_DESERIALIZER.deserialize(v)) for k, v in raw.items()}
+
+
+def item_to_wire(item: dict[str, Any]) -> dict[str, Any]:
+    """A plain item as the low-level API takes it ({"name": {"S": "x"}})."""
+    return {k: _SERIALIZER.serialize(from_plain(v, k)) for k, v in item.items()}
+
+
+def value_to_wire(value: Any, where: str = "value") -> dict[str, Any]:
+    """One plain value as a low-level attribute value."""
+    return dict(_SERIALIZER.serialize(from_plain(value, where)))
+
+
+def type_name(wire: dict[str, Any]) -> str:
+    """The DynamoDB type letter(s) of a low-level value: S, N, B, SS, NS, BS, M, L, BOOL, NULL."""
+    return next(iter(wire))

@@ -1,0 +1,1 @@
+"""Embedding indexes: per-table vectors in a sqlite-vec sidecar, built through Bedrock."""

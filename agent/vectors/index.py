@@ -1,0 +1,331 @@
+"""The embedding indexes of one store: build (incremental), refresh stale rows, search, drop.
+
+One sidecar database per store (see `sidecar`). Per indexed table: its columns, model and
+vector size, and per row the key, the embedded text and its hash; vectors sit in a `vec0`
+table keyed by the row's item id. A commit marks the rows it touched stale (`mark_stale`);
+the next search or build re-reads those rows and re-embeds the ones whose text changed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, NoReturn
+
+import apsw
+import sqlite_vec
+
+from agent.errors import TabletalkError
+from agent.stores.base import Key, Store, TableInfo
+from agent.vectors.embedder import Embedder
+from agent.vectors.sidecar import open_sidecar, sidecar_path, vec_table
+from agent.vectors.source import key_json, read_rows, row_text, text_hash
+
+log = logging.getLogger(__name__)
+
+WRITE_CHUNK = 256
+"""Rows embedded and written per sidecar transaction (progress survives an interruption)."""
+
+
+def build_command(table: str) -> str:
+    """The command that builds an index for `table`."""
+    return f"tabletalk index build {table} --columns COLUMN[,COLUMN...]"
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    """One table's index: what it embeds and with which model."""
+
+    id: int
+    table: str
+    columns: tuple[str, ...]
+    model: str
+    dims: int
+
+
+@dataclass
+class BuildPlan:
+    """What a build will do: rows to embed (new or changed), item ids to drop, rows unchanged."""
+
+    table: str
+    columns: tuple[str, ...]
+    embed: list[tuple[str, str, str]] = field(default_factory=list)  # key_json, text, hash
+    drop: list[int] = field(default_factory=list)
+    unchanged: int = 0
+    fresh: bool = False  # no index yet, or a different column set/model/size: built anew
+
+
+class VectorIndex:
+    """The sidecar of one store, open."""
+
+    def __init__(self, store: Store, conn: apsw.Connection) -> None:
+        self.store = store
+        self.conn = conn
+
+    @classmethod
+    def open(cls, store: Store) -> VectorIndex:
+        conn = open_sidecar(store.identity)
+        assert conn is not None
+        return cls(store, conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- reading -----------------------------------------------------------------------
+
+    def get(self, table: str) -> IndexMeta | None:
+        for row in self.conn.execute(
+            "SELECT id, tbl, columns_json, model, dims FROM indexes WHERE tbl = ?", (table,)
+        ):
+            return IndexMeta(int(row[0]), str(row[1]), tuple(json.loads(row[2])), row[3], row[4])
+        return None
+
+    def require(self, table: str) -> IndexMeta:
+        meta = self.get(table)
+        if meta is None:
+            self.missing(table)
+        assert meta is not None
+        return meta
+
+    @staticmethod
+    def missing(table: str) -> NoReturn:
+        """Fail for a table without an index, naming the command that builds one."""
+        raise TabletalkError(
+            f"table '{table}' has no embedding index",
+            fix=f"build one with `{build_command(table)}`",
+        )
+
+    def status(self) -> list[dict[str, Any]]:
+        """Per index: table, columns, model, dims, rows indexed, stale rows, built time."""
+        out = []
+        for row in list(
+            self.conn.execute("SELECT id, tbl, columns_json, model, dims, built_at FROM indexes")
+        ):
+            (rows,) = next(
+                self.conn.execute("SELECT count(*) FROM items WHERE index_id = ?", (row[0],))
+            )
+            (stale,) = next(
+                self.conn.execute("SELECT count(*) FROM stale WHERE tbl = ?", (row[1],))
+            )
+            out.append(
+                {
+                    "table": row[1],
+                    "columns": json.loads(row[2]),
+                    "model": row[3],
+                    "dims": row[4],
+                    "rows": rows,
+                    "stale": stale,
+                    "builtAt": row[5],
+                }
+            )
+        return out
+
+    def size_bytes(self) -> int:
+        """The sidecar's size on disk (with its write-ahead log)."""
+        path = sidecar_path(self.store.identity)
+        return sum(
+            p.stat().st_size for p in (path, path.with_name(path.name + "-wal")) if p.exists()
+        )
+
+    # -- building ----------------------------------------------------------------------
+
+    def plan(
+        self, info: TableInfo, columns: Sequence[str] | None, model: str, dims: int
+    ) -> BuildPlan:
+        """Read the table and compare each row's text hash with what the index holds."""
+        meta = self.get(info.name)
+        if not columns:
+            if meta is None:
+                raise TabletalkError(
+                    f"table '{info.name}' has no index yet: name the columns to embed",
+                    fix=f"add --columns, e.g. `{build_command(info.name)}`",
+                )
+            columns = meta.columns
+        cols = tuple(columns)
+        fresh = meta is None or (meta.columns, meta.model, meta.dims) != (cols, model, dims)
+        known: dict[str, tuple[int, str]] = {}
+        if meta is not None and not fresh:
+            for item_id, key, digest in self.conn.execute(
+                "SELECT id, key_json, text_hash FROM items WHERE index_id = ?", (meta.id,)
+            ):
+                known[key] = (int(item_id), str(digest))
+        plan = BuildPlan(info.name, cols, fresh=fresh)
+        for key, text in read_rows(self.store, info, cols):
+            if not text:
+                continue  # nothing to embed (every chosen column empty): not indexed
+            spelled, digest = key_json(key), text_hash(text)
+            seen = known.pop(spelled, None)
+            if seen is not None and seen[1] == digest:
+                plan.unchanged += 1
+            else:
+                plan.embed.append((spelled, text, digest))
+        plan.drop = [item_id for item_id, _ in known.values()]
+        return plan
+
+    def build(
+        self,
+        plan: BuildPlan,
+        embedder: Embedder,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> None:
+        """Carry out a plan: embed its rows in chunks and write them; drop deleted rows."""
+        meta = self.get(plan.table)
+        if meta is None or plan.fresh:
+            meta = self._create(plan.table, plan.columns, embedder.model_id, embedder.dims)
+        self._drop_items(meta, plan.drop)
+        for start in range(0, len(plan.embed), WRITE_CHUNK):
+            chunk = plan.embed[start : start + WRITE_CHUNK]
+            vectors = embedder.embed([text for _, text, _ in chunk], "document", on_progress)
+            self._write(meta, chunk, vectors)
+        with self.conn:
+            self.conn.execute("DELETE FROM stale WHERE tbl = ?", (plan.table,))
+            self.conn.execute("UPDATE indexes SET built_at = ? WHERE id = ?", (_now(), meta.id))
+
+    def _create(self, table: str, columns: tuple[str, ...], model: str, dims: int) -> IndexMeta:
+        self.drop(table)
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO indexes (tbl, columns_json, model, dims, built_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (table, json.dumps(list(columns)), model, int(dims), _now()),
+            )
+            index_id = int(self.conn.last_insert_rowid())
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE {vec_table(index_id)} USING vec0("
+                f"embedding float[{int(dims)}] distance_metric=cosine)"
+            )
+        return IndexMeta(index_id, table, columns, model, dims)
+
+    def _write(
+        self, meta: IndexMeta, rows: Sequence[tuple[str, str, str]], vectors: list[list[float]]
+    ) -> None:
+        vec = vec_table(meta.id)
+        with self.conn:
+            for (key, text, digest), vector in zip(rows, vectors, strict=True):
+                found = list(
+                    self.conn.execute(
+                        "SELECT id FROM items WHERE index_id = ? AND key_json = ?", (meta.id, key)
+                    )
+                )
+                if found:
+                    item_id = int(found[0][0])
+                    self.conn.execute(
+                        "UPDATE items SET text = ?, text_hash = ? WHERE id = ?",
+                        (text, digest, item_id),
+                    )
+                    self.conn.execute(f"DELETE FROM {vec} WHERE rowid = ?", (item_id,))
+                else:
+                    self.conn.execute(
+                        "INSERT INTO items (index_id, key_json, text_hash, text) VALUES (?,?,?,?)",
+                        (meta.id, key, digest, text),
+                    )
+                    item_id = int(self.conn.last_insert_rowid())
+                self.conn.execute(
+                    f"INSERT INTO {vec} (rowid, embedding) VALUES (?, ?)",
+                    (item_id, sqlite_vec.serialize_float32(vector)),
+                )
+
+    def _drop_items(self, meta: IndexMeta, item_ids: Iterable[int]) -> None:
+        vec = vec_table(meta.id)
+        with self.conn:
+            for item_id in item_ids:
+                self.conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
+                self.conn.execute(f"DELETE FROM {vec} WHERE rowid = ?", (item_id,))
+
+    def drop(self, table: str) -> bool:
+        """Remove a table's index; False when it had none."""
+        meta = self.get(table)
+        if meta is None:
+            return False
+        with self.conn:
+            self.conn.execute(f"DROP TABLE IF EXISTS {vec_table(meta.id)}")
+            self.conn.execute("DELETE FROM items WHERE index_id = ?", (meta.id,))
+            self.conn.execute("DELETE FROM stale WHERE tbl = ?", (table,))
+            self.conn.execute("DELETE FROM indexes WHERE id = ?", (meta.id,))
+        return True
+
+    # -- stale rows --------------------------------------------------------------------
+
+    def stale_keys(self, table: str) -> list[str]:
+        return [
+            str(r[0])
+            for r in self.conn.execute("SELECT key_json FROM stale WHERE tbl = ?", (table,))
+        ]
+
+    def refresh(self, meta: IndexMeta, embedder: Embedder) -> int:
+        """Re-read the table's stale rows: re-embed changed ones, drop deleted ones."""
+        keys = self.stale_keys(meta.table)
+        if not keys:
+            return 0
+        embed: list[tuple[str, str, str]] = []
+        drop: list[int] = []
+        for spelled in keys:
+            item = self.store.get_item(meta.table, json.loads(spelled))
+            found = list(
+                self.conn.execute(
+                    "SELECT id, text_hash FROM items WHERE index_id = ? AND key_json = ?",
+                    (meta.id, spelled),
+                )
+            )
+            text = row_text(meta.columns, item) if item is not None else ""
+            if not text:
+                drop.extend(int(r[0]) for r in found)
+                continue
+            digest = text_hash(text)
+            if not found or found[0][1] != digest:
+                embed.append((spelled, text, digest))
+        self._drop_items(meta, drop)
+        if embed:
+            self._write(meta, embed, embedder.embed([t for _, t, _ in embed], "document"))
+        with self.conn:
+            for spelled in keys:
+                self.conn.execute(
+                    "DELETE FROM stale WHERE tbl = ? AND key_json = ?", (meta.table, spelled)
+                )
+        return len(embed) + len(drop)
+
+    # -- searching ---------------------------------------------------------------------
+
+    def nearest(self, meta: IndexMeta, vector: list[float], k: int) -> list[tuple[Key, float, str]]:
+        """The k nearest rows: (key, cosine distance, indexed text), nearest first."""
+        sql = (
+            f"SELECT i.key_json, v.distance, i.text FROM ("
+            f"SELECT rowid, distance FROM {vec_table(meta.id)} "
+            f"WHERE embedding MATCH ? AND k = ?) AS v "
+            f"JOIN items AS i ON i.id = v.rowid ORDER BY v.distance"
+        )
+        blob = sqlite_vec.serialize_float32(vector)
+        return [
+            (json.loads(key), float(distance), str(text))
+            for key, distance, text in self.conn.execute(sql, (blob, int(k)))
+        ]
+
+    def count(self, meta: IndexMeta) -> int:
+        (n,) = next(self.conn.execute("SELECT count(*) FROM items WHERE index_id = ?", (meta.id,)))
+        return int(n)
+
+
+def mark_stale(identity: str, touched: Iterable[tuple[str, Key]]) -> int:
+    """Mark rows a commit changed as stale in the store's indexes; nothing to do (and no file
+    opened) when the store has no sidecar. Returns how many rows were marked."""
+    if not sidecar_path(identity).exists():
+        return 0
+    conn = open_sidecar(identity, create=False)
+    if conn is None:
+        return 0
+    try:
+        indexed = {str(r[0]) for r in conn.execute("SELECT tbl FROM indexes")}
+        marks = [(table, key_json(key)) for table, key in touched if table in indexed]
+        if marks:
+            with conn:
+                conn.executemany("INSERT OR IGNORE INTO stale (tbl, key_json) VALUES (?, ?)", marks)
+        return len(marks)
+    finally:
+        conn.close()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,87 @@
+"""The vector sidecar database of one store: where it lives, how it opens, its schema.
+
+Vectors are searched with sqlite-vec (a `vec0` virtual table per index, cosine distance).
+It is loaded through apsw, which bundles SQLite with extension loading enabled: Python
+builds without `sqlite3.Connection.enable_load_extension` (pyenv's default) are common.
+The store itself is never opened through apsw; only this sidecar is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import apsw
+import sqlite_vec
+
+from agent import paths
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS indexes (
+    id INTEGER PRIMARY KEY,
+    tbl TEXT NOT NULL UNIQUE,
+    columns_json TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dims INTEGER NOT NULL,
+    built_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS items (
+    id INTEGER PRIMARY KEY,
+    index_id INTEGER NOT NULL REFERENCES indexes(id) ON DELETE CASCADE,
+    key_json TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    text TEXT NOT NULL,
+    UNIQUE (index_id, key_json)
+);
+CREATE TABLE IF NOT EXISTS stale (
+    tbl TEXT NOT NULL,
+    key_json TEXT NOT NULL,
+    PRIMARY KEY (tbl, key_json)
+);
+"""
+
+
+def sidecar_path(identity: str) -> Path:
+    """The sidecar file of the store named `identity` (a hash, so any identity is a file name)."""
+    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:24]
+    return paths.data_dir() / "vectors" / f"{digest}.sqlite"
+
+
+def open_sidecar(identity: str, *, create: bool = True) -> apsw.Connection | None:
+    """The sidecar connection with sqlite-vec loaded; None when it does not exist and
+    `create` is False."""
+    path = sidecar_path(identity)
+    if not path.exists():
+        if not create:
+            return None
+        path.parent.mkdir(parents=True, exist_ok=True)
+    conn = apsw.Connection(str(path))
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    conn.enable_load_extension(False)
+    conn.set_busy_timeout(5000)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute(SCHEMA)
+    return conn
+
+
+def vec_table(index_id: int) -> str:
+    """The name of the vec0 table of one index."""
+    return f"vec_{int(index_id)}"
+
+
+def has_index(identity: str) -> bool:
+    """Whether any table of the store has an index (cheap: no file, no index)."""
+    path = sidecar_path(identity)
+    if not path.exists():
+        return False
+    try:
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            rows = list(conn.execute("SELECT 1 FROM indexes LIMIT 1"))
+        finally:
+            conn.close()
+    except apsw.Error:
+        return False
+    return bool(rows)

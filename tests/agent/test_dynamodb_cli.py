@@ -1,0 +1,180 @@
+"""DynamoDB end to end in real processes: demo tables, info, staged commit, a killed commit that
+resumes, and throttling retried at the boto3 layer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import botocore.awsrequest
+import pytest
+
+from agent.cli.main import main
+from agent.errors import StoreError
+from agent.staging import StagingArea
+from agent.stores.dynamodb.store import DynamoDBStore
+from agent.stores.open import open_store
+from tests.agent.test_dynamodb_store import make_orders, raw_client
+from tests.support.moto_dynamodb import REGION
+from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse
+
+ROOT = Path(__file__).resolve().parents[2]
+DB = f"dynamodb://{REGION}"
+
+
+def tabletalk(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agent", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
+
+
+def test_demo_tables_then_info_then_refusal(dynamo_endpoint: str) -> None:
+    made = tabletalk("demo", "dynamodb")
+    assert made.returncode == 0, made.stderr
+    assert "orders" in made.stdout and dynamo_endpoint in made.stderr
+    orders = raw_client().describe_table(TableName="orders")["Table"]
+    assert {i["IndexName"] for i in orders["GlobalSecondaryIndexes"]} == {
+        "status-index",
+        "customer-index",
+    }
+    info = tabletalk("info", "--db", DB)
+    assert info.returncode == 0, info.stderr
+    assert "customers" in info.stdout and "key (id)" in info.stdout
+    again = tabletalk("demo", "dynamodb")
+    assert again.returncode == 2
+    assert "already exist" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_cli_commit_says_how_many_transactions(dynamo_endpoint: str) -> None:
+    make_orders(raw_client(), 150)
+    area = StagingArea(open_store(DB))
+    area.stage_many("orders", keys=[{"id": i} for i in range(1, 151)], set={"status": "x"})
+    area.close()
+    done = tabletalk("staged", "commit", "--all", "--db", DB)
+    assert done.returncode == 0, done.stderr
+    assert "2 transactions of up to 100 changes" in done.stderr
+    assert "Committed 150 change(s)" in done.stdout
+    item = raw_client().get_item(TableName="orders", Key={"id": {"N": "150"}})["Item"]
+    assert item["status"] == {"S": "x"}
+
+
+CRASHING_COMMIT = textwrap.dedent(
+    """
+    import os
+    from agent.staging import StagingArea
+    from agent.stores.open import open_store
+
+    store = open_store("DB")
+    calls = []
+
+    def die_after_first(**_):
+        calls.append(1)
+        os._exit(9)  # kill -9 right after the first transaction committed
+
+    store.client.meta.events.register("after-call.dynamodb.TransactWriteItems", die_after_first)
+    StagingArea(store).commit()
+    """
+).replace("DB", DB)
+
+
+def test_a_commit_killed_between_transactions_resumes_cleanly(dynamo_endpoint: str) -> None:
+    make_orders(raw_client(), 250)
+    area = StagingArea(open_store(DB))
+    area.stage_many("orders", keys=[{"id": i} for i in range(1, 251)], set={"status": "x"})
+    area.close()
+    killed = subprocess.run(
+        [sys.executable, "-c", CRASHING_COMMIT], cwd=ROOT, env=os.environ.copy(), timeout=300
+    )
+    assert killed.returncode == 9
+    statuses = [
+        raw_client().get_item(TableName="orders", Key={"id": {"N": str(i)}})["Item"]["status"]
+        for i in (1, 100, 101, 250)
+    ]
+    assert statuses == [{"S": "x"}, {"S": "x"}, {"S": "pending"}, {"S": "shipped"}]
+    area = StagingArea(open_store(DB))  # opening settles the interrupted commit
+    try:
+        assert area.count() == 150, "the first transaction is recognised as applied"
+        report = area.commit()
+        assert len(report.committed) == 150 and not report.conflicts
+        assert area.list() == []
+    finally:
+        area.close()
+    last = raw_client().get_item(TableName="orders", Key={"id": {"N": "250"}})["Item"]
+    assert last["status"] == {"S": "x"}
+
+
+def _throttled(**_: Any) -> botocore.awsrequest.AWSResponse:
+    body = b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"slow down"}'
+    raw = botocore.awsrequest.AWSResponse("http://x", 400, {"x-amzn-ErrorType": "ThrottlingException"}, None)
+    raw._content = body  # noqa: SLF001 - a canned reply at the HTTP boundary
+    return raw
+
+
+def test_throttling_is_retried_then_reported_in_one_line(dynamo_endpoint: str) -> None:
+    make_orders(raw_client(), 3)
+    store = open_store(DB)
+    assert isinstance(store, DynamoDBStore)
+    remaining = [2]
+
+    def throttle_twice(**kwargs: Any) -> Any:
+        if remaining[0] > 0:
+            remaining[0] -= 1
+            return _throttled()
+        return None
+
+    store.client.meta.events.register("before-send.dynamodb.GetItem", throttle_twice)
+    assert store.get_item("orders", {"id": 1}) is not None  # two throttles, then success
+    assert remaining == [0]
+    store.client.meta.events.register("before-send.dynamodb.GetItem", lambda **_: _throttled())
+    with pytest.raises(StoreError) as caught:
+        store.get_item("orders", {"id": 2})
+    assert "throttled" in caught.value.message and "\n" not in caught.value.render().split("\n")[0]
+    assert caught.value.fix
+
+
+def test_ask_stages_a_bulk_edit_of_35_orders_and_the_cli_commits_it(
+    dynamo_endpoint: str,
+    scripted_bedrock: ScriptedBedrock,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    make_orders(raw_client(), 70)  # 35 pending (odd ids), 35 shipped
+    query = "SELECT id FROM \"orders\" WHERE status = 'pending'"  # moto: unquoted SELECT names
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse("countItems", {"table": "orders", "query": "status = 'pending'"}),
+                ToolUse("bulkEdit", {"table": "orders", "query": query, "set": {"status": "held"}}),
+            ]
+        ),
+        Reply(text="Staged 35 orders."),
+    )
+    argv = ["--db", DB, "--mode", "auto", "ask", "hold the pending orders", "--json", "--no-stream"]
+    assert main(argv) == 0
+    transcript = json.loads(capsys.readouterr().out)
+    count, bulk = transcript["steps"][0]["toolCalls"]
+    assert count["status"] == "success", json.dumps(count)[-800:]
+    assert bulk["status"] == "success", bulk
+    assert len(transcript["staged"]) == 35
+    assert transcript["readUnits"] > 0
+    assert raw_client().get_item(TableName="orders", Key={"id": {"N": "1"}})["Item"]["status"] == {
+        "S": "pending"
+    }, "staging changes nothing in DynamoDB"
+    done = tabletalk("staged", "commit", "--all", "--db", DB)
+    assert done.returncode == 0, done.stderr
+    held = raw_client().scan(
+        TableName="orders",
+        FilterExpression="#s = :h",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":h": {"S": "held"}},
+    )
+    assert held["Count"] == 35

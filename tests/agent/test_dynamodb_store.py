@@ -1,0 +1,265 @@
+"""The DynamoDB store against moto's server: open, read tools, caps, types, staging, commit."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from agent.staging import StagingArea
+from agent.stores.dynamodb.reads import Limits
+from agent.stores.dynamodb.store import DynamoDBStore
+from agent.stores.open import open_store
+from agent.tools.base import ToolContext
+from agent.tools.registry import run_tool
+from tests.support.moto_dynamodb import REGION
+
+
+def raw_client() -> Any:
+    """Another client of the same endpoint (a colleague, or the bare-boto3 floor)."""
+    return boto3.client("dynamodb", region_name=REGION)
+
+
+def make_orders(client: Any, count: int) -> None:
+    client.create_table(
+        TableName="orders",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "id", "AttributeType": "N"},
+            {"AttributeName": "status", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "status-index",
+                "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    )
+    for start in range(0, count, 25):
+        client.batch_write_item(
+            RequestItems={
+                "orders": [
+                    {
+                        "PutRequest": {
+                            "Item": {
+                                "id": {"N": str(i)},
+                                "status": {"S": "pending" if i % 2 else "shipped"},
+                                "total": {"N": f"{i}.1"},
+                            }
+                        }
+                    }
+                    for i in range(start + 1, min(start + 25, count) + 1)
+                ]
+            }
+        )
+
+
+@pytest.fixture
+def store(dynamo_endpoint: str) -> DynamoDBStore:
+    make_orders(raw_client(), 120)
+    opened = open_store(f"dynamodb://{REGION}")
+    assert isinstance(opened, DynamoDBStore)
+    return opened
+
+
+@pytest.fixture
+def area(store: DynamoDBStore, tmp_path: Path) -> Any:
+    staging = StagingArea(store, tmp_path / "staging.sqlite")
+    yield staging
+    staging.close()
+
+
+def tool(store: DynamoDBStore, tmp_path: Path, name: str, **args: Any) -> dict[str, Any]:
+    from agent.attachments import AttachmentSet
+    from agent.specs import SpecBook
+    from agent.ui_port import HeadlessUi
+
+    staging = StagingArea(store, tmp_path / "tool-staging.sqlite")
+    try:
+        ctx = ToolContext(
+            store=store,
+            staging=staging,
+            ui=HeadlessUi(),
+            attachments=AttachmentSet(),
+            specs=SpecBook(tmp_path / "specs.json", store.identity),
+            conversation_id="c1",
+        )
+        status, result = run_tool(ctx, name, args)
+    finally:
+        staging.close()
+    assert status == "success", result
+    return result
+
+
+def test_identity_is_account_region_and_endpoint(store: DynamoDBStore, dynamo_endpoint: str) -> None:
+    assert store.identity == f"dynamodb:123456789012:{REGION}:{dynamo_endpoint}"
+    assert dynamo_endpoint in store.label  # the header shows which endpoint
+    assert store.db_arg == f"dynamodb://{REGION}"
+
+
+def test_table_glob_limits_the_tables(store: DynamoDBStore) -> None:
+    raw_client().create_table(
+        TableName="audit",
+        KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    assert store.list_tables() == ["audit", "orders"]
+    assert open_store(f"dynamodb://{REGION}?tables=ord*").list_tables() == ["orders"]
+
+
+def test_read_tools_report_capacity(store: DynamoDBStore, tmp_path: Path) -> None:
+    described = tool(store, tmp_path, "describeTable", table="orders")
+    assert described["key"] == ["id"]
+    assert described["indexes"][0]["name"] == "status-index"
+    assert "approximation" in described["note"]
+    item = tool(store, tmp_path, "getItem", table="orders", key={"id": 7})
+    assert item["item"] == {"id": 7, "status": "pending", "total": 7.1}
+    rows = tool(
+        store, tmp_path, "runQuery", query="SELECT * FROM \"orders\" WHERE \"status\" = 'shipped'"
+    )
+    assert rows["rowCount"] == 50 and {r["status"] for r in rows["rows"]} == {"shipped"}
+    counted = tool(store, tmp_path, "countItems", table="orders")
+    assert counted["count"] == 120
+    assert counted["capacity"]["itemsScanned"] == 120
+
+
+def test_a_write_statement_is_refused_and_nothing_changes(
+    store: DynamoDBStore, tmp_path: Path
+) -> None:
+    from agent.attachments import AttachmentSet
+    from agent.specs import SpecBook
+    from agent.ui_port import HeadlessUi
+
+    staging = StagingArea(store, tmp_path / "s.sqlite")
+    ctx = ToolContext(
+        store=store,
+        staging=staging,
+        ui=HeadlessUi(),
+        attachments=AttachmentSet(),
+        specs=SpecBook(tmp_path / "specs.json", store.identity),
+        conversation_id="c1",
+    )
+    status, result = run_tool(ctx, "runQuery", {"query": 'DELETE FROM "orders" WHERE "id" = 7'})
+    staging.close()
+    assert status == "error" and "SELECT" in str(result)
+    assert store.get_item("orders", {"id": 7}) is not None
+
+
+def test_a_count_stops_at_the_scan_cap_and_says_how_to_narrow(
+    store: DynamoDBStore, tmp_path: Path
+) -> None:
+    store.limits = Limits(max_scan_items=50)
+    counted = tool(store, tmp_path, "countItems", table="orders")
+    assert counted["count"] == 50
+    note = counted["capacity"]["stoppedEarly"]
+    assert "50 items scanned" in note and "status-index" in note and '"id"' in note
+
+
+def test_decimals_sets_and_binary_round_trip(store: DynamoDBStore, area: StagingArea) -> None:
+    big = "12345678901234567890123456789012345678"
+    area.stage(
+        "orders",
+        "update",
+        {"id": 3},
+        {"total": 0.1, "big": int(big), "tags": {"$set": ["b", "a"]}, "blob": {"$binary": "AAE="}},
+    )
+    report = area.commit()
+    assert not report.conflicts
+    raw = raw_client().get_item(TableName="orders", Key={"id": {"N": "3"}})["Item"]
+    assert raw["total"] == {"N": "0.1"} and raw["big"] == {"N": big}
+    assert raw["tags"] == {"SS": ["a", "b"]} or set(raw["tags"]["SS"]) == {"a", "b"}
+    assert raw["blob"] == {"B": b"\x00\x01"}
+    item = store.get_item("orders", {"id": 3})
+    assert item is not None and item["big"] == int(big) and item["tags"] == {"$set": ["a", "b"]}
+    assert Decimal(repr(item["total"])) == Decimal("0.1")
+
+
+def test_creates_updates_and_deletes_commit_in_one_transaction(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    area.stage("orders", "create", {"id": 500}, {"status": "new", "total": 5})
+    area.stage("orders", "update", {"id": 1}, {"status": "cancelled", "total": None})
+    area.stage("orders", "delete", {"id": 2})
+    report = area.commit()
+    assert len(report.committed) == 3 and not report.conflicts
+    client = raw_client()
+    assert client.get_item(TableName="orders", Key={"id": {"N": "500"}})["Item"]["status"] == {"S": "new"}
+    one = client.get_item(TableName="orders", Key={"id": {"N": "1"}})["Item"]
+    assert one["status"] == {"S": "cancelled"} and "total" not in one
+    assert "Item" not in client.get_item(TableName="orders", Key={"id": {"N": "2"}})
+    assert area.list() == []
+
+
+def test_a_conflict_reports_the_current_item_and_keeps_everything_staged(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    area.stage("orders", "update", {"id": 4}, {"status": "cancelled"})
+    area.stage("orders", "update", {"id": 6}, {"status": "cancelled"})
+    raw_client().update_item(
+        TableName="orders",
+        Key={"id": {"N": "4"}},
+        UpdateExpression="SET #s = :s",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":s": {"S": "delivered"}},
+    )
+    report = area.commit()
+    assert report.committed == []
+    (conflict,) = report.conflicts
+    assert conflict.current is not None and conflict.current["status"] == "delivered"
+    assert len(area.list()) == 2  # the whole transaction stayed staged
+    six = raw_client().get_item(TableName="orders", Key={"id": {"N": "6"}})["Item"]
+    assert six["status"] == {"S": "shipped"}
+
+
+def test_250_changes_commit_as_three_transactions_with_request_tokens(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    make_small = raw_client()
+    for start in range(121, 251, 25):
+        make_small.batch_write_item(
+            RequestItems={
+                "orders": [
+                    {"PutRequest": {"Item": {"id": {"N": str(i)}, "status": {"S": "pending"}}}}
+                    for i in range(start, min(start + 25, 251))
+                ]
+            }
+        )
+    sent: list[dict[str, Any]] = []
+    store.client.meta.events.register(
+        "provide-client-params.dynamodb.TransactWriteItems",
+        lambda params, **_: sent.append(params),
+    )
+    area.stage_many("orders", keys=[{"id": i} for i in range(1, 251)], set={"flag": True})
+    report = area.commit()
+    assert len(report.committed) == 250 and not report.conflicts
+    assert [len(p["TransactItems"]) for p in sent] == [100, 100, 50]
+    tokens = [p["ClientRequestToken"] for p in sent]
+    assert len(set(tokens)) == 3 and all(0 < len(t) <= 36 for t in tokens)
+
+
+def test_a_transaction_retried_after_a_timeout_carries_the_same_request_token(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    import json
+
+    import botocore.exceptions
+
+    area.stage("orders", "update", {"id": 9}, {"total": 1})
+    area.stage("orders", "update", {"id": 11}, {"total": 2})
+    tokens: list[str] = []
+
+    def time_out_once(request: Any, **_: Any) -> None:
+        tokens.append(json.loads(request.body)["ClientRequestToken"])
+        if len(tokens) == 1:
+            raise botocore.exceptions.ReadTimeoutError(endpoint_url=request.url)
+
+    store.client.meta.events.register("before-send.dynamodb.TransactWriteItems", time_out_once)
+    report = area.commit()
+    assert len(report.committed) == 2
+    assert len(tokens) == 2 and tokens[0] == tokens[1], "DynamoDB dedupes a retry by this token"
