@@ -7,18 +7,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent.staging.model import StagedChange
+from agent.stores.base import Store
 from agent.stores.references import Reference, ReferencingRows
 
 
 def relationship_references(
-    store: Any, table: str, relationships: Iterable[Any]
+    store: Store, table: str, relationships: Iterable[Any]
 ) -> list[Reference]:
     """Declared relationships as references to `table`: the side of `table` must join on its
     key (the parent side); the other side holds the referencing rows."""
-    schema = getattr(store, "schema", None)
-    if not callable(schema):
-        return []
-    key = tuple(c.lower() for c in schema(table).key_columns)
+    key = tuple(c.lower() for c in store.schema(table).key_columns)
     found = []
     for rel in relationships:
         sides = ((rel.left, rel.left_on, rel.right, rel.right_on),
@@ -30,13 +28,10 @@ def relationship_references(
 
 
 def orphaned_by(
-    store: Any, deletes: list[StagedChange], relationships: Iterable[Any] = ()
+    store: Store, deletes: list[StagedChange], relationships: Iterable[Any] = ()
 ) -> list[ReferencingRows]:
     """Rows of other tables that reference items these deletes remove (empty when the store
     cannot tell)."""
-    find = getattr(store, "referencing_rows", None)
-    if not callable(find):
-        return []
     by_table: dict[str, list[Any]] = {}
     for change in deletes:
         if change.op == "delete":
@@ -45,5 +40,5 @@ def orphaned_by(
     found: list[ReferencingRows] = []
     for table, keys in by_table.items():
         also = tuple(relationship_references(store, table, rels))
-        found += find(table, keys, also=also)
+        found += store.referencing_rows(table, keys, also=also)
     return found

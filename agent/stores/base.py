@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from agent.stores.paging import RowSource
+    from agent.stores.references import Reference, ReferencingRows
 
 Op = Literal["create", "update", "delete"]
 Key = dict[str, Any]
@@ -223,6 +224,13 @@ class Store(ABC):
     def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
         """Items for many keys (None where none exists); a store may batch the lookups."""
         return [self.get_item(table, self.normalize_key(table, k)) for k in keys]
+
+    def referencing_rows(
+        self, table: str, keys: list[Key], also: tuple[Reference, ...] = (), examples: int = 3
+    ) -> list[ReferencingRows]:
+        """Rows of other tables that reference these items of `table` (declared foreign keys
+        and the references in `also`); empty for a store that cannot tell."""
+        return []
 
     def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
         """True when the item with `key` exists and each of `values` equals its attribute;
