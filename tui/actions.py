@@ -152,11 +152,18 @@ class AppActions(_Base):
         self.status.mode = mode
         self.notify(f"Permission mode: {mode}", markup=False, timeout=2)
 
-    def set_model(self, model: str) -> None:
-        """Switch the Bedrock model for the next turn."""
-        from agent.bedrock.client import resolve_model
+    def _region(self) -> str | None:
+        """The region the session calls Bedrock in (aliases resolve to its geography)."""
+        from agent.bedrock.models import configured_region
 
-        model_id = resolve_model(model)
+        region = self.session.region if self.session is not None else None
+        return region or configured_region(self.settings.profile, self.settings.region)
+
+    def set_model(self, model: str) -> None:
+        """Switch the Bedrock model for the next turn (an alias resolves for the region)."""
+        from agent.bedrock.models import resolve_model
+
+        model_id = resolve_model(model, self._region())
         if self.session is not None:
             self.session.model_id = model_id
         self.settings = self.settings.model_copy(update={"model": model_id})
@@ -165,10 +172,12 @@ class AppActions(_Base):
 
     def action_pick_model(self) -> None:
         from agent.bedrock.client import MODELS
+        from agent.bedrock.models import resolve_model
         from tui.screens.picker import PickerScreen
 
         current = self.session.model_id if self.session is not None else self.settings.model
-        choices = dict(MODELS)
+        region = self._region()
+        choices = {alias: resolve_model(alias, region) for alias in MODELS}
         if current and current not in choices.values():  # a model id from the config
             choices["(config)"] = current
         options = [

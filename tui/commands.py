@@ -64,7 +64,7 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
             partial(app.run_action_safely_open, table),
         )
     for alias, model_id in MODELS.items():
-        yield SystemCommand(f"Switch model: {alias}", model_id, partial(app.set_model, model_id))
+        yield SystemCommand(f"Switch model: {alias}", model_id, partial(app.set_model, alias))
     for mode in MODES:
         yield SystemCommand(
             f"Switch mode: {mode}", "Permission mode for gated tools", partial(app.set_mode, mode)

@@ -138,3 +138,18 @@ async def test_mode_and_model_switches_apply_to_the_next_turn(make_app, scripted
             "us.anthropic.claude-haiku-4-5-20251001-v1:0"
         }
         assert "claude-haiku" in app.status.model
+
+
+async def test_a_model_picked_in_an_eu_region_uses_the_eu_profile(
+    make_app, scripted_bedrock, monkeypatch
+) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
+    scripted_bedrock.add(Reply(text="ok"))
+    app = make_app(region="eu-central-1")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.set_model("haiku-4.5")
+        await send(app, pilot, "hello")
+        assert [r.model_id for r in scripted_bedrock.requests] == [
+            "eu.anthropic.claude-haiku-4-5-20251001-v1:0"
+        ]
