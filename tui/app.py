@@ -359,6 +359,8 @@ class TabletalkApp(AppActions, App[int]):
         self.staging_watch.refresh_now()
 
     def on_staging_changed(self, message: StagingChanged) -> None:
+        if not self.screen_stack or not self.query(StatusBar):  # closing: widgets are gone
+            return
         now = {c.id for c in message.changes}
         gone_tables = {c.table for c in self.staged_changes if c.id not in now}
         self.staged_changes = message.changes
