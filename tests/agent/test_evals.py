@@ -219,6 +219,9 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_finished(
          "--jobs", "1", "--yes", "--only", "list-tables", "--out", str(out)],
         cwd=Path(__file__).resolve().parents[2], env=dict(os.environ),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # As at a terminal: a shell's background job inherits SIGINT ignored, and Python then
+        # never raises KeyboardInterrupt; a person pressing Ctrl+C has it at its default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     for _ in range(600):  # until the first run has finished (bounded: 60 s)
         if list(out.glob("runs/*/result.json")):
