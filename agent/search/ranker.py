@@ -5,10 +5,13 @@ per query on a thousand tools."""
 from __future__ import annotations
 
 import heapq
+import json
 import math
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
@@ -24,21 +27,28 @@ from agent.search.text import (
     words,
 )
 
-# Field weights and length normalisation (BM25F); k1 is the shared saturation constant.
-NAME_WEIGHT = 3.0
-KEYWORD_WEIGHT = 2.0
-DESCRIPTION_WEIGHT = 1.0
-NAME_B = 0.3
-KEYWORD_B = 0.3
-DESCRIPTION_B = 0.75
-K1 = 1.2
 
-FUZZY_DISCOUNT = 0.7  # a typo-corrected term counts this much of an exact one
-PREFIX_DISCOUNT = 0.6  # an unknown word that starts a catalog word ('stat' → 'statistics')
-SYNONYM_DISCOUNT = 0.6  # an abbreviation or synonym ('db' → 'database', 'film' → 'movie')
-RELATED_DISCOUNT = 0.4  # a related word ('rain' → 'weather', 'sued' → 'lawsuit')
-PHRASE_BONUS = 0.25  # two query terms adjacent in a field, per unit of their mean IDF
-NAME_COVERAGE_BONUS = 0.5  # all of a tool name's words asked for, per unit of mean IDF
+@dataclass(frozen=True)
+class RankerParams:
+    """The ranker's weights. The defaults were fitted on the dev splits of bench/data only
+    (bench/tune_search.py); the holdout splits check them."""
+
+    name_weight: float = 3.0  # BM25F field weights
+    keyword_weight: float = 2.0
+    description_weight: float = 1.0
+    name_b: float = 0.3  # length normalisation per field
+    keyword_b: float = 0.3
+    description_b: float = 0.75
+    k1: float = 1.2  # the shared saturation constant
+    fuzzy: float = 0.7  # a typo-corrected term counts this much of an exact one
+    prefix: float = 0.6  # an unknown word that starts a catalog word ('stat' → 'statistics')
+    synonym: float = 0.6  # an abbreviation or synonym ('db' → 'database', 'film' → 'movie')
+    related: float = 0.4  # a related word ('rain' → 'weather', 'sued' → 'lawsuit')
+    phrase: float = 0.25  # two query terms adjacent in a field, per unit of their mean IDF
+    name_coverage: float = 0.5  # all of a tool name's words asked for, per unit of mean IDF
+    neighbour: float = 0.4  # a word near in meaning (neighbours.json), times its similarity
+
+
 EXPANSION_CACHE_SIZE = 4096  # query words remembered per ranker
 MAX_QUERY_WORDS = 64  # distinct content words of a query that are scored; the rest are ignored
 
@@ -68,11 +78,30 @@ def _by_stem(table: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
     return {key: tuple(dict.fromkeys(others)) for key, others in keyed.items()}
 
 
-_EXPANSIONS = (
-    (SYNONYM_DISCOUNT, _by_stem(ABBREVIATIONS)),
-    (SYNONYM_DISCOUNT, _by_stem(SYNONYMS)),
-    (RELATED_DISCOUNT, _by_stem(RELATED)),
-)
+NEIGHBOURS_FILE = Path(__file__).with_name("neighbours.json")
+
+
+@cache
+def neighbours() -> dict[str, tuple[tuple[str, float], ...]]:
+    """Stem → (stem of a word near in meaning, cosine similarity), from the static table that
+    bench/build_neighbours.py distils from a sentence-embedding model; read once per process.
+    A missing or unreadable table leaves the ranker without it."""
+    try:
+        table = json.loads(NEIGHBOURS_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    keyed: dict[str, dict[str, float]] = {}
+    for word, near in table.items():
+        best = keyed.setdefault(stem(word), {})
+        for other, similarity in near:
+            term = stem(other)
+            best[term] = max(best.get(term, 0.0), float(similarity))
+    return {key: tuple(near.items()) for key, near in keyed.items()}
+
+
+_ABBREVIATIONS = _by_stem(ABBREVIATIONS)
+_SYNONYMS = _by_stem(SYNONYMS)
+_RELATED = _by_stem(RELATED)
 
 
 @dataclass(frozen=True)
@@ -120,7 +149,13 @@ class KeywordRanker:
     bonus. Deterministic; equal scores keep catalog order.
     """
 
-    def __init__(self, docs: Sequence[SearchDoc]) -> None:
+    def __init__(self, docs: Sequence[SearchDoc], params: RankerParams | None = None) -> None:
+        self.params = params or RankerParams()
+        self._tables = (
+            (self.params.synonym, _ABBREVIATIONS),
+            (self.params.synonym, _SYNONYMS),
+            (self.params.related, _RELATED),
+        )
         self.docs: tuple[SearchDoc, ...] = tuple(docs)
         tokens = [_doc_tokens(doc) for doc in self.docs]
         fields = [tuple(content_terms(part) for part in doc_tokens) for doc_tokens in tokens]
@@ -134,6 +169,7 @@ class KeywordRanker:
         self._surface_to_terms = self._surface_forms(tokens)
         self._surfaces: list[str] = sorted(self._surface_to_terms)
         self._expansions: dict[str, tuple[_Alternative, ...]] = {}
+        self._near = self._near_terms()
 
     # --- index -------------------------------------------------------------------------
 
@@ -142,8 +178,10 @@ class KeywordRanker:
         average = [
             max(1.0, sum(len(doc_fields[i]) for doc_fields in fields) / count) for i in range(3)
         ]
-        weights = (NAME_WEIGHT, KEYWORD_WEIGHT, DESCRIPTION_WEIGHT)
-        spreads = (NAME_B, KEYWORD_B, DESCRIPTION_B)
+        p = self.params
+        weights = (p.name_weight, p.keyword_weight, p.description_weight)
+        spreads = (p.name_b, p.keyword_b, p.description_b)
+        k1 = p.k1
         pseudo_tf: dict[str, dict[int, float]] = {}
         bigram_weight: dict[tuple[str, str], dict[int, float]] = {}
         for index, doc_fields in enumerate(fields):
@@ -163,7 +201,7 @@ class KeywordRanker:
             idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
             self._idf[term] = idf
             self._postings[term] = [
-                (index, idf * tf * (K1 + 1.0) / (tf + K1)) for index, tf in sorted(per_doc.items())
+                (index, idf * tf * (k1 + 1.0) / (tf + k1)) for index, tf in sorted(per_doc.items())
             ]
         for pair, per_doc in bigram_weight.items():
             self._bigrams[pair] = sorted(per_doc.items())
@@ -186,6 +224,17 @@ class KeywordRanker:
                     if term in self._postings:
                         forms.setdefault(word, set()).add(term)
         return forms
+
+    def _near_terms(self) -> dict[str, dict[str, float]]:
+        """Word stem → catalog terms near it in meaning, both ways round: the term's neighbours
+        lead to it (document side) and the word's own neighbours do (query side)."""
+        table = neighbours()
+        near: dict[str, dict[str, float]] = {}
+        for term in self._postings:
+            for other, similarity in table.get(term, ()):
+                best = near.setdefault(other, {})
+                best[term] = max(best.get(term, 0.0), similarity)
+        return near
 
     # --- query -------------------------------------------------------------------------
 
@@ -210,14 +259,22 @@ class KeywordRanker:
         else:
             for other in self._near_spellings(word):
                 for candidate in self._surface_to_terms[other]:
-                    alternatives[candidate] = max(alternatives.get(candidate, 0.0), FUZZY_DISCOUNT)
+                    alternatives[candidate] = max(alternatives.get(candidate, 0.0), self.params.fuzzy)
             if not alternatives:
                 for other in self._prefixed(word):
                     for candidate in self._surface_to_terms[other]:
-                        alternatives.setdefault(candidate, PREFIX_DISCOUNT)
-        for weight, table in _EXPANSIONS:
+                        alternatives.setdefault(candidate, self.params.prefix)
+        for weight, table in self._tables:
             for other in table.get(term, ()):
                 candidate = stem(other)
+                if candidate in self._postings and weight > alternatives.get(candidate, 0.0):
+                    alternatives[candidate] = weight
+        if self.params.neighbour > 0:
+            near = dict(neighbours().get(term, ()))
+            for candidate, similarity in self._near.get(term, {}).items():
+                near[candidate] = max(near.get(candidate, 0.0), similarity)
+            for candidate, similarity in near.items():
+                weight = self.params.neighbour * similarity
                 if candidate in self._postings and weight > alternatives.get(candidate, 0.0):
                     alternatives[candidate] = weight
         return tuple(_Alternative(t, w) for t, w in alternatives.items())
@@ -298,10 +355,10 @@ class KeywordRanker:
                     if not postings:
                         continue
                     idf = (self._idf[first.term] + self._idf[second.term]) / 2.0
-                    factor = PHRASE_BONUS * idf * min(first.weight, second.weight)
+                    factor = self.params.phrase * idf * min(first.weight, second.weight)
                     for index, field_weight in postings:
                         if index in totals:
-                            totals[index] += factor * field_weight / NAME_WEIGHT
+                            totals[index] += factor * field_weight / self.params.name_weight
 
     def _add_name_bonus(
         self, groups: list[tuple[_Alternative, ...]], totals: dict[int, float]
@@ -318,7 +375,7 @@ class KeywordRanker:
             name_terms = self._name_terms[index]
             if name_terms and name_terms <= asked:
                 idf = sum(self._idf[term] for term in name_terms) / len(name_terms)
-                totals[index] += NAME_COVERAGE_BONUS * idf
+                totals[index] += self.params.name_coverage * idf
 
     def rank(self, query: str, limit: int = 5) -> list[ScoredDoc]:
         """The best `limit` tools for `query`, best first; only tools with score > 0 appear, so an

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.search.ranker import KeywordRanker, ScoredDoc, SearchDoc
+from agent.search.ranker import KeywordRanker, RankerParams, ScoredDoc, SearchDoc
 from agent.search.text import split_identifier, stem
 from catalog import ROWS
 
@@ -168,3 +168,47 @@ def test_a_pasted_wall_of_text_is_cut_to_its_first_words():
     )
     assert names(ranker, "export csv " + filler)[0] == "exportCsv"
     assert ranker.rank(filler + " zebra") == []
+
+
+def test_words_near_in_meaning_reach_a_tool_through_the_neighbour_table():
+    docs = [
+        SearchDoc("computer_specs", "Hardware details of a computer."),
+        SearchDoc("city_forecast", "Forecast for a city."),
+    ]
+    assert names(KeywordRanker(docs), "how much memory does my laptop have") == ["computer_specs"]
+    without = KeywordRanker(docs, RankerParams(neighbour=0.0))
+    assert names(without, "how much memory does my laptop have") == []
+
+
+def test_a_neighbour_never_outranks_the_exact_word():
+    docs = [SearchDoc("find_cab", "Book a cab."), SearchDoc("find_taxi", "Book a taxi.")]
+    hits = KeywordRanker(docs).rank("taxi")
+    assert [hit.name for hit in hits] == ["find_taxi", "find_cab"]
+    assert hits[0].score > hits[1].score
+
+
+def test_without_the_neighbour_table_the_ranker_still_ranks(monkeypatch, tmp_path):
+    from agent.search import ranker as ranker_module
+
+    monkeypatch.setattr(ranker_module, "NEIGHBOURS_FILE", tmp_path / "missing.json")
+    ranker_module.neighbours.cache_clear()
+    try:
+        docs = [SearchDoc("exportCsv", "Write rows to a CSV file."), SearchDoc("other", "Zebra.")]
+        assert names(KeywordRanker(docs), "export csv") == ["exportCsv"]
+    finally:
+        ranker_module.neighbours.cache_clear()
+
+
+def test_a_corrupt_neighbour_table_is_ignored(monkeypatch, tmp_path):
+    from agent.search import ranker as ranker_module
+
+    broken = tmp_path / "neighbours.json"
+    broken.write_text("{not json", encoding="utf-8")
+    monkeypatch.setattr(ranker_module, "NEIGHBOURS_FILE", broken)
+    ranker_module.neighbours.cache_clear()
+    try:
+        assert ranker_module.neighbours() == {}
+        docs = [SearchDoc("exportCsv", "Write rows to a CSV file.")]
+        assert names(KeywordRanker(docs), "csv") == ["exportCsv"]
+    finally:
+        ranker_module.neighbours.cache_clear()
