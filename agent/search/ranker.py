@@ -33,17 +33,17 @@ class RankerParams:
     """The ranker's weights. The defaults were fitted on the dev splits of bench/data only
     (bench/tune_search.py); the holdout splits check them."""
 
-    name_weight: float = 3.0  # BM25F field weights
+    name_weight: float = 1.5  # BM25F field weights
     keyword_weight: float = 2.0
-    description_weight: float = 1.0
+    description_weight: float = 1.33
     name_b: float = 0.3  # length normalisation per field
     keyword_b: float = 0.3
-    description_b: float = 0.75
-    k1: float = 1.2  # the shared saturation constant
+    description_b: float = 0.56
+    k1: float = 1.6  # the shared saturation constant
     fuzzy: float = 0.7  # a typo-corrected term counts this much of an exact one
     prefix: float = 0.6  # an unknown word that starts a catalog word ('stat' → 'statistics')
     synonym: float = 0.6  # an abbreviation or synonym ('db' → 'database', 'film' → 'movie')
-    related: float = 0.4  # a related word ('rain' → 'weather', 'sued' → 'lawsuit')
+    related: float = 0.53  # a related word ('rain' → 'weather', 'sued' → 'lawsuit')
     phrase: float = 0.25  # two query terms adjacent in a field, per unit of their mean IDF
     name_coverage: float = 0.5  # all of a tool name's words asked for, per unit of mean IDF
     neighbour: float = 0.4  # a word near in meaning (neighbours.json), times its similarity
