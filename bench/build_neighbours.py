@@ -1,4 +1,5 @@
-"""Build agent/search/neighbours.json: for common English words, the words nearest in meaning.
+"""Build agent/search/neighbours.json: for common English words, the words nearest in meaning
+(Porter stems on both sides, as the ranker indexes them).
 
 Each whole word of the all-MiniLM-L6-v2 WordPiece vocabulary (alphabetic, 3+ letters, not a
 stop word) is embedded alone by the model (bench/minilm.py; Apache-2.0 weights), the way
@@ -63,6 +64,23 @@ def neighbours(words: list[str], vectors: np.ndarray) -> dict[str, list[list[obj
     return table
 
 
+def by_stem(table: dict[str, list[list[object]]]) -> dict[str, list[list[object]]]:
+    """The table keyed by Porter stem (what the ranker looks up), neighbours merged by stem
+    keeping the best similarity, best first, so loading it needs no stemming."""
+    keyed: dict[str, dict[str, float]] = {}
+    for word, near in table.items():
+        best = keyed.setdefault(stem(word), {})
+        for other, similarity in near:
+            term = stem(str(other))
+            if term != stem(word):
+                best[term] = max(best.get(term, 0.0), float(similarity))  # type: ignore[arg-type]
+    return {
+        key: [[term, value] for term, value in sorted(near.items(), key=lambda kv: (-kv[1], kv[0]))]
+        for key, near in keyed.items()
+        if near
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model_dir", type=Path)
@@ -70,11 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     words = vocabulary(args.model_dir)
     vectors = MiniLM(args.model_dir).encode(words)
-    table = neighbours(words, vectors)
+    table = by_stem(neighbours(words, vectors))
     args.out.write_text(
         json.dumps(table, separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8"
     )
-    print(f"{len(words)} words, {len(table)} with neighbours → {args.out}")
+    print(f"{len(words)} words, {len(table)} stems with neighbours → {args.out}")
     return 0
 
 

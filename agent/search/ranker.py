@@ -82,7 +82,7 @@ NEIGHBOURS_FILE = Path(__file__).with_name("neighbours.json")
 
 
 @cache
-def neighbours() -> dict[str, tuple[tuple[str, float], ...]]:
+def neighbours() -> dict[str, list[tuple[str, float]]]:
     """Stem → (stem of a word near in meaning, cosine similarity), from the static table that
     bench/build_neighbours.py distils from a sentence-embedding model; read once per process.
     A missing or unreadable table leaves the ranker without it."""
@@ -90,13 +90,8 @@ def neighbours() -> dict[str, tuple[tuple[str, float], ...]]:
         table = json.loads(NEIGHBOURS_FILE.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    keyed: dict[str, dict[str, float]] = {}
-    for word, near in table.items():
-        best = keyed.setdefault(stem(word), {})
-        for other, similarity in near:
-            term = stem(other)
-            best[term] = max(best.get(term, 0.0), float(similarity))
-    return {key: tuple(near.items()) for key, near in keyed.items()}
+    # [stem, similarity] pairs stay JSON lists: converting ~70k of them doubles the load time.
+    return table if isinstance(table, dict) else {}
 
 
 _ABBREVIATIONS = _by_stem(ABBREVIATIONS)
@@ -233,7 +228,7 @@ class KeywordRanker:
         for term in self._postings:
             for other, similarity in table.get(term, ()):
                 best = near.setdefault(other, {})
-                best[term] = max(best.get(term, 0.0), similarity)
+                best[term] = max(best.get(term, 0.0), float(similarity))
         return near
 
     # --- query -------------------------------------------------------------------------
@@ -270,7 +265,7 @@ class KeywordRanker:
                 if candidate in self._postings and weight > alternatives.get(candidate, 0.0):
                     alternatives[candidate] = weight
         if self.params.neighbour > 0:
-            near = dict(neighbours().get(term, ()))
+            near = {other: float(value) for other, value in neighbours().get(term, ())}
             for candidate, similarity in self._near.get(term, {}).items():
                 near[candidate] = max(near.get(candidate, 0.0), similarity)
             for candidate, similarity in near.items():
