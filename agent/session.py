@@ -121,17 +121,11 @@ class ChatSession:
         self.conversation = conversation
         self.ui = ui or HeadlessUi()
         self.conversations = conversations or ConversationStore()
-        self.toolset = (
-            toolset or Toolset.build(settings.tools.always_loaded, settings.tools.discoverable)
-        ).available(met_requirements(store))
-        known = [n for n in conversation.discovered if self.toolset.row(n) is not None]
-        self.active = ActiveSet(self.toolset.inline_names(), known)
-        self.searcher = ToolSearcher(
-            self.toolset,
-            self.active,
-            decider=Decider.from_settings(settings),
-            always_loaded=settings.tools.always_loaded,
+        self._all_tools = toolset or Toolset.build(
+            settings.tools.always_loaded, settings.tools.discoverable
         )
+        self._met = met_requirements(store)
+        self._offer(conversation.discovered)
         self.gate = PermissionGate(settings.mode, prompter, AuditLog(), set(conversation.granted))
         self.staging = StagingArea(store)
         self.specs = SpecBook(paths.data_dir() / "specs.sqlite", store.identity)
@@ -143,6 +137,29 @@ class ChatSession:
         self._memory = CachePointMemory(paths.state_dir() / "cache_points.json")
         self.last_record: TurnRecord | None = None
         self._lock = threading.Lock()
+
+    def _offer(self, discovered: Iterable[str]) -> None:
+        """The toolset, active set and searcher for the requirements the store meets now."""
+        self.toolset = self._all_tools.available(self._met)
+        known = [n for n in discovered if self.toolset.row(n) is not None]
+        self.active = ActiveSet(self.toolset.inline_names(), known)
+        self.searcher = ToolSearcher(
+            self.toolset,
+            self.active,
+            decider=Decider.from_settings(self.settings),
+            always_loaded=self.settings.tools.always_loaded,
+        )
+
+    def refresh_tools(self) -> bool:
+        """Re-check which tools the store can serve (an index built or dropped since the
+        session opened offers or withdraws vectorSearch); True when that changed. Called
+        before each turn, so the next turn's model, search and active set see it."""
+        met = met_requirements(self.store)
+        if met == self._met:
+            return False
+        self._met = met
+        self._offer(self.active.discovered)
+        return True
 
     @classmethod
     def open(
@@ -234,6 +251,7 @@ class ChatSession:
     ) -> TurnEnded:
         """Run one turn for the user's text (and files). Blocking; one turn at a time."""
         with self._lock:
+            self.refresh_tools()
             added = [self.attach(path) for path in attachments]
             content: list[dict[str, Any]] = [{"text": text}]
             if added:
