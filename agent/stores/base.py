@@ -19,6 +19,9 @@ Item = dict[str, Any]
 
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # SQLite's 64-bit INTEGER range
 
+WHOLE_TABLE_TIMEOUT_S = 3600.0
+"""How long `Store.scan_rows` may read (a query's own timeout is for what a model asks)."""
+
 
 def unstorable(value: Any) -> str | None:
     """Why a store cannot keep this number (an int beyond 64 bits, NaN, ±Infinity); else None."""
@@ -296,6 +299,24 @@ class Store(ABC):
         rows = result.rows
         for start in range(0, max(len(rows), 1), batch_size):
             yield QueryResult(result.columns, rows[start : start + batch_size], result.truncated)
+
+    def scan_rows(
+        self, table: str, columns: Sequence[str], batch_size: int = 1000
+    ) -> Generator[list[Item], None, None]:
+        """Every row of `table` with its key and `columns` (a row lacking one has no entry for
+        it), a batch at a time in bounded memory, in no particular order. A whole-table read
+        the user asked for (building an embedding index), so the caps of tool reads do not
+        apply. The default streams a SELECT through `query_batches`; a store without SQL
+        overrides it. Close the iterator to stop early."""
+        names = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+        quoted = '"' + table.replace('"', '""') + '"'
+        sql = f"SELECT {names} FROM {quoted}"
+        batches = self.query_batches(sql, batch_size, timeout_s=WHOLE_TABLE_TIMEOUT_S)
+        try:
+            for batch in batches:
+                yield batch.rows
+        finally:
+            batches.close()
 
     def interrupt(self) -> None:
         """Stop a running read; called from another thread when the user presses Stop.

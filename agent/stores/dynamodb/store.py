@@ -8,7 +8,7 @@ import fnmatch
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -516,6 +516,16 @@ class DynamoDBStore(Store):
 
         name = self._resolve(table)
         return DynamoRowSource(self, name, where)
+
+    def scan_rows(
+        self, table: str, columns: Sequence[str], batch_size: int = 1000
+    ) -> Generator[list[Item], None, None]:
+        """Every item's key and `columns` by paginated Scan, uncapped (`Store.scan_rows`)."""
+        from agent.stores.dynamodb.scan_rows import scan_all
+
+        name = self._resolve(table)
+        keys = self.key_attributes(name)
+        return scan_all(self.client, name, [*keys, *columns], batch_size, region=self.region)
 
     # -- writes ---------------------------------------------------------------------------------
 
