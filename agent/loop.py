@@ -245,8 +245,8 @@ class TurnRunner:
                 ToolCallFinished(use.tool_use_id, use.name, outcome.status, outcome.as_dict())
             )
             blocks.append(outcome.block(use.tool_use_id))
-            if outcome.status == "success" and outcome.result:
-                asked = self._apply_effects(use.name, outcome.result) or asked
+            if outcome.result:
+                asked = self._apply_effects(use.name, outcome) or asked
         self.conversation.append_user(blocks)
         self.conversation.discovered = list(self.active.discovered)
         self.conversation.granted = sorted(self.gate.granted)
@@ -254,12 +254,16 @@ class TurnRunner:
         self._dirty = False
         return asked
 
-    def _apply_effects(self, name: str, result: dict[str, Any]) -> AskUser | None:
-        """What a successful call does to the turn, as its row declares: a chip, an ask."""
+    def _apply_effects(self, name: str, outcome: ToolOutcome) -> AskUser | None:
+        """What a call does to the turn, as its row declares: a chip (from any result, e.g.
+        "build the missing index"), an ask (from a successful one)."""
         effects = self.toolset.effects(name)
+        result = outcome.result or {}
         chip = result.get("chip")
         if Effect.PROPOSES_CHIP in effects and isinstance(chip, dict):
             self.emit(ChipProposed(Chip(str(chip.get("label", "")), dict(chip.get("action", {})))))
+        if outcome.status != "success":
+            return None
         if Effect.ENDS_TURN in effects:
             return AskUser(
                 str(result.get("question", "")),

@@ -29,12 +29,14 @@ MAX_CELL_CHARS = 500
 
 
 class ToolFailure(Exception):
-    """A call the tool refuses; becomes the error result `{"error": message, "fix": fix}`."""
+    """A call the tool refuses; becomes the error result `{"error": message, "fix": fix}`,
+    with a `chip` for the person when the fix is one they can click (see `Effect`)."""
 
-    def __init__(self, message: str, fix: str) -> None:
+    def __init__(self, message: str, fix: str, chip: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.fix = fix
+        self.chip = chip
 
 
 class SearchPort(Protocol):

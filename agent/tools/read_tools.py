@@ -189,7 +189,9 @@ def get_index_stats(ctx: ToolContext, args: TableInput) -> dict[str, Any]:
 
 def vector_search(ctx: ToolContext, args: VectorInput) -> dict[str, Any]:
     """vectorSearch: the rows nearest in meaning to the query, through the table's index."""
-    from agent.vectors.search import search  # apsw and sqlite-vec load only when used
+    from agent.vectors.build import build_chip  # apsw and sqlite-vec load only when used
+    from agent.vectors.index import MissingIndex
+    from agent.vectors.search import search
 
     info = require_table(ctx, args.table)
     where = strip_where(args.where)
@@ -208,6 +210,8 @@ def vector_search(ctx: ToolContext, args: VectorInput) -> dict[str, Any]:
             profile=ctx.aws_profile,
             region=ctx.aws_region,
         )
+    except MissingIndex as exc:
+        raise ToolFailure(exc.message, exc.fix or "", build_chip(info)) from exc
     except TabletalkError as exc:
         raise ToolFailure(exc.message, exc.fix or "see `tabletalk index status`") from exc
     rows, cut = compact_rows([hit.pop("row") or {} for hit in result["results"]])

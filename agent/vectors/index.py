@@ -38,6 +38,10 @@ WRITE_CHUNK = 256
 """Rows embedded and written per sidecar transaction (progress survives an interruption)."""
 
 
+class MissingIndex(TabletalkError):
+    """The table has no embedding index."""
+
+
 def build_command(table: str) -> str:
     """The command that builds an index for `table`."""
     return f"tabletalk index build {table} --columns COLUMN[,COLUMN...]"
@@ -135,7 +139,7 @@ class VectorIndex:
     @staticmethod
     def missing(table: str) -> NoReturn:
         """Fail for a table without an index, naming the command that builds one."""
-        raise TabletalkError(
+        raise MissingIndex(
             f"table '{table}' has no embedding index",
             fix=f"build one with `{build_command(table)}`",
         )

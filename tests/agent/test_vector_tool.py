@@ -209,3 +209,36 @@ def test_a_running_mcp_server_lists_vector_search_once_an_index_exists(
         assert not answer.is_error
     finally:
         served.close()
+
+
+def test_a_table_without_an_index_gets_a_build_chip_in_chat_only(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, ctx: ToolContext
+) -> None:
+    assert (
+        main(["index", "build", "customers", "--db", str(db_path), "--columns", "name", "--yes"])
+        == 0
+    )
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("searchTools", {"query": "semantic similar meaning"})]),
+        Reply(tool_uses=[ToolUse("vectorSearch", {"table": "products", "query": "lamp"})]),
+        Reply(text="No index yet."),
+    )
+    chips: list = []
+    session = ChatSession.open(Settings(streaming=False, mode="auto"), open_store(db_path))
+    try:
+        session.run_turn("products like a lamp", on_event=chips.append)
+        shown = [e.chip for e in chips if type(e).__name__ == "ChipProposed"]
+        action = {"kind": "buildIndex", "table": "products", "columns": ["name", "category"]}
+        assert [c.action for c in shown] == [action]
+        result = _tool_result(scripted_bedrock)
+        assert result["status"] == "error"
+        assert "no embedding index" in result["content"][0]["json"]["error"]
+        assert "nothing happens until they click" in result["content"][0]["json"]["message"]
+        # a resumed conversation shows the same chip
+        assert {"chip": {"label": shown[0].label, "action": action}} in session.display_items()
+    finally:
+        session.store.close()
+    # an MCP client (no chat to show it in) gets the error and the command, no chip
+    ctx.origin = "mcp:read"
+    failure = err(ctx, "vectorSearch", table="products", query="lamp")
+    assert "chip" not in failure and "tabletalk index build products" in failure["fix"]
