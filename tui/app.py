@@ -328,6 +328,9 @@ class TabletalkApp(AppActions, App[int]):
             job = self._open_spec_by_name(str(action.get("name")))
         elif kind == "openStagingPanel":
             job = self.open_staging_panel()
+        elif kind == "buildIndex":
+            await self._build_index_from_chip(action)
+            return
         else:
             self.notify(
                 f"This chip cannot be opened here (unknown action {kind!r}).",
@@ -336,6 +339,23 @@ class TabletalkApp(AppActions, App[int]):
             )
             return
         await self.run_action_safely(job)
+
+    async def _build_index_from_chip(self, action: dict[str, Any]) -> None:
+        """A line in the chat that estimates, asks, then builds the table's index."""
+        from tui.index_chip import IndexBuildLine, chip_request
+
+        request = chip_request(action)
+        if request is None:
+            self.notify("This chip names no table and columns to index.", severity="warning")
+            return
+        line = IndexBuildLine(
+            self.store,
+            *request,
+            profile=self.settings.profile,
+            region=self.settings.region,
+        )
+        await self.chat.log_view.mount(line)
+        self.chat.log_view.anchor()
 
     async def _open_spec_by_name(self, name: str) -> str:
         from agent.specs import SpecBook
