@@ -48,7 +48,8 @@ async def test_the_chip_estimates_asks_then_builds_with_progress(
     make_app, scripted_bedrock: ScriptedBedrock, demo_path: Path
 ) -> None:
     app = make_app(mode="auto")
-    async with app.run_test(size=SIZE) as pilot:
+    seen: list[Any] = []
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
         chip = await chat_until_the_chip(app, pilot, scripted_bedrock, demo_path)
         before = len(scripted_bedrock.invocations)
         assert "products" not in indexed_rows(demo_path)  # nothing until the click
@@ -67,6 +68,8 @@ async def test_the_chip_estimates_asks_then_builds_with_progress(
         assert "Index of products built: 60 rows" in str(line.render())
         assert line.has_class("-done")
         assert len(scripted_bedrock.invocations) == before + 60
+        progress = [m for m in seen if isinstance(m, IndexBuildLine.Progressed)]
+        assert progress and (progress[-1].done, progress[-1].total) == (60, 60)
         assert indexed_rows(demo_path)["products"] == 60
 
         # the next turn's vectorSearch on products works
