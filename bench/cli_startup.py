@@ -1,6 +1,9 @@
-"""Whole-process time of headless commands: `tabletalk --help`, `staged list`, `info`.
+"""Whole-process time of headless commands: `tabletalk --help`, `staged list`, `info`, `ask`.
 
 Each run starts a fresh interpreter (`python -m tui.entry ...`), so every run pays its imports;
+`ask` runs a one-step turn (the model answers with text) against the scripted Converse endpoint
+on 127.0.0.1 (tests/support/scripted_bedrock.py), which answers at once, so its figure is
+tabletalk's own cost of a turn: imports, the boto3 client, the request, saving the conversation;
 the floor (`python -c pass`) is measured in the same run, interleaved, and each command is
 reported as a median and as a ratio to the floor's median. `--src DIR` runs another source
 tree (e.g. an older commit unpacked with `git archive REV | tar -x -C DIR`) for before/after.
@@ -26,6 +29,7 @@ COMMANDS: dict[str, list[str]] = {
     "tabletalk --help": ["-m", "tui.entry", "--help"],
     "tabletalk staged list": ["-m", "tui.entry", "staged", "list"],
     "tabletalk info": ["-m", "tui.entry", "info"],
+    "tabletalk ask (one step)": ["-m", "tui.entry", "ask", "how many tables?"],
 }
 
 
@@ -49,8 +53,13 @@ def one_run(args: list[str], env: dict[str, str], cwd: Path) -> float:
 
 def measure(runs: int, src: Path) -> dict[str, float]:
     """Median seconds per command over `runs` interleaved rounds."""
-    with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ)
+    sys.path.insert(0, str(ROOT))
+    from tests.support.scripted_bedrock import UNSET_VARS, Reply, ScriptedBedrock
+
+    with tempfile.TemporaryDirectory() as home, ScriptedBedrock() as endpoint:
+        endpoint.responder = lambda _body: Reply(text="Four tables.")
+        env = {k: v for k, v in os.environ.items() if k not in UNSET_VARS}
+        env.update(endpoint.env())
         for name in ("CONFIG", "DATA", "STATE", "CACHE"):
             env[f"XDG_{name}_HOME"] = os.path.join(home, name.lower())
         env["PYTHONPATH"] = str(src)

@@ -201,6 +201,6 @@ def test_headless_commands_import_only_what_they_use(demo_path: Path) -> None:
 
 def test_the_mcp_levels_offered_by_the_cli_are_the_servers() -> None:
     from agent.cli.mcp_cmd import LEVELS as CLI_LEVELS
-    from agent.mcp_server import LEVELS
+    from agent.mcp_server.server import LEVELS
 
     assert tuple(CLI_LEVELS) == tuple(LEVELS)
