@@ -106,11 +106,6 @@ def add_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) ->
 
 def run(args: argparse.Namespace) -> int:
     """Open the store and serve until the client disconnects; exit 2 on a startup error."""
-    # The MCP SDK takes seconds to import: only `tabletalk mcp` itself pays for it.
-    import anyio
-
-    from agent.mcp_server.server import McpBackend, serve_stdio
-
     logging.getLogger("mcp").addHandler(logging.NullHandler())  # SDK logs stay off the terminal
     if getattr(args, "mcp_command", None) == "token":
         try:
@@ -119,6 +114,11 @@ def run(args: argparse.Namespace) -> int:
             return report_error(exc)
     if getattr(args, "http", False):
         return run_http(args)
+    # The MCP SDK takes seconds to import: only serving pays for it (not `mcp token ...`).
+    import anyio
+
+    from agent.mcp_server.server import McpBackend, serve_stdio
+
     try:
         config = getattr(args, "config", None)
         if config and not Path(config).is_file():
