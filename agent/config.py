@@ -7,7 +7,6 @@ does not import pydantic; a value that needs coercing or is wrong does.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -142,6 +141,8 @@ def load_settings(path: Path | None = None) -> Settings:
             f"Config file {path} is {kind}, not a regular file.",
             fix=f"Replace {path} with a TOML file, or pass --config FILE.",
         )
+    import tomllib  # only when there is a file to read
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
