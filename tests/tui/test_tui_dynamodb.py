@@ -232,3 +232,51 @@ async def test_the_header_says_retrying_while_dynamodb_throttles(
         assert app.status.notice == ""
         messages = [n.message for n in app._notifications]
         assert any("DynamoDB throttled Scan 6 times; gave up." in m for m in messages)
+
+
+async def test_acceptance_demo_chat_bulk_edit_of_35_orders_committed_from_the_panel(
+    dynamo_endpoint: str, scripted_bedrock: ScriptedBedrock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.cli.main import main
+    from tui.entry import prepare
+    from tui.widgets.home import HomeTab
+
+    assert main(["demo", "dynamodb"]) == 0, capsys.readouterr().err
+    ids = list(range(1, 36))
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse(
+                    "bulkEdit",
+                    {"table": "orders", "keys": [{"id": i} for i in ids], "set": {"status": "held"}},
+                )
+            ]
+        ),
+        Reply(text="I staged 35 orders as held; review them in the staging panel."),
+    )
+    store, settings, _ = prepare(["--db", f"dynamodb://{REGION}", "--mode", "auto"])
+    before = raw_client().get_item(TableName="orders", Key={"id": {"N": "36"}})["Item"]
+    app = TabletalkApp(store, settings, staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        home = app.query_one(HomeTab)
+        assert {"customers", "orders", "products"} <= set(home.tables)
+        assert dynamo_endpoint in str(app.status.render()) or dynamo_endpoint in store.label
+        await send(app, pilot, "hold orders 1 to 35")
+        assert app.query_one(ToolLine).status == "success"
+        assert app.status.staged == 35
+        assert raw_client().get_item(TableName="orders", Key={"id": {"N": "1"}})["Item"][
+            "status"
+        ] != {"S": "held"}, "staging alone changes nothing in DynamoDB"
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        summary = str(app.query_one(StagingPanel).query_one("#staging-summary").render())
+        assert "35 staged changes" in summary
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        assert app.status.staged == 0
+    for i in ids:
+        item = raw_client().get_item(TableName="orders", Key={"id": {"N": str(i)}})["Item"]
+        assert item["status"] == {"S": "held"}, i
+    after = raw_client().get_item(TableName="orders", Key={"id": {"N": "36"}})["Item"]
+    assert after == before, "only the 35 changed"
