@@ -2,7 +2,10 @@
 
 Runs `python -c` children so every run pays the imports; prints the median of N runs and its
 ratio to the floor (`python -c pass`, whole process) measured in the same run, interleaved.
-Target: <= 0.40 s on 2 cores.  Usage: .venv/bin/python bench/tui_startup.py [runs]
+`--before DIR` times another source tree (`git archive REV | tar -x -C DIR`) in the same
+rounds, for a before/after under the same load.
+Target: <= 0.40 s on 2 cores.
+Usage: .venv/bin/python bench/tui_startup.py [runs] [--before DIR]
 """
 
 from __future__ import annotations
@@ -36,11 +39,11 @@ Timed(open_store(None), staging_poll_seconds=0).run(headless=True, size=(120, 36
 """
 
 
-def one_run(env: dict[str, str]) -> float:
+def one_run(env: dict[str, str], src: Path = ROOT) -> float:
     started = time.time()
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(started)],
-        cwd=ROOT,
+        cwd=src,
         env=env,
         capture_output=True,
         text=True,
@@ -60,24 +63,33 @@ def floor_run() -> float:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    args = sys.argv[1:]
+    before = Path(args[args.index("--before") + 1]).resolve() if "--before" in args else None
+    numbers = [a for a in args if a.isdigit()]
+    runs = int(numbers[0]) if numbers else 5
+    sources = [ROOT] + ([before] if before else [])
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ)
         for name in ("CONFIG", "DATA", "STATE", "CACHE"):
             env[f"XDG_{name}_HOME"] = os.path.join(home, name.lower())
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # time imports from .pyc, as installed
-        one_run(env)  # creates the demo database and .pyc files; not counted
-        times: list[float] = []
+        for src in sources:
+            one_run(env, src)  # creates the demo database and .pyc files; not counted
+        times: dict[Path, list[float]] = {src: [] for src in sources}
         floors: list[float] = []
         for _ in range(runs):
             floors.append(floor_run())
-            times.append(one_run(env))
-    median, floor = statistics.median(times), statistics.median(floors)
-    print(
-        f"cold start to first usable screen: median {median:.3f} s, "
-        f"min {min(times):.3f} s, max {max(times):.3f} s over {runs} runs (cpus: {os.cpu_count()})"
-    )
-    print(f"floor (python -c pass): median {floor:.3f} s; first screen = {median / floor:.2f}x floor")
+            for src in sources:
+                times[src].append(one_run(env, src))
+    floor = statistics.median(floors)
+    print(f"floor (python -c pass): median {floor:.3f} s (cpus: {os.cpu_count()})")
+    for src, values in times.items():
+        median = statistics.median(values)
+        print(
+            f"{src}: cold start to first usable screen: median {median:.3f} s "
+            f"({median / floor:.2f}x floor), min {min(values):.3f} s, max {max(values):.3f} s "
+            f"over {runs} runs"
+        )
 
 
 if __name__ == "__main__":
