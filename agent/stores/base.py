@@ -184,6 +184,12 @@ class Store(ABC):
         return None
 
     @property
+    def sqlite_file(self) -> Path | None:
+        """The SQLite file holding the tables, when staging may attach it read-only to copy
+        pre-images set-based (`agent.staging.bulk`); None for any other store."""
+        return None
+
+    @property
     def db_arg(self) -> str:
         """The `--db` value that opens this same store again."""
         return self.identity
@@ -220,6 +226,10 @@ class Store(ABC):
     @abstractmethod
     def get_item(self, table: str, key: Key) -> Item | None:
         """The item with this key, or None."""
+
+    def normalize_keys(self, table: str, keys: list[Key]) -> list[Key]:
+        """`normalize_key` for many keys of one table (a store may look the table up once)."""
+        return [self.normalize_key(table, k) for k in keys]
 
     def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
         """Items for many keys (None where none exists); a store may batch the lookups."""

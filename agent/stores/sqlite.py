@@ -81,6 +81,11 @@ class SQLiteStore(Store):
         return self.path
 
     @property
+    def sqlite_file(self) -> Path | None:
+        """The database file: staging attaches it read-only for set-based bulk edits."""
+        return self.path
+
+    @property
     def db_arg(self) -> str:
         """The file path, as `--db` takes it."""
         return str(self.path)

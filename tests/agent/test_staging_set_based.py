@@ -1,0 +1,130 @@
+"""A bulk edit on a SQLite store is staged by one INSERT … SELECT (agent/staging/bulk.py): the
+staged pre-images and keys must be exactly what the row-by-row path reads, value and type, so
+commits, conflicts and folding behave the same."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.errors import StagingError
+from agent.staging import StagingArea
+from agent.stores.sqlite import SQLiteStore
+
+AWKWARD_TEXT = 'quote " back \\ ctrl \x01\x1f tab \t é € 😀 \u2028 end'
+ROWS: list[tuple[Any, ...]] = [
+    (1, 0.1 + 0.2, 2**63 - 1, AWKWARD_TEXT, b"\x00\xffblob", 7),
+    (2, 1 / 3, -(2**63), "", None, 2.5),
+    (3, 1e300, 1.5, "plain", b"", "text"),
+    (4, 5.0, None, None, None, None),
+    (5, -2.5e-308, 12345678901234567, "x", None, 12345678901234567.0),
+    (6, None, 0, "'single' quotes", None, 0.30000000000000004),
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    db = tmp_path / "types.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, r REAL, n NUMERIC, s TEXT, b BLOB, x)")
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", ROWS)
+    conn.execute('CREATE TABLE codes ("na""me" TEXT PRIMARY KEY, v INTEGER) WITHOUT ROWID')
+    conn.executemany(
+        "INSERT INTO codes VALUES (?, ?)", [(AWKWARD_TEXT, 1), ("b'c", 2), ("12", 3)]
+    )
+    conn.execute("CREATE TABLE notes (body TEXT)")  # keyed by the implicit rowid
+    conn.executemany("INSERT INTO notes VALUES (?)", [("a",), ("b",), ("c",)])
+    conn.commit()
+    conn.close()
+    opened = SQLiteStore.open(db)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def area(store: SQLiteStore, tmp_path: Path) -> Iterator[StagingArea]:
+    staging = StagingArea(store, tmp_path / "staging.sqlite")
+    yield staging
+    staging.close()
+
+
+def typed(item: dict[str, Any] | None) -> list[tuple[str, type, Any]]:
+    """An item with each value's type, so 5 and 5.0 (or 1 and True) do not compare equal."""
+    assert item is not None
+    return [(name, type(value), value) for name, value in item.items()]
+
+
+def table_state(store: SQLiteStore) -> list[tuple[Any, ...]]:
+    columns = ["r", "n", "s", "b", "x"]
+    listed = ", ".join(f"typeof({c}), quote({c})" for c in columns)
+    conn = sqlite3.connect(store.path)
+    try:
+        return conn.execute(f"SELECT id, {listed} FROM t ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
+def test_pre_images_are_the_rows_exactly_and_commit_keeps_every_value(
+    area: StagingArea, store: SQLiteStore
+) -> None:
+    before = table_state(store)
+    changes = area.stage_many("t", query="SELECT id FROM t ORDER BY id DESC", set={"s": "new"})
+    assert [c.key for c in changes] == [{"id": i} for i in (6, 5, 4, 3, 2, 1)]
+    for change in changes:
+        assert typed(change.pre_image) == typed(store.get_item("t", change.key))
+    assert [typed(c.pre_image) for c in area.list()] == [typed(c.pre_image) for c in changes]
+    assert changes == area.list()
+    report = area.commit()
+    assert report.ok and len(report.committed) == len(ROWS)
+    after = table_state(store)
+    for old, new in zip(before, after, strict=True):
+        assert new[:5] == old[:5] and new[7:] == old[7:]  # every column but s, exactly
+        assert new[5:7] == ("text", "'new'")
+
+
+def test_a_row_changed_after_staging_conflicts_with_its_current_values(
+    area: StagingArea, store: SQLiteStore
+) -> None:
+    changes = area.stage_many("t", keys=[{"id": 1}, {"id": 2}], set={"x": None})
+    conn = sqlite3.connect(store.path)
+    conn.execute("UPDATE t SET r = r + 1e-16 WHERE id = 2")  # 1/3 → the next float up
+    conn.commit()
+    conn.close()
+    report = area.commit()
+    assert not report.ok and [c.change_id for c in report.conflicts] == [changes[1].id]
+    assert report.conflicts[0].current == store.get_item("t", {"id": 2})
+    assert area.count() == 2  # nothing committed, everything still staged
+
+
+def test_text_and_rowid_keys_fold_with_later_single_stages(area: StagingArea) -> None:
+    staged = area.stage_many(
+        "codes", query='SELECT "na""me" FROM codes ORDER BY v', set={"v": 0}
+    )
+    assert [c.key for c in staged] == [{'na"me': AWKWARD_TEXT}, {'na"me': "b'c"}, {'na"me': "12"}]
+    again = area.stage("codes", "update", {'na"me': AWKWARD_TEXT}, {"v": 5})
+    assert again.id == staged[0].id and area.count() == 3  # the same item: folded
+    notes = area.stage_many("notes", query="SELECT rowid FROM notes", delete=True)
+    assert [c.key for c in notes] == [{"rowid": 1}, {"rowid": 2}, {"rowid": 3}]
+    with pytest.raises(StagingError, match=f"staged for deletion \\(change {notes[1].id}\\)"):
+        area.stage("notes", "update", {"rowid": 2}, {"body": "z"})  # found as the same item
+    assert area.commit().ok
+    assert area.store.count("notes") == 0
+    assert area.store.get_item("codes", {'na"me': AWKWARD_TEXT}) == {'na"me': AWKWARD_TEXT, "v": 5}
+
+
+def test_a_value_json_cannot_hold_is_staged_row_by_row(
+    area: StagingArea, store: SQLiteStore
+) -> None:
+    conn = sqlite3.connect(store.path)
+    conn.execute("UPDATE t SET r = 1e999 WHERE id = 3")  # +Infinity: no JSON number for it
+    conn.commit()
+    conn.close()
+    changes = area.stage_many("t", query="SELECT id FROM t WHERE id IN (2, 3)", set={"s": "y"})
+    assert [c.pre_image["r"] for c in changes if c.pre_image] == [1 / 3, float("inf")]
+    assert area.commit().ok
+    item = store.get_item("t", {"id": 3})
+    assert item is not None and item["r"] == float("inf") and item["s"] == "y"
