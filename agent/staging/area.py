@@ -40,7 +40,7 @@ from agent.staging.checks import (
     too_many,
     validate_values,
 )
-from agent.staging.commit import changes_to_commit, commit_changes
+from agent.staging.commit import commit_changes, pending_all, pending_of
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
 from agent.staging.encoding import (
     dumps,
@@ -480,13 +480,14 @@ class StagingArea:
                 before = self._settled_landed
                 if ids is None:
                     recovered = settled.landed
-                    changes = changes_to_commit(self._conn, self.store.identity)
+                    pending = pending_all(self._conn, self.store.identity, self.path)
                 else:
                     recovered = [i for i in dict.fromkeys(ids) if i in before]
                     wanted = [i for i in ids if i not in before]
                     changes = [c.to_apply() for c in self._get_many(wanted)] if wanted else []
+                    pending = pending_of(changes)
                 report = commit_changes(
-                    self.store, self._conn, changes, progress, by=by, keep=self.keep
+                    self.store, self._conn, pending, progress, by=by, keep=self.keep
                 )
             finally:
                 self._commit_lock.release()

@@ -2,17 +2,15 @@
 
 The store's file is attached read-only to a short-lived connection of the staging database, and
 the staged rows (key text, pre-image, id) are built by SQLite from the table itself in one
-statement, in one read snapshot. The texts are the ones the row-by-row path writes: integers and
-strings through `json_quote`, each REAL through Python's own float repr (a SQL function: SQLite's
-JSON prints 15 digits and would lose precision), each blob as the same marker, every other key
-through `encoding.key_json`. Whenever this path cannot decide alone (an item already staged, a
+statement, in one read snapshot. The texts are the ones the row-by-row path writes: the
+pre-image through `stores.sqlite_json` (exact, see there), an integer key inline, every other
+key through `encoding.key_json`. Whenever this path cannot decide alone (an item already staged, a
 key with no item, a value JSON cannot hold, an unreadable file) it writes nothing and returns
 None, and the caller stages row by row, which folds, refuses and explains as always.
 """
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Callable
 from itertools import repeat
@@ -23,19 +21,8 @@ from agent.staging.db import BUSY_TIMEOUT_S
 from agent.staging.encoding import dumps, key_json, loads_many, take_ids
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op, Store, TableShape
+from agent.stores.sqlite_json import literal, register, row_json_sql
 from agent.stores.sqlite_readonly import json_value, quote_ident
-
-
-def _real_json(value: float) -> str:
-    """A REAL as the JSON number Python writes for it (exact: the shortest repr)."""
-    if not math.isfinite(value):
-        raise ValueError("not a finite number")  # JSON has none: the row-by-row path decides
-    return float.__repr__(value)
-
-
-def _blob_json(value: bytes) -> str:
-    """A blob as the JSON string of the marker the store reads it as."""
-    return dumps(json_value(value))
 
 
 def _key_json(names: tuple[str, ...]) -> Callable[..., str]:
@@ -47,34 +34,12 @@ def _key_json(names: tuple[str, ...]) -> Callable[..., str]:
     return render
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _value_sql(column: str) -> str:
-    """The JSON text of one column of row `t`, as `dumps` of the value read in Python."""
-    c = f"t.{quote_ident(column)}"
-    return (
-        f"CASE typeof({c}) WHEN 'real' THEN tt_real({c}) WHEN 'blob' THEN tt_blob({c}) "
-        f"ELSE json_quote({c}) END"
-    )
-
-
-def _pre_image_sql(columns: list[str]) -> str:
-    parts = [_literal("{")]
-    for i, name in enumerate(columns):
-        parts.append(_literal(("," if i else "") + dumps(name) + ":"))
-        parts.append(_value_sql(name))
-    parts.append(_literal("}"))
-    return " || ".join(parts)
-
-
 def _key_sql(keys: tuple[str, ...]) -> str:
     """`encoding.key_json` of row `t`'s key: inline for one integer, else through tt_key."""
     args = ", ".join(f"t.{quote_ident(k)}" for k in keys)
     if len(keys) == 1 and keys[0].isidentifier():
         c = f"t.{quote_ident(keys[0])}"
-        prefix = _literal(f'{{"{keys[0]}":')
+        prefix = literal(f'{{"{keys[0]}":')
         return f"CASE typeof({c}) WHEN 'integer' THEN {prefix} || {c} || '}}' ELSE tt_key({args}) END"
     return f"tt_key({args})"
 
@@ -119,7 +84,7 @@ def stage_set_based(
         "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
         "pre_image_json, origin, created_at) "
         f"SELECT b.id, ?, ?, {_key_sql(keys)}, ?, ?, "
-        f"{'NULL' if op == 'create' else _pre_image_sql(columns)}, ?, ? "
+        f"{'NULL' if op == 'create' else row_json_sql('t', columns)}, ?, ? "
         f"FROM temp.tt_bulk b JOIN tt_src.{quote_ident(shape.name)} t ON {join} ORDER BY b.seq"
     )
     try:
@@ -127,8 +92,7 @@ def stage_set_based(
     except sqlite3.Error:
         return None
     try:
-        conn.create_function("tt_real", 1, _real_json, deterministic=True)
-        conn.create_function("tt_blob", 1, _blob_json, deterministic=True)
+        register(conn)
         conn.create_function("tt_key", width, _key_json(keys), deterministic=True)
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(f"CREATE TEMP TABLE tt_bulk (seq INTEGER PRIMARY KEY, id, {key_cols})")

@@ -128,6 +128,20 @@ class ApplyResult:
     conflicts: list[Conflict] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class StagedSource:
+    """Staged changes a store may read set-based, straight from the staging database.
+
+    `path` is that SQLite file; `select` (with `params`) is a SELECT over it, naming it
+    `{db}` (the store attaches it under a name of its choosing), returning the columns id, tbl,
+    key_json, op, values_json, pre_image_json in commit order.
+    """
+
+    path: Path
+    select: str
+    params: tuple[Any, ...]
+
+
 Landed = Callable[[list[str]], None]
 """Told the ids of one atomic unit of a commit as soon as the store made it durable."""
 
@@ -333,6 +347,15 @@ class Store(ABC):
         interrupted commit leaves at most one unit in doubt. Raise a TabletalkError only after
         rolling back the unit in progress.
         """
+
+    def apply_staged(
+        self, source: StagedSource, progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult | None:
+        """Like `apply`, over the changes `source` selects, read set-based by the store itself
+        (no per-change Python); None when this store cannot (then nothing was applied, and the
+        caller decodes the changes and calls `apply`). A store may also return None when only
+        the row-by-row path can say what is wrong (a conflict, a constraint)."""
+        return None
 
     @abstractmethod
     def close(self) -> None:

@@ -128,3 +128,27 @@ def test_a_value_json_cannot_hold_is_staged_row_by_row(
     assert area.commit().ok
     item = store.get_item("t", {"id": 3})
     assert item is not None and item["r"] == float("inf") and item["s"] == "y"
+
+
+def test_a_commit_of_several_bulk_edits_lands_whole_and_logs_each_change(
+    area: StagingArea, store: SQLiteStore
+) -> None:
+    area.stage_many("t", query="SELECT id FROM t WHERE id <= 3", set={"s": "a", "x": 1.25})
+    area.stage_many("t", query="SELECT id FROM t WHERE id IN (4, 5)", delete=True)
+    area.stage_many("notes", query="SELECT rowid FROM notes", set={"body": "z"})
+    area.stage("t", "update", {"id": 6}, {"n": 2**62})
+    staged = area.list()
+    report = area.commit()
+    assert report.ok and report.committed == [c.id for c in staged] and area.count() == 0
+    assert [r[0] for r in table_state(store)] == [1, 2, 3, 6]
+    assert store.get_item("t", {"id": 2}) == {
+        "id": 2, "r": 1 / 3, "n": -(2**63), "s": "a", "b": None, "x": 1.25
+    }
+    assert store.get_item("t", {"id": 6})["n"] == 2**62  # type: ignore[index]
+    assert store.query("SELECT DISTINCT body FROM notes").rows == [{"body": "z"}]
+    (entry,) = area.history()
+    logged = area.commit_entry(entry.id)[1]
+    assert [(c.table, c.key, c.op, c.values, c.origin) for c in logged] == [
+        (c.table, c.key, c.op, c.values, c.origin) for c in staged
+    ]
+    assert [typed(c.pre_image) for c in logged] == [typed(c.pre_image) for c in staged]
