@@ -189,7 +189,11 @@ def _mark_indexes_stale(store: Store, landed: Iterable[tuple[str, Key]]) -> None
     failure here never fails the commit: the next `tabletalk index build` rereads every row."""
     if not landed:
         return
-    from agent.vectors.index import mark_stale  # apsw loads only for a store with an index
+    from agent.vectors.sidecar import sidecar_path  # light: the index module loads boto3
+
+    if not sidecar_path(store.identity).exists():
+        return
+    from agent.vectors.index import mark_stale
 
     try:
         mark_stale(store.identity, landed)

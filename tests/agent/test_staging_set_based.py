@@ -4,7 +4,10 @@ commits, conflicts and folding behave the same."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -152,3 +155,24 @@ def test_a_commit_of_several_bulk_edits_lands_whole_and_logs_each_change(
         (c.table, c.key, c.op, c.values, c.origin) for c in staged
     ]
     assert [typed(c.pre_image) for c in logged] == [typed(c.pre_image) for c in staged]
+
+
+def test_a_commit_on_a_store_without_a_vector_index_loads_no_aws_sdk(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from agent.staging import StagingArea\n"
+        "from agent.stores.sqlite import SQLiteStore\n"
+        f"area = StagingArea(SQLiteStore.open(Path({str(store.path)!r})), Path({str(tmp_path / 's.sqlite')!r}))\n"
+        "area.stage('t', 'update', {'id': 1}, {'s': 'z'})\n"
+        "assert area.commit().ok\n"
+        "print(sorted(m for m in ('boto3', 'botocore', 'agent.vectors.index') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.strip() == "[]"
+    assert store.get_item("t", {"id": 1})["s"] == "z"  # type: ignore[index]
