@@ -3,11 +3,10 @@ per row.
 
 The staging database is attached read-only to the store's write connection. Inside one
 IMMEDIATE transaction, the changes are taken in groups of one table, op and `values`
-(a bulk edit is one group). For each group, one query compares every current row, rendered as
-the JSON text staging keeps (`sqlite_json`), with the staged pre-image text: equal texts mean
-equal values and types, so the group has no conflict exactly when that query finds no
-difference. Then one UPDATE (or DELETE) writes the group, with `values` bound from Python
-(exact), for the keys read from the staged rows. The commit stays one transaction, all or
+(a bulk edit is one group). For each group, one UPDATE (or DELETE) writes the rows whose
+current JSON text (`sqlite_json`) equals their staged pre-image text (equal texts mean equal
+values and types), with `values` bound from Python (exact); it wrote one row per change
+exactly when nothing changed since staging. The commit stays one transaction, all or
 nothing. Whenever this cannot decide alone (a difference, a create, a constraint failure, a key
 or column this path does not handle), it rolls back and returns None: the row-by-row path
 (`sqlite_apply`) then checks each change, names every conflict with its current value, or writes.
@@ -130,31 +129,28 @@ def _apply_group(
         names.append(column.name)
     if op == "update" and not names:
         raise _Undecided
-    key_exprs = [f"json_extract(c.key_json, '$.{k}')" for k in keys]
     mine = "c.tbl = ? AND c.op = ? AND c.values_json = ?"
-    odd_keys = " OR ".join(f"typeof({e}) NOT IN ('integer', 'text')" for e in key_exprs)
-    join = " AND ".join(f"t.{quote_ident(k)} = {e}" for k, e in zip(keys, key_exprs, strict=True))
+    join = " AND ".join(f"t.{quote_ident(k)} = json_extract(c.key_json, '$.{k}')" for k in keys)
     target = quote_ident(schema.name)
-    (misses,) = conn.execute(
-        f"SELECT count(*) FROM {staged} c LEFT JOIN main.{target} t ON {join} WHERE {mine} "
-        f"AND ({odd_keys} OR c.pre_image_json IS NULL "
-        f"OR c.pre_image_json IS NOT {row_json_sql('t', schema.column_names)})",
-        (*params, *group),
-    ).fetchone()
-    if misses:
-        raise _Undecided  # a conflict (or a pre-image written another way): row by row
-    wanted = f"SELECT {', '.join(key_exprs)} FROM {staged} c WHERE {mine}"
+    # The keys of the rows whose JSON text is their staged pre-image, read (and materialised)
+    # before the write: one per change exactly when nothing changed since staging. The text
+    # holds the key too, so a key JSON parsed inexactly cannot pick another row.
+    matching = (
+        f"SELECT {', '.join(f't.{quote_ident(k)}' for k in keys)} FROM {staged} c "
+        f"JOIN main.{target} t ON {join} WHERE {mine} "
+        f"AND c.pre_image_json = {row_json_sql('t', schema.column_names)}"
+    )
     lhs = quote_ident(keys[0]) if len(keys) == 1 else f"({', '.join(map(quote_ident, keys))})"
     if op == "delete":
-        sql = f"DELETE FROM main.{target} WHERE {lhs} IN ({wanted})"
+        sql = f"DELETE FROM main.{target} WHERE {lhs} IN ({matching})"
         bound: tuple[Any, ...] = (*params, *group)
     else:
         sets = ", ".join(f"{quote_ident(n)} = ?" for n in names)
-        sql = f"UPDATE main.{target} SET {sets} WHERE {lhs} IN ({wanted})"
+        sql = f"UPDATE main.{target} SET {sets} WHERE {lhs} IN ({matching})"
         bound = (*values.values(), *params, *group)
     try:
         written = conn.execute(sql, bound).rowcount
     except sqlite3.IntegrityError as exc:
         raise _Undecided from exc  # the row-by-row path names the change
     if written != count:
-        raise _Undecided
+        raise _Undecided  # a conflict (or a pre-image written another way): row by row
