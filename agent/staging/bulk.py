@@ -40,7 +40,9 @@ def _key_sql(keys: tuple[str, ...]) -> str:
     if len(keys) == 1 and keys[0].isidentifier():
         c = f"t.{quote_ident(keys[0])}"
         prefix = literal(f'{{"{keys[0]}":')
-        return f"CASE typeof({c}) WHEN 'integer' THEN {prefix} || {c} || '}}' ELSE tt_key({args}) END"
+        return (
+            f"CASE typeof({c}) WHEN 'integer' THEN {prefix} || {c} || '}}' ELSE tt_key({args}) END"
+        )
     return f"tt_key({args})"
 
 
@@ -74,14 +76,16 @@ def stage_set_based(
     if store_file is None or not raw_keys:
         return None
     keys = shape.key_columns
-    unique = list(dict.fromkeys(tuple(k.values()) for k in store.normalize_keys(shape.name, raw_keys)))
+    unique = list(
+        dict.fromkeys(tuple(k.values()) for k in store.normalize_keys(shape.name, raw_keys))
+    )
     ids = take_ids(len(unique), taken)
     columns = [c.name for c in shape.columns]
     width = len(keys)
     key_cols = ", ".join(f"k{i}" for i in range(width))
     join = " AND ".join(f"t.{quote_ident(k)} = b.k{i}" for i, k in enumerate(keys))
     insert = (
-        "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
+        "INSERT INTO main.staged_changes (id, store, tbl, key_json, op, values_json, "
         "pre_image_json, origin, created_at) "
         f"SELECT b.id, ?, ?, {_key_sql(keys)}, ?, ?, "
         f"{'NULL' if op == 'create' else row_json_sql('t', columns)}, ?, ? "
@@ -100,14 +104,14 @@ def stage_set_based(
             f"INSERT INTO temp.tt_bulk (id, {key_cols}) VALUES (?{', ?' * width})",
             [(i, *k) for i, k in zip(ids, unique, strict=True)],
         )
-        (before,) = conn.execute("SELECT coalesce(max(seq), 0) FROM staged_changes").fetchone()
+        (before,) = conn.execute("SELECT coalesce(max(seq), 0) FROM main.staged_changes").fetchone()
         values_json = dumps(values)
         params = (store.identity, shape.name, op, values_json, origin, now)
         if conn.execute(insert, params).rowcount != len(unique):
             conn.execute("ROLLBACK")  # a key without an item: the row-by-row path says which
             return None
         rows = conn.execute(
-            "SELECT id, key_json, pre_image_json FROM staged_changes WHERE seq > ? ORDER BY seq",
+            "SELECT id, key_json, pre_image_json FROM main.staged_changes WHERE seq > ? ORDER BY seq",
             (before,),
         ).fetchall()
         conn.execute("COMMIT")

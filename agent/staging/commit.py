@@ -94,15 +94,19 @@ def pending_all(conn: sqlite3.Connection, store: str, path: Path) -> Pending:
     rows = conn.execute(
         "SELECT id, tbl, key_json FROM staged_changes WHERE +store = ? ORDER BY seq", (store,)
     ).fetchall()
+    ids = [r[0] for r in rows]
+    # Exactly these ids (the commit's record names them), not whatever is staged for the
+    # store when the store reads it: another process may stage more meanwhile.
     source = StagedSource(
         path,
         "SELECT id, tbl, key_json, op, values_json, pre_image_json FROM {db}.staged_changes "
-        "WHERE +store = ? ORDER BY seq",
-        (store,),
+        "WHERE id IN (SELECT value FROM json_each(?)) AND store = ? ORDER BY seq",
+        (json.dumps(ids), store),
     )
+    wanted = set(ids)
     return Pending(
-        [r[0] for r in rows],
-        lambda: changes_to_commit(conn, store),
+        ids,
+        lambda: [c for c in changes_to_commit(conn, store) if c.id in wanted],
         lambda done: ((t, loads(k)) for i, t, k in rows if i in done),
         source,
     )

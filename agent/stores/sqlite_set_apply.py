@@ -58,7 +58,14 @@ def apply_staged(
         try:
             ids = _apply(store, conn, source, progress)
             conn.execute("COMMIT")
-        except (_Undecided, sqlite3.Error, TabletalkError, ValueError, TypeError, OverflowError) as exc:
+        except (
+            _Undecided,
+            sqlite3.Error,
+            TabletalkError,
+            ValueError,
+            TypeError,
+            OverflowError,
+        ) as exc:
             _rollback(conn)
             if isinstance(exc, sqlite3.OperationalError) and _busy(exc):
                 raise _failed(store, conn, exc) from exc

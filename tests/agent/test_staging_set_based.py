@@ -16,6 +16,7 @@ import pytest
 
 from agent.errors import StagingError
 from agent.staging import StagingArea
+from agent.staging.commit import commit_changes, pending_all
 from agent.stores.sqlite import SQLiteStore
 
 AWKWARD_TEXT = 'quote " back \\ ctrl \x01\x1f tab \t é € 😀 \u2028 end'
@@ -36,9 +37,7 @@ def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, r REAL, n NUMERIC, s TEXT, b BLOB, x)")
     conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", ROWS)
     conn.execute('CREATE TABLE codes ("na""me" TEXT PRIMARY KEY, v INTEGER) WITHOUT ROWID')
-    conn.executemany(
-        "INSERT INTO codes VALUES (?, ?)", [(AWKWARD_TEXT, 1), ("b'c", 2), ("12", 3)]
-    )
+    conn.executemany("INSERT INTO codes VALUES (?, ?)", [(AWKWARD_TEXT, 1), ("b'c", 2), ("12", 3)])
     conn.execute("CREATE TABLE notes (body TEXT)")  # keyed by the implicit rowid
     conn.executemany("INSERT INTO notes VALUES (?)", [("a",), ("b",), ("c",)])
     conn.commit()
@@ -104,9 +103,7 @@ def test_a_row_changed_after_staging_conflicts_with_its_current_values(
 
 
 def test_text_and_rowid_keys_fold_with_later_single_stages(area: StagingArea) -> None:
-    staged = area.stage_many(
-        "codes", query='SELECT "na""me" FROM codes ORDER BY v', set={"v": 0}
-    )
+    staged = area.stage_many("codes", query='SELECT "na""me" FROM codes ORDER BY v', set={"v": 0})
     assert [c.key for c in staged] == [{'na"me': AWKWARD_TEXT}, {'na"me': "b'c"}, {'na"me': "12"}]
     again = area.stage("codes", "update", {'na"me': AWKWARD_TEXT}, {"v": 5})
     assert again.id == staged[0].id and area.count() == 3  # the same item: folded
@@ -145,7 +142,12 @@ def test_a_commit_of_several_bulk_edits_lands_whole_and_logs_each_change(
     assert report.ok and report.committed == [c.id for c in staged] and area.count() == 0
     assert [r[0] for r in table_state(store)] == [1, 2, 3, 6]
     assert store.get_item("t", {"id": 2}) == {
-        "id": 2, "r": 1 / 3, "n": -(2**63), "s": "a", "b": None, "x": 1.25
+        "id": 2,
+        "r": 1 / 3,
+        "n": -(2**63),
+        "s": "a",
+        "b": None,
+        "x": 1.25,
     }
     assert store.get_item("t", {"id": 6})["n"] == 2**62  # type: ignore[index]
     assert store.query("SELECT DISTINCT body FROM notes").rows == [{"body": "z"}]
@@ -176,3 +178,20 @@ def test_a_commit_on_a_store_without_a_vector_index_loads_no_aws_sdk(
     )
     assert done.stdout.strip() == "[]"
     assert store.get_item("t", {"id": 1})["s"] == "z"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("set_based", [True, False])
+def test_a_change_staged_while_a_commit_starts_is_not_committed_by_it(
+    area: StagingArea, store: SQLiteStore, tmp_path: Path, set_based: bool
+) -> None:
+    first = area.stage_many("t", query="SELECT id FROM t WHERE id <= 3", set={"s": "a"})
+    pending = pending_all(area._conn, store.identity, area.path)  # noqa: SLF001
+    if not set_based:
+        pending.source = None
+    other = StagingArea(SQLiteStore.open(store.path), area.path)  # another process's area
+    late = other.stage("t", "update", {"id": 4}, {"s": "late"})
+    report = commit_changes(store, area._conn, pending)  # noqa: SLF001
+    assert report.ok and report.committed == [c.id for c in first]
+    assert [c.id for c in area.list()] == [late.id]  # still staged, not in the store
+    assert store.get_item("t", {"id": 4})["s"] is None  # type: ignore[index]
+    other.close()
