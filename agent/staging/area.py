@@ -40,7 +40,7 @@ from agent.staging.checks import (
     too_many,
     validate_values,
 )
-from agent.staging.commit import commit_changes, pending_all, pending_of
+from agent.staging.commit import commit_changes, pending_all, pending_chosen
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
 from agent.staging.encoding import (
     dumps,
@@ -483,9 +483,12 @@ class StagingArea:
                     pending = pending_all(self._conn, self.store.identity, self.path)
                 else:
                     recovered = [i for i in dict.fromkeys(ids) if i in before]
-                    wanted = [i for i in ids if i not in before]
-                    changes = [c.to_apply() for c in self._get_many(wanted)] if wanted else []
-                    pending = pending_of(changes)
+                    wanted = [i for i in dict.fromkeys(ids) if i not in before]
+                    chosen = pending_chosen(self._conn, self.store.identity, self.path, wanted)
+                    if chosen is None:
+                        self._get_many(wanted)  # raises, naming the ids not staged
+                        raise AssertionError("unreachable: some id is not staged")
+                    pending = chosen
                 report = commit_changes(
                     self.store, self._conn, pending, progress, by=by, keep=self.keep
                 )

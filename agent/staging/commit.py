@@ -80,35 +80,51 @@ class Pending:
     source: StagedSource | None = None
 
 
-def pending_of(changes: list[ChangeToApply]) -> Pending:
-    """Changes already decoded (a commit of chosen ids)."""
-    return Pending(
-        [c.id for c in changes],
-        lambda: changes,
-        lambda done: ((c.table, c.key) for c in changes if c.id in done),
-    )
-
-
 def pending_all(conn: sqlite3.Connection, store: str, path: Path) -> Pending:
-    """Every staged change of `store`; decoded only if the store asks for Python values."""
+    """Every staged change of `store`, in staging order."""
     rows = conn.execute(
         "SELECT id, tbl, key_json FROM staged_changes WHERE +store = ? ORDER BY seq", (store,)
     ).fetchall()
+    return _pending(conn, store, path, rows)
+
+
+def pending_chosen(
+    conn: sqlite3.Connection, store: str, path: Path, ids: list[str]
+) -> Pending | None:
+    """The staged changes `ids` of `store`, in that order; None when one is not staged."""
+    found = {
+        r[0]: r
+        for r in conn.execute(
+            "SELECT id, tbl, key_json FROM staged_changes "
+            "WHERE id IN (SELECT value FROM json_each(?)) AND store = ?",
+            (json.dumps(ids), store),
+        )
+    }
+    if any(i not in found for i in ids):
+        return None
+    return _pending(conn, store, path, [found[i] for i in dict.fromkeys(ids)])
+
+
+def _pending(
+    conn: sqlite3.Connection, store: str, path: Path, rows: list[tuple[str, str, str]]
+) -> Pending:
+    """Changes named by (id, tbl, key_json) rows; decoded only if the store asks for Python
+    values. Exactly these ids (the commit's record names them), never whatever is staged for
+    the store when it reads them: another process may stage more meanwhile."""
     ids = [r[0] for r in rows]
-    # Exactly these ids (the commit's record names them), not whatever is staged for the
-    # store when the store reads it: another process may stage more meanwhile.
     source = StagedSource(
         path,
         "SELECT id, tbl, key_json, op, values_json, pre_image_json FROM {db}.staged_changes "
         "WHERE id IN (SELECT value FROM json_each(?)) AND store = ? ORDER BY seq",
         (json.dumps(ids), store),
     )
-    wanted = set(ids)
+
+    def load() -> list[ChangeToApply]:
+        by_id = {c.id: c for c in changes_to_commit(conn, store)}
+        return [by_id[i] for i in ids]
+
     return Pending(
-        ids,
-        lambda: [c for c in changes_to_commit(conn, store) if c.id in wanted],
-        lambda done: ((t, loads(k)) for i, t, k in rows if i in done),
-        source,
+        ids, load, lambda done: ((t, loads(k)) for i, t, k in rows if i in done), source
     )
 
 

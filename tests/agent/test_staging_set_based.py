@@ -195,3 +195,24 @@ def test_a_change_staged_while_a_commit_starts_is_not_committed_by_it(
     assert [c.id for c in area.list()] == [late.id]  # still staged, not in the store
     assert store.get_item("t", {"id": 4})["s"] is None  # type: ignore[index]
     other.close()
+
+
+def test_committing_chosen_ids_commits_exactly_those_in_the_order_given(
+    area: StagingArea, store: SQLiteStore
+) -> None:
+    changes = area.stage_many("t", query="SELECT id FROM t", set={"s": "c"})
+    chosen = [changes[4].id, changes[0].id, changes[2].id, changes[0].id]
+    report = area.commit(chosen)
+    assert report.ok and report.committed == [changes[4].id, changes[0].id, changes[2].id]
+    assert [c.id for c in area.list()] == [changes[1].id, changes[3].id, changes[5].id]
+    assert [store.get_item("t", {"id": i})["s"] for i in range(1, 7)] == [  # type: ignore[index]
+        "c",
+        "",
+        "c",
+        None,
+        "c",
+        "'single' quotes",
+    ]
+    with pytest.raises(StagingError, match="no staged change 'gone'"):
+        area.commit([changes[1].id, "gone"])
+    assert area.count() == 3
