@@ -81,42 +81,55 @@ class Pending:
 
 
 def pending_all(conn: sqlite3.Connection, store: str, path: Path) -> Pending:
-    """Every staged change of `store`, in staging order."""
+    """Every staged change of `store`, in staging order.
+
+    The store reads them back as `store` AND seq <= the last one's: a change staged later (by
+    another process, while this commit starts) gets a larger seq, since SQLite gives a new row
+    one more than the largest in the table and these rows stay until they land (the record
+    holds them: no discard, fold or rebase touches them).
+    """
     rows = conn.execute(
-        "SELECT id, tbl, key_json FROM staged_changes WHERE +store = ? ORDER BY seq", (store,)
+        "SELECT id, tbl, key_json, seq FROM staged_changes WHERE +store = ? ORDER BY seq",
+        (store,),
     ).fetchall()
-    return _pending(conn, store, path, rows)
+    last = rows[-1][3] if rows else 0
+    return _pending(conn, store, path, rows, ("+store = ? AND seq <= ?", (store, last)))
 
 
 def pending_chosen(
     conn: sqlite3.Connection, store: str, path: Path, ids: list[str]
 ) -> Pending | None:
     """The staged changes `ids` of `store`, in that order; None when one is not staged."""
+    unique = list(dict.fromkeys(ids))
+    chosen = ("id IN (SELECT value FROM json_each(?)) AND store = ?", (json.dumps(unique), store))
     found = {
         r[0]: r
         for r in conn.execute(
-            "SELECT id, tbl, key_json FROM staged_changes "
-            "WHERE id IN (SELECT value FROM json_each(?)) AND store = ?",
-            (json.dumps(ids), store),
+            f"SELECT id, tbl, key_json, seq FROM staged_changes WHERE {chosen[0]}", chosen[1]
         )
     }
-    if any(i not in found for i in ids):
+    if any(i not in found for i in unique):
         return None
-    return _pending(conn, store, path, [found[i] for i in dict.fromkeys(ids)])
+    return _pending(conn, store, path, [found[i] for i in unique], chosen)
 
 
 def _pending(
-    conn: sqlite3.Connection, store: str, path: Path, rows: list[tuple[str, str, str]]
+    conn: sqlite3.Connection,
+    store: str,
+    path: Path,
+    rows: list[tuple[str, str, str, int]],
+    where: tuple[str, tuple[Any, ...]],
 ) -> Pending:
-    """Changes named by (id, tbl, key_json) rows; decoded only if the store asks for Python
-    values. Exactly these ids (the commit's record names them), never whatever is staged for
-    the store when it reads them: another process may stage more meanwhile."""
+    """Changes named by (id, tbl, key_json, seq) rows, which `where` selects exactly (never
+    whatever is staged for the store when it is read: the commit's record names these ids);
+    decoded only if the store asks for Python values."""
     ids = [r[0] for r in rows]
     source = StagedSource(
         path,
         "SELECT id, tbl, key_json, op, values_json, pre_image_json FROM {db}.staged_changes "
-        "WHERE id IN (SELECT value FROM json_each(?)) AND store = ? ORDER BY seq",
-        (json.dumps(ids), store),
+        f"WHERE {where[0]}",
+        where[1],
+        ids,
     )
 
     def load() -> list[ChangeToApply]:
@@ -124,7 +137,7 @@ def _pending(
         return [by_id[i] for i in ids]
 
     return Pending(
-        ids, load, lambda done: ((t, loads(k)) for i, t, k in rows if i in done), source
+        ids, load, lambda done: ((t, loads(k)) for i, t, k, _ in rows if i in done), source
     )
 
 

@@ -134,12 +134,13 @@ class StagedSource:
 
     `path` is that SQLite file; `select` (with `params`) is a SELECT over it, naming it
     `{db}` (the store attaches it under a name of its choosing), returning the columns id, tbl,
-    key_json, op, values_json, pre_image_json in commit order.
+    key_json, op, values_json, pre_image_json of exactly the changes `ids` (in any order).
     """
 
     path: Path
     select: str
     params: tuple[Any, ...]
+    ids: list[str]
 
 
 Landed = Callable[[list[str]], None]

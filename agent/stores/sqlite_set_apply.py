@@ -95,12 +95,12 @@ def _apply(
     progress: Callable[[int, int], Any] | None,
 ) -> list[str]:
     staged = f"({source.select.format(db=ALIAS)})"
-    ids = [r[0] for r in conn.execute(f"SELECT id FROM {staged}", source.params)]
+    ids = source.ids
     groups = conn.execute(
         f"SELECT tbl, op, values_json, count(*) FROM {staged} GROUP BY tbl, op, values_json",
         source.params,
     ).fetchall()
-    if not groups or len(groups) > MAX_GROUPS:
+    if not groups or len(groups) > MAX_GROUPS or sum(g[3] for g in groups) != len(ids):
         raise _Undecided
     done = 0
     for table, op, values_json, count in groups:
@@ -108,7 +108,7 @@ def _apply(
         done += count
         if progress is not None:
             progress(done, len(ids))
-    return ids
+    return list(ids)
 
 
 def _apply_group(
