@@ -187,7 +187,7 @@ class StagingArea:
     def _stage_set_based(
         self, info: TableShape, op: Op, raw_keys: builtins.list[Key], values: Item, origin: str
     ) -> builtins.list[StagedChange] | None:
-        """One INSERT … SELECT on a SQLite store (`agent.staging.bulk`); None: stage row by row."""
+        """One INSERT … SELECT on a SQLite store (`staging.bulk`); None: stage row by row."""
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         with self._lock:
             self._settle()

@@ -17,7 +17,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from agent.staging.db import BUSY_TIMEOUT_S
+from agent.staging.db import BUSY_TIMEOUT_S, busy, busy_error
 from agent.staging.encoding import dumps, key_json, loads_many, take_ids
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op, Store, TableShape
@@ -98,7 +98,12 @@ def stage_set_based(
     try:
         register(conn)
         conn.create_function("tt_key", width, _key_json(keys), deterministic=True)
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if busy(exc):  # another process writes staging: the row-by-row path would wait again
+                raise busy_error(staging) from exc
+            raise
         conn.execute(f"CREATE TEMP TABLE tt_bulk (seq INTEGER PRIMARY KEY, id, {key_cols})")
         conn.executemany(
             f"INSERT INTO temp.tt_bulk (id, {key_cols}) VALUES (?{', ?' * width})",
@@ -111,11 +116,12 @@ def stage_set_based(
             conn.execute("ROLLBACK")  # a key without an item: the row-by-row path says which
             return None
         rows = conn.execute(
-            "SELECT id, key_json, pre_image_json FROM main.staged_changes WHERE seq > ? ORDER BY seq",
+            "SELECT id, key_json, pre_image_json FROM main.staged_changes "
+            "WHERE seq > ? ORDER BY seq",
             (before,),
         ).fetchall()
         conn.execute("COMMIT")
-    except (sqlite3.Error, ValueError):
+    except (sqlite3.Error, ValueError, TypeError, OverflowError):
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         return None  # e.g. an item already staged (the unique index): fold row by row

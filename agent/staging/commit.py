@@ -3,16 +3,16 @@
 One commit at a time per staging area (`agent.staging.lock`). A commit records its change ids
 in `commits_in_progress` (one small transaction), then calls `store.apply`, which reports
 each atomic unit as it becomes durable (SQLite: the whole commit is one transaction); each
-unit's changes leave staging at once, in one staging transaction, and the one that lands the
-last unit also deletes the record. A crash leaves the record and, at most, one unit applied but still staged: the next
-process to open the staging area settles it from the store (`agent.staging.settle`) before
-showing, diffing, discarding or committing anything. Staging onto an item whose change a
+unit's changes leave staging at once, in one staging transaction (the last unit's also deletes
+the record). A crash leaves the record and, at most, one unit applied but still staged: the
+next process to open the staging area settles it from the store (`agent.staging.settle`)
+before showing, diffing, discarding or committing anything. Staging onto an item whose change a
 running commit holds is refused, so no merged edit is lost. A store raises a TabletalkError
 from `apply` only after rolling back its open unit, so such a failure settles the commit at
 once; any other exception leaves it in doubt until the next settlement.
 
-When a whole store's changes are committed, the store may read them set-based straight from
-the staging database (`Store.apply_staged`); only when it declines are they decoded here.
+The store may read the changes set-based straight from the staging database
+(`Store.apply_staged`); only when it declines are they decoded here for `Store.apply`.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def commit_changes(
     by: str = "user",
     keep: history.Retention | None = None,
 ) -> CommitReport:
-    """Apply the `pending` changes through the store; drop what landed from staging, keep the rest.
+    """Apply `pending` through the store; drop what landed from staging, keep the rest.
 
     What lands is logged in the commit history (`by` names who committed). The caller holds
     the commit lock and has settled any interrupted commit first.

@@ -167,10 +167,12 @@ def test_a_commit_on_a_store_without_a_vector_index_loads_no_aws_sdk(
         "from pathlib import Path\n"
         "from agent.staging import StagingArea\n"
         "from agent.stores.sqlite import SQLiteStore\n"
-        f"area = StagingArea(SQLiteStore.open(Path({str(store.path)!r})), Path({str(tmp_path / 's.sqlite')!r}))\n"
+        f"store = SQLiteStore.open(Path({str(store.path)!r}))\n"
+        f"area = StagingArea(store, Path({str(tmp_path / 's.sqlite')!r}))\n"
         "area.stage('t', 'update', {'id': 1}, {'s': 'z'})\n"
         "assert area.commit().ok\n"
-        "print(sorted(m for m in ('boto3', 'botocore', 'agent.vectors.index') if m in sys.modules))\n"
+        "heavy = ('boto3', 'botocore', 'agent.vectors.index')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
     done = subprocess.run(
