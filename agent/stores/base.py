@@ -131,7 +131,25 @@ class ApplyResult:
     conflicts: list[Conflict] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class StagedSource:
+    """Staged changes a store may read set-based, straight from the staging database.
+
+    `path` is that SQLite file; `select` (with `params`) is a SELECT over it, naming it
+    `{db}` (the store attaches it under a name of its choosing), returning the columns id, tbl,
+    key_json, op, values_json, pre_image_json of exactly the changes `ids` (in any order).
+    """
+
+    path: Path
+    select: str
+    params: tuple[Any, ...]
+    ids: list[str]
+
+
 Landed = Callable[[list[str]], None]
+RetryListener = Callable[[str, str], None]
+"""Told `(text, state)` about a retried request: state "retrying" (text: a one-line status),
+then "recovered" (text empty) or "gave-up" (text: what failed and what to do)."""
 """Told the ids of one atomic unit of a commit as soon as the store made it durable."""
 
 
@@ -187,6 +205,12 @@ class Store(ABC):
         return None
 
     @property
+    def sqlite_file(self) -> Path | None:
+        """The SQLite file holding the tables, when staging may attach it read-only to copy
+        pre-images set-based (`agent.staging.bulk`); None for any other store."""
+        return None
+
+    @property
     def db_arg(self) -> str:
         """The `--db` value that opens this same store again."""
         return self.identity
@@ -224,6 +248,10 @@ class Store(ABC):
     def get_item(self, table: str, key: Key) -> Item | None:
         """The item with this key, or None."""
 
+    def normalize_keys(self, table: str, keys: list[Key]) -> list[Key]:
+        """`normalize_key` for many keys of one table (a store may look the table up once)."""
+        return [self.normalize_key(table, k) for k in keys]
+
     def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
         """Items for many keys (None where none exists); a store may batch the lookups."""
         return [self.get_item(table, self.normalize_key(table, k)) for k in keys]
@@ -234,6 +262,16 @@ class Store(ABC):
         """Rows of other tables that reference these items of `table` (declared foreign keys
         and the references in `also`); empty for a store that cannot tell."""
         return []
+
+    def watch_retries(self, listener: RetryListener | None) -> None:
+        """Tell `listener` while requests are retried (a store that retries throttled calls
+        on its own, like DynamoDB); the default store never does."""
+        return None
+
+    def value_type(self, value: Any) -> str | None:
+        """The store's name for the type of a staged value (diffs show it when an update
+        changes it); None when the store has no types beyond what the value shows."""
+        return None
 
     def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
         """True when the item with `key` exists and each of `values` equals its attribute;
@@ -344,6 +382,15 @@ class Store(ABC):
         interrupted commit leaves at most one unit in doubt. Raise a TabletalkError only after
         rolling back the unit in progress.
         """
+
+    def apply_staged(
+        self, source: StagedSource, progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult | None:
+        """Like `apply`, over the changes `source` selects, read set-based by the store itself
+        (no per-change Python); None when this store cannot (then nothing was applied, and the
+        caller decodes the changes and calls `apply`). A store may also return None when only
+        the row-by-row path can say what is wrong (a conflict, a constraint)."""
+        return None
 
     @abstractmethod
     def close(self) -> None:
