@@ -148,6 +148,9 @@ async def test_columns_grow_as_later_pages_show_new_attributes(dynamo_endpoint: 
         await settle(app, pilot)
         names = [c.name for c in view.columns]
         assert names == ["id", "status", "total", "gift", "wrap"], "key first, new ones added"
+        assert [c.type for c in view.columns] == ["number", "string", "number", "map", "boolean"]
+        placeholder = str(app.query_one(TableTab).query_one("#filter").placeholder)
+        assert "begins_with(\"status\", 'A')" in placeholder and "LIKE" not in placeholder
         row = next(i for i in range(view.row_count) if (view.row_at(i)[0] or (None,))[0] == late)
         values, _ = view.row_at(row)
         assert values is not None and values[names.index("wrap")] is True
