@@ -162,9 +162,10 @@ def main() -> None:
 
     reset(url)
     fill(client, big)
-    pages = [first_page(client) for _ in range(runs)]
+    pages = [first_page(client) for _ in range(max(runs, 5))]  # moto's Scan time varies a lot
     scan_floor = statistics.median(p[0] for p in pages)
     page_s = statistics.median(p[1] for p in pages)
+    page_over = statistics.median(p[1] - p[0] for p in pages)  # each against its own floor
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     stage, read_floor = med("stage"), med("read_floor")
@@ -175,7 +176,7 @@ def main() -> None:
     print(f"commit {N} changes (10 transactions) {commit:8.3f} s   floor {commit_floor:.3f} s   "
           f"ratio {commit / commit_floor:.2f} (target ≤ 1.5)")
     print(f"first page of {big:,} items           {page_s:8.3f} s   floor {scan_floor:.3f} s   "
-          f"over floor {1000 * (page_s - scan_floor):.0f} ms (target < 300)")
+          f"over floor {1000 * page_over:.0f} ms (median of paired runs; target < 300)")
     print(f"peak memory of tabletalk's process {peak_mb:.0f} MB (target < 250)")
 
 

@@ -201,7 +201,28 @@ class DynamoDBStore(Store):
         return sorted(n for n in names if glob is None or fnmatch.fnmatchcase(n, glob))
 
     def _resolve(self, table: str) -> str:
-        tables = self.list_tables() if table not in self._described else [table]
+        """The table's exact name: DescribeTable first (one request, cached), then the table
+        list for a case-insensitive match or an error naming the tables."""
+        if table in self._described:
+            return table
+        glob = self.target.tables
+        if glob is None or fnmatch.fnmatchcase(str(table), glob):
+            try:
+                found = self.client.describe_table(TableName=str(table))
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code")
+                if code not in ("ResourceNotFoundException", "ValidationException"):
+                    raise translate(
+                        exc, action="dynamodb:DescribeTable", table=table, region=self.region
+                    ) from exc
+            except BotoCoreError as exc:
+                raise translate(
+                    exc, action="dynamodb:DescribeTable", table=table, region=self.region
+                ) from exc
+            else:
+                self._described[table] = found["Table"]
+                return table
+        tables = self.list_tables()
         if table in tables:
             return table
         match = next((t for t in tables if t.lower() == str(table).lower()), None)
