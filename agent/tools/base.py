@@ -145,6 +145,18 @@ def require_columns(info: TableInfo, columns: list[str] | tuple[str, ...], what:
     return [c for c in found if c is not None]
 
 
+def require_attributes(
+    ctx: ToolContext, info: TableInfo, columns: list[str], what: str
+) -> list[str]:
+    """`require_columns`, except on a store whose items take any attribute (DynamoDB: the
+    columns are only those seen in a sample), where a name not seen is taken as given."""
+    if ctx.store.value_checker is None:
+        return require_columns(info, columns, what)
+    by_lower = {c.lower(): c for c in reversed(column_names(info))}
+    known = column_names(info)
+    return [c if c in known else by_lower.get(c.lower(), c) for c in columns]
+
+
 def json_value(value: Any) -> tuple[Any, bool]:
     """A cell as JSON-ready data, cut to MAX_CELL_CHARS; the flag says whether it was cut."""
     if value is None or isinstance(value, bool | int | float):

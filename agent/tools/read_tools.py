@@ -18,7 +18,7 @@ from agent.tools.base import (
     compact_rows,
     is_select,
     json_value,
-    require_columns,
+    require_attributes,
     require_table,
     strip_where,
 )
@@ -174,7 +174,7 @@ def count_items(ctx: ToolContext, args: CountInput) -> dict[str, Any]:
 def sample_values(ctx: ToolContext, args: SampleInput) -> dict[str, Any]:
     """sampleValues: distinct values of a column with their counts."""
     info = require_table(ctx, args.table)
-    (column,) = require_columns(info, [args.column], "column")
+    (column,) = require_attributes(ctx, info, [args.column], "column")
     values = ctx.store.sample_values(info.name, column, args.limit)
     clean, _ = json_value(values)
     return {"table": info.name, "column": column, "values": clean}

@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 import pytest
 
+from agent.errors import UnknownTableError
 from agent.staging import StagingArea
 from agent.stores.dynamodb.reads import Limits
 from agent.stores.dynamodb.store import DynamoDBStore
@@ -110,7 +111,11 @@ def test_table_glob_limits_the_tables(store: DynamoDBStore) -> None:
         BillingMode="PAY_PER_REQUEST",
     )
     assert store.list_tables() == ["audit", "orders"]
-    assert open_store(f"dynamodb://{REGION}?tables=ord*").list_tables() == ["orders"]
+    limited = open_store(f"dynamodb://{REGION}?tables=ord*")
+    assert limited.list_tables() == ["orders"]
+    with pytest.raises(UnknownTableError):
+        limited.get_item("audit", {"k": "x"})
+    assert store.get_item("ORDERS", {"id": 1}) is not None, "a unique case-insensitive match"
 
 
 def test_read_tools_report_capacity(store: DynamoDBStore, tmp_path: Path) -> None:

@@ -150,3 +150,24 @@ def test_declared_relationships_warn_of_orphans_on_delete(
     assert {e["id"] for e in orders.examples} <= set(range(3, 31, 3)) and orders.examples
     assert notes.count == 3  # 0, 2, 4: a scan (no index on notes.customer_id)
     assert "10 rows of orders still point at 1 deleted item" in orders.describe()
+
+
+def test_attributes_missing_from_the_sample_are_still_usable(
+    shop: DynamoDBStore, tmp_path: Path
+) -> None:
+    _put("orders", [{"id": {"N": str(100 + i)}, "customer_id": {"N": "1"}} for i in range(40)])
+    raw_client().update_item(
+        TableName="orders",
+        Key={"id": {"N": "139"}},
+        UpdateExpression="SET coupon = :c",
+        ExpressionAttributeValues={":c": {"S": "WINTER"}},
+    )
+    described = tool(shop, tmp_path, "describeTable", table="orders")
+    assert "coupon" not in {c["name"] for c in described["columns"]}, "past the 50-item sample"
+    sampled = tool(shop, tmp_path, "sampleValues", table="orders", column="coupon")
+    assert sampled["values"] == [{"value": "WINTER", "count": 1}]
+    declared = tool(
+        shop, tmp_path, "declareRelationship",
+        left="orders", left_on="coupon", right="customers", right_on="name",
+    )  # fmt: skip
+    assert declared["created"]

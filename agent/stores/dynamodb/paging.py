@@ -10,7 +10,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from agent.stores.dynamodb.client import translate
 from agent.stores.dynamodb.partiql_guard import check_select, quote_name
-from agent.stores.dynamodb.types import item_to_plain
+from agent.stores.dynamodb.types import TYPE_NAMES, item_to_plain, type_name
 from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, TabClosed
 
 if TYPE_CHECKING:
@@ -42,7 +42,11 @@ class DynamoRowSource:
         self._closed = False
         self._count: int | None = None
         self._seen: dict[str, None] = dict.fromkeys(self.key_columns)
-        self.columns = [ColumnSpec(c, "", key=True) for c in self.key_columns]
+        key_types = store.key_types(table)
+        self.columns = [
+            ColumnSpec(c, TYPE_NAMES.get(key_types.get(c, ""), "").lower(), key=True)
+            for c in self.key_columns
+        ]
         self._fill(PAGE_SIZE)
 
     def _fetch(self) -> None:
@@ -70,14 +74,18 @@ class DynamoRowSource:
             item = item_to_plain(raw)
             self._rows.append({**{k: item[k] for k in keys if k in item}, **item})
             if len(self._seen) < self.MAX_COLUMNS and not self._seen.keys() >= item.keys():
-                self._grow(item)
+                self._grow(raw)
         self._done = not self._cursor
 
-    def _grow(self, item: dict[str, Any]) -> None:
-        """Add the item's new attributes as columns (a new list: readers keep theirs)."""
-        added = [a for a in item if a not in self._seen][: self.MAX_COLUMNS - len(self._seen)]
+    def _grow(self, raw: dict[str, Any]) -> None:
+        """Add the item's new attributes as columns, typed by the value first seen (a new
+        list: readers keep theirs)."""
+        added = [a for a in raw if a not in self._seen][: self.MAX_COLUMNS - len(self._seen)]
         self._seen.update(dict.fromkeys(added))
-        self.columns = [*self.columns, *(ColumnSpec(a, "") for a in added)]
+        self.columns = [
+            *self.columns,
+            *(ColumnSpec(a, TYPE_NAMES.get(type_name(raw[a]), "").lower()) for a in added),
+        ]
 
     def _fill(self, upto: int) -> None:
         while len(self._rows) < upto and not self._done and not self._closed:

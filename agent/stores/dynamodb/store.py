@@ -92,6 +92,7 @@ class DynamoDBStore(Store):
         self.identity = f"dynamodb:{account}:{region}:{self.endpoint or 'aws'}"
         self.label = f"DynamoDB {region}" + (f" at {self.endpoint}" if self.endpoint else "")
         self._described: dict[str, dict[str, Any]] = {}
+        self._key_shapes: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {}
         self._samples: dict[str, tuple[dict[str, Counter[str]], int]] = {}
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -200,7 +201,28 @@ class DynamoDBStore(Store):
         return sorted(n for n in names if glob is None or fnmatch.fnmatchcase(n, glob))
 
     def _resolve(self, table: str) -> str:
-        tables = self.list_tables() if table not in self._described else [table]
+        """The table's exact name: DescribeTable first (one request, cached), then the table
+        list for a case-insensitive match or an error naming the tables."""
+        if table in self._described:
+            return table
+        glob = self.target.tables
+        if glob is None or fnmatch.fnmatchcase(str(table), glob):
+            try:
+                found = self.client.describe_table(TableName=str(table))
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code")
+                if code not in ("ResourceNotFoundException", "ValidationException"):
+                    raise translate(
+                        exc, action="dynamodb:DescribeTable", table=table, region=self.region
+                    ) from exc
+            except BotoCoreError as exc:
+                raise translate(
+                    exc, action="dynamodb:DescribeTable", table=table, region=self.region
+                ) from exc
+            else:
+                self._described[table] = found["Table"]
+                return table
+        tables = self.list_tables()
         if table in tables:
             return table
         match = next((t for t in tables if t.lower() == str(table).lower()), None)
@@ -218,22 +240,31 @@ class DynamoDBStore(Store):
             self._described[name] = found["Table"]
         return self._described[name]
 
+    def _key_shape(self, table: str) -> tuple[str, tuple[str, ...], dict[str, str]]:
+        """(table name, key attributes, their types), from the cached DescribeTable; looked up
+        once per name, as staging asks it for every key."""
+        shape = self._key_shapes.get(table)
+        if shape is None:
+            raw = self._describe(table)
+            schema = raw["KeySchema"]
+            keys = tuple(
+                k["AttributeName"] for k in sorted(schema, key=lambda k: k["KeyType"] != "HASH")
+            )
+            types = {
+                d["AttributeName"]: d["AttributeType"]
+                for d in raw["AttributeDefinitions"]
+                if d["AttributeName"] in keys
+            }
+            shape = self._key_shapes[table] = (str(raw["TableName"]), keys, types)
+        return shape
+
     def key_attributes(self, table: str) -> tuple[str, ...]:
         """Partition key, then sort key."""
-        schema = self._describe(table)["KeySchema"]
-        return tuple(
-            k["AttributeName"] for k in sorted(schema, key=lambda k: k["KeyType"] != "HASH")
-        )
+        return self._key_shape(table)[1]
 
     def key_types(self, table: str) -> dict[str, str]:
         """Key attribute → S, N or B."""
-        raw = self._describe(table)
-        keys = set(self.key_attributes(table))
-        return {
-            d["AttributeName"]: d["AttributeType"]
-            for d in raw["AttributeDefinitions"]
-            if d["AttributeName"] in keys
-        }
+        return dict(self._key_shape(table)[2])
 
     def schema(self, table: str) -> TableInfo:
         """Name, key and the attributes seen in a small sample (keys first)."""
@@ -319,9 +350,7 @@ class DynamoDBStore(Store):
 
     def normalize_key(self, table: str, key: Key) -> Key:
         """Check `key` names exactly the key attributes; coerce numbers given as text."""
-        name = self._resolve(table)
-        types = self.key_types(name)
-        wanted = self.key_attributes(name)
+        name, wanted, types = self._key_shape(table)
         by_lower = {str(k).lower(): v for k, v in key.items()}
         if len(key) != len(wanted) or any(k.lower() not in by_lower for k in wanted):
             raise BadKeyError(
@@ -380,11 +409,15 @@ class DynamoDBStore(Store):
 
     def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
         """Items for many keys with BatchGetItem (100 keys a call, consistent reads)."""
-        name = self._resolve(table)
+        name, attrs, _ = self._key_shape(table)
         normalized = [self.normalize_key(name, k) for k in keys]
-        attrs = self.key_attributes(name)
-        found: dict[str, Item] = {}
-        unique = list({json.dumps(k, sort_keys=True): k for k in normalized}.values())
+
+        def signature(key: Key) -> tuple[Any, ...]:  # binary keys are dicts: compared as JSON
+            values = (key.get(a) for a in attrs)
+            return tuple(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for v in values)
+
+        found: dict[tuple[Any, ...], Item] = {}
+        unique = list({signature(k): k for k in normalized}.values())
         for start in range(0, len(unique), 100):
             pending: dict[str, Any] = {
                 name: {
@@ -405,12 +438,12 @@ class DynamoDBStore(Store):
                 for raw in response.get("Responses", {}).get(name, []):
                     item = self._ordered(name, item_to_plain(raw))
                     report.items_scanned += 1
-                    found[json.dumps({a: item[a] for a in attrs}, sort_keys=True)] = item
+                    found[signature(item)] = item
                 pending = response.get("UnprocessedKeys") or {}
-        return [found.get(json.dumps(k, sort_keys=True)) for k in normalized]
+        return [found.get(signature(k)) for k in normalized]
 
     def _ordered(self, table: str, item: Item) -> Item:
-        keys = self.key_attributes(table)
+        keys = self._key_shape(table)[1]
         return {
             **{k: item[k] for k in keys if k in item},
             **{k: v for k, v in item.items() if k not in keys},
