@@ -43,7 +43,7 @@ from agent.events import (
 )
 from agent.permissions import PermissionGate, PermissionRequest, denial_message
 from agent.search.searcher import ToolSearcher
-from agent.tool_results import capped_result, compact_tool_results
+from agent.tool_results import capped_result
 from agent.tools.base import ToolContext
 from agent.toolset import Toolset
 from catalog import Effect
@@ -110,7 +110,10 @@ class TurnRunner:
         on_event: Callable[[TurnEvent], None],
         save: Callable[[], None],
         cancel: threading.Event | None = None,
+        flush: Callable[[], None] = lambda: None,
     ) -> None:
+        """`save` stores the conversation after each step; `flush` returns once every save
+        is on disk (called before the turn ends)."""
         self.caller = caller
         self.toolset = toolset
         self.active = active
@@ -122,6 +125,7 @@ class TurnRunner:
         self.step_limit = step_limit
         self.emit = on_event
         self.save = save
+        self.flush = flush
         self.cancel = cancel or threading.Event()
         self.usage = Usage()
         self.record = TurnRecord()
@@ -179,7 +183,7 @@ class TurnRunner:
         except BedrockCallError as exc:
             if exc.kind != "too_long" or self._compacted:
                 raise
-            replaced = compact_tool_results(self.conversation.messages)
+            replaced = self.conversation.compact_tool_results()
             if not replaced:
                 raise
         self._compacted = True
@@ -279,6 +283,7 @@ class TurnRunner:
         if self._dirty:
             self.save()
             self._dirty = False
+        self.flush()
         ended = TurnEnded(reason, text=text, steps=steps, usage=self.usage, **extra)  # type: ignore[arg-type]
         self.emit(ended)
         return ended

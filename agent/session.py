@@ -272,6 +272,7 @@ class ChatSession:
                 step_limit=self.settings.step_limit,
                 on_event=on_event,
                 save=lambda: self.conversations.save(self.conversation),
+                flush=self.conversations.flush,
                 cancel=cancel,
             )
             self.last_record = runner.record
