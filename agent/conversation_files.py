@@ -6,9 +6,10 @@ count, blocks of the last message], "extend": [blocks added to that last message
 [new messages], "set": {changed fields}}`. So a step costs what it adds, not the history.
 
 Each line is written with one `write` (it then survives a killed process) and flushed to the
-disk on a background thread (`SYNC`; a turn waits for it before it ends). So at most the last
-line can be incomplete after a crash or a power cut; reading leaves out such a line (it was
-never saved), so a save is all or nothing and every history read is one that was saved. A file
+disk on a background thread (`SYNC`; a turn waits for it before it ends, and a power cut
+loses at most the lines not yet flushed). So only the last line can be incomplete; reading
+leaves such a line out (it was never saved), so a save is all or nothing and every history
+read back is one that was saved. A file
 is created or replaced whole (temp file, fsync, rename) when a save is not an append (the
 first save, rewind, compaction, a file another process saved meanwhile).
 Older conversations are one JSON object in `ID.json`; they load as they are and become a log

@@ -9,9 +9,8 @@ order; what a tool does to the turn comes from its row's `effects`, never from i
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -43,6 +42,7 @@ from agent.events import (
 )
 from agent.permissions import PermissionGate, PermissionRequest, denial_message
 from agent.search.searcher import ToolSearcher
+from agent.stop import StopSignal, stop_signal
 from agent.tool_results import capped_result
 from agent.tools.base import ToolContext
 from agent.toolset import Toolset
@@ -126,7 +126,8 @@ class TurnRunner:
         self.emit = on_event
         self.save = save
         self.flush = flush
-        self.cancel = cancel or threading.Event()
+        self._given_cancel = cancel
+        self.cancel: StopSignal = cancel if isinstance(cancel, StopSignal) else StopSignal()
         self.usage = Usage()
         self.record = TurnRecord()
         self._dirty = False
@@ -134,6 +135,10 @@ class TurnRunner:
 
     def run(self, user_content: list[dict[str, Any]]) -> TurnEnded:
         """Run the turn to its end; Bedrock errors end it with reason "error", never raise."""
+        with stop_signal(self._given_cancel) as self.cancel:
+            return self._run(user_content)
+
+    def _run(self, user_content: list[dict[str, Any]]) -> TurnEnded:
         self.searcher.start_turn()
         self.conversation.append_user(user_content)
         self.save()
@@ -232,7 +237,7 @@ class TurnRunner:
 
     def _run_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
         """Answer every toolUse (in order) in one user message; return an ask, if any."""
-        with _interrupt_on_cancel(self.cancel, self.context):
+        with self.cancel.when_set(self.context.store.interrupt):
             return self._answer_tools(tool_uses)
 
     def _answer_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
@@ -343,26 +348,3 @@ PRE_CALL_CHECKS: tuple[PreCallCheck, ...] = (
     check_search_budget,
     check_permission,
 )
-
-
-@contextlib.contextmanager
-def _interrupt_on_cancel(cancel: threading.Event, context: ToolContext) -> Iterator[None]:
-    """While tools run, Stop also interrupts a running store read (a slow query)."""
-    interrupt = context.store.interrupt
-    finished = threading.Event()
-
-    def watch() -> None:
-        while not finished.is_set():
-            if cancel.wait(0.05):
-                if not finished.is_set():
-                    interrupt()
-                return
-
-    # Not joined: the watcher notices `finished` within one poll and exits on its own, so
-    # a step never waits for it.
-    threading.Thread(target=watch, name="tabletalk-stop-watch", daemon=True).start()
-    try:
-        yield
-    finally:
-        finished.set()
-
