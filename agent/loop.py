@@ -182,7 +182,7 @@ class TurnRunner:
         names = self.active.names()
         self.emit(StepStarted(step, names))
         self.record.start_step(step, names)
-        tools = [self.toolset.spec(name) for name in names]
+        tools = self.toolset.specs(names)
         try:
             return self._call_model(tools)
         except BedrockCallError as exc:
