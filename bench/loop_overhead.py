@@ -9,11 +9,15 @@ For each conversation length (prior steps already in the history), one sample is
   results message, saving the conversation, and boto3's own work);
 - **floor**: a fresh bare `boto3.client("bedrock-runtime")` sends the very request bodies the
   endpoint recorded for that turn (`converse_stream(**body)`, every event read) against the
-  same endpoint answering the same replies;
+  same endpoint answering the same replies; **floor-nv** does the same with botocore's
+  parameter validation off (the loop validates each part of a request once instead, so this
+  floor is the boto3 work the loop still does);
 - **replayed**: the same turn with a replayed model (no HTTP, no boto3), the loop alone.
 
-Overhead per step = (loop - floor) / steps. Samples of the three are interleaved; medians are
-printed per length, so flatness shows as the same overhead at every length.
+Overhead per step = median over samples of (loop - floor) / steps, in wall time and in CPU
+time of the process (every thread, the endpoint's included; far less disturbed by other
+processes on a loaded machine). The ways are interleaved in each sample; flatness shows as
+the same overhead at every length.
 
     python bench/loop_overhead.py [--steps 41] [--lengths 0 40 160 400] [--samples 5] [--json]
 """
@@ -77,28 +81,37 @@ def copy_of(conversation_id: str, number: int) -> str:
     return copy.id
 
 
+Times = tuple[float, float]
+"""(wall seconds, CPU seconds of this process: every thread, the endpoint's included)."""
+
+
+def now() -> Times:
+    return time.perf_counter(), time.process_time()
+
+
+def since(start: Times) -> Times:
+    wall, cpu = now()
+    return wall - start[0], cpu - start[1]
+
+
 class StepClock:
     """Times a turn from its first StepStarted to TurnEnded."""
 
     def __init__(self) -> None:
-        self.first: float | None = None
-        self.end: float | None = None
+        self.first: Times | None = None
+        self.elapsed: Times = (0.0, 0.0)
 
     def __call__(self, event: TurnEvent) -> None:
         if isinstance(event, StepStarted) and self.first is None:
-            self.first = time.perf_counter()
+            self.first = now()
         elif isinstance(event, TurnEnded):
-            self.end = time.perf_counter()
-
-    @property
-    def elapsed(self) -> float:
-        assert self.first is not None and self.end is not None
-        return self.end - self.first
+            assert self.first is not None
+            self.elapsed = since(self.first)
 
 
 def run_loop(
     server: ScriptedBedrock, store: Store, conversation_id: str, steps: int
-) -> tuple[float, list[dict[str, Any]]]:
+) -> tuple[Times, list[dict[str, Any]]]:
     """One turn through the real Bedrock caller; (seconds, the request bodies it sent)."""
     server.add(*_replies(steps))
     before = len(server.requests)
@@ -111,20 +124,22 @@ def run_loop(
     return clock.elapsed, [dict(body, modelId=model) for body in bodies]
 
 
-def run_floor(server: ScriptedBedrock, bodies: list[dict[str, Any]]) -> float:
-    """The same request bodies through a bare boto3 client, every event read."""
+def run_floor(server: ScriptedBedrock, bodies: list[dict[str, Any]], validate: bool) -> Times:
+    """The same request bodies through a bare boto3 client, every event read (`validate`:
+    botocore's parameter validation, on by default)."""
     import boto3
+    from botocore.config import Config
 
     server.add(*_replies(len(bodies)))
-    client = boto3.client("bedrock-runtime")
-    start = time.perf_counter()
+    client = boto3.client("bedrock-runtime", config=Config(parameter_validation=validate))
+    start = now()
     for body in bodies:
         for _event in client.converse_stream(**body)["stream"]:
             pass
-    return time.perf_counter() - start
+    return since(start)
 
 
-def run_replayed(store: Store, conversation_id: str, steps: int) -> float:
+def run_replayed(store: Store, conversation_id: str, steps: int) -> Times:
     session = ChatSession.open(
         SETTINGS, store, conversation_id=conversation_id, caller=repeating(steps)
     )
@@ -134,7 +149,13 @@ def run_replayed(store: Store, conversation_id: str, steps: int) -> float:
     return clock.elapsed
 
 
+def _median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
 def measure(steps: int, lengths: list[int], samples: int) -> list[dict[str, Any]]:
+    """Per length: medians (ms per step) of wall and CPU time for each way, and of the
+    per-sample differences loop - floor."""
     rows = []
     with ScriptedBedrock() as server:
         for name in UNSET_VARS:
@@ -145,29 +166,31 @@ def measure(steps: int, lengths: list[int], samples: int) -> list[dict[str, Any]
         store = open_store(build_demo_db(data / "demo.sqlite"))
         for length in lengths:
             base = prefilled(store, length)
-            loop, floor, replayed = [], [], []
+            runs: dict[str, list[Times]] = {"loop": [], "floor": [], "floor_nv": [], "replayed": []}
             for number in range(samples + 1):  # the first round warms caches, not counted
-                seconds, bodies = run_loop(server, store, copy_of(base, 2 * number), steps)
-                floor_seconds = run_floor(server, bodies)
-                replay_seconds = run_replayed(store, copy_of(base, 2 * number + 1), steps)
-                if number:
-                    loop.append(seconds / steps)
-                    floor.append(floor_seconds / steps)
-                    replayed.append(replay_seconds / steps)
-            overhead = [a - b for a, b in zip(loop, floor, strict=True)]
-            messages = len(ConversationStore().load(base).messages)
-            rows.append(
-                {
-                    "prior_steps": length,
-                    "prior_messages": messages,
-                    "loop_ms": statistics.median(loop) * 1000,
-                    "floor_ms": statistics.median(floor) * 1000,
-                    "overhead_ms": statistics.median(overhead) * 1000,
-                    "overhead_range_ms": [min(overhead) * 1000, max(overhead) * 1000],
-                    "replayed_ms": statistics.median(replayed) * 1000,
-                    "ratio": statistics.median(loop) / statistics.median(floor),
+                loop, bodies = run_loop(server, store, copy_of(base, 2 * number), steps)
+                sample = {
+                    "loop": loop,
+                    "floor": run_floor(server, bodies, validate=True),
+                    "floor_nv": run_floor(server, bodies, validate=False),
+                    "replayed": run_replayed(store, copy_of(base, 2 * number + 1), steps),
                 }
-            )
+                if number:
+                    for name, times in sample.items():
+                        runs[name].append((times[0] / steps, times[1] / steps))
+            row: dict[str, Any] = {
+                "prior_steps": length,
+                "prior_messages": len(ConversationStore().load(base).messages),
+            }
+            for kind, index in (("wall", 0), ("cpu", 1)):
+                for name, times in runs.items():
+                    row[f"{name}_{kind}_ms"] = _median_ms([t[index] for t in times])
+                for floor in ("floor", "floor_nv"):
+                    differences = [
+                        a[index] - b[index] for a, b in zip(runs["loop"], runs[floor], strict=True)
+                    ]
+                    row[f"over_{floor}_{kind}_ms"] = _median_ms(differences)
+            rows.append(row)
     return rows
 
 
@@ -187,20 +210,24 @@ def main() -> None:
         print(json.dumps({"load": load, "steps": args.steps, "rows": rows}, indent=1))
         return
     print(
-        f"{args.steps}-request turns, median of {args.samples} samples per length, "
-        f"load {load:.2f} (ms per step)"
+        f"{args.steps}-request turns, medians of {args.samples} samples per length, "
+        f"load {load:.2f}; ms per step. floor: bare boto3 client; floor-nv: the same without "
+        "botocore's parameter validation; over: median of per-sample (loop - floor)"
     )
-    print(
-        f"{'prior steps':>11} {'messages':>8} {'replayed':>9} {'loop':>8} {'floor':>8} "
-        f"{'overhead':>9} {'(min-max)':>15} {'loop/floor':>10}"
-    )
-    for row in rows:
-        low, high = row["overhead_range_ms"]
+    for kind in ("wall", "cpu"):
         print(
-            f"{row['prior_steps']:>11} {row['prior_messages']:>8} {row['replayed_ms']:>9.2f} "
-            f"{row['loop_ms']:>8.2f} {row['floor_ms']:>8.2f} {row['overhead_ms']:>9.2f} "
-            f"{f'{low:.2f}-{high:.2f}':>15} {row['ratio']:>10.2f}"
+            f"\n{kind:>4} {'prior steps':>11} {'messages':>8} {'replayed':>9} {'loop':>8} "
+            f"{'floor':>8} {'floor-nv':>9} {'over floor':>11} {'over nv':>8} {'loop/floor':>10}"
         )
+        for row in rows:
+            ratio = row[f"loop_{kind}_ms"] / row[f"floor_{kind}_ms"]
+            print(
+                f"{'':>4} {row['prior_steps']:>11} {row['prior_messages']:>8} "
+                f"{row[f'replayed_{kind}_ms']:>9.2f} {row[f'loop_{kind}_ms']:>8.2f} "
+                f"{row[f'floor_{kind}_ms']:>8.2f} {row[f'floor_nv_{kind}_ms']:>9.2f} "
+                f"{row[f'over_floor_{kind}_ms']:>11.2f} {row[f'over_floor_nv_{kind}_ms']:>8.2f} "
+                f"{ratio:>10.2f}"
+            )
 
 
 if __name__ == "__main__":
