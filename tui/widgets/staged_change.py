@@ -83,8 +83,13 @@ def diff_text(op: str, diff: AttributeDiff, limit: int | None) -> Text:
     else:
         old, new = show_value(diff.old, limit), show_value(diff.new, limit)
         line.append(old, style="dim strike")
-        line.append("\n    → " if len(diff.attribute) + len(old) + len(new) > 40 else " → ")
+        if diff.old_type:
+            line.append(f" ({diff.old_type})", style="dim")
+        wide = len(diff.attribute) + len(old) + len(new) + len(diff.old_type or "") * 2 > 40
+        line.append("\n    → " if wide else " → ")
         line.append(new, style="bold yellow")
+        if diff.new_type:
+            line.append(f" ({diff.new_type})", style="yellow")
     return line
 
 
