@@ -136,6 +136,7 @@ class ChatSession:
         self._caller_key: tuple[str, bool] | None = None
         self._memory = CachePointMemory(paths.state_dir() / "cache_points.json")
         self.last_record: TurnRecord | None = None
+        self._system: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
     def _offer(self, discovered: Iterable[str]) -> None:
@@ -225,7 +226,11 @@ class ChatSession:
             from agent.bedrock.client import make_client  # boto3 loads here, not at start-up
             from agent.bedrock.converse import BedrockCaller
 
-            client = make_client(self.settings.profile, self.settings.region)
+            # The caller validates each part of a request once (RequestCheck), not the whole
+            # history at every step.
+            client = make_client(
+                self.settings.profile, self.settings.region, parameter_validation=False
+            )
             region = client.meta.region_name
             check_model(self.model_id, region)
             self._caller = BedrockCaller(
@@ -286,10 +291,11 @@ class ChatSession:
                 gate=self.gate,
                 conversation=self.conversation,
                 context=context,
-                system=system_prompt(self.store.kind, self.store.label, self.store.list_tables()),
+                system=self._system_blocks(),
                 step_limit=self.settings.step_limit,
                 on_event=on_event,
                 save=lambda: self.conversations.save(self.conversation),
+                flush=self.conversations.flush,
                 cancel=cancel,
             )
             self.last_record = runner.record
@@ -298,6 +304,14 @@ class ChatSession:
             if ended.reason == "error" and self.conversation.unsend(mark):
                 self._forget_unanswered()
             return ended
+
+    def _system_blocks(self) -> list[dict[str, Any]]:
+        """The system prompt for this turn; the previous turn's list when it reads the same,
+        so the model caller reuses the request parts it built from it."""
+        blocks = system_prompt(self.store.kind, self.store.label, self.store.list_tables())
+        if blocks != self._system:
+            self._system = blocks
+        return self._system
 
     def _forget_unanswered(self) -> None:
         """A turn failed before any answer: it is not kept (an empty conversation's file goes),

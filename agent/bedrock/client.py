@@ -96,12 +96,14 @@ def make_client(
     read_timeout: int = 3600,
     connect_timeout: int = 10,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    parameter_validation: bool = True,
 ) -> Any:
     """A bedrock-runtime client for the profile and region (given, else AWS_REGION /
     AWS_DEFAULT_REGION, else the profile's); with no region at all, a ConfigError says so.
 
     `max_attempts` counts every attempt, the first included (botocore's standard retry mode);
-    the long read timeout lets long answers finish.
+    the long read timeout lets long answers finish. `parameter_validation=False` leaves
+    validation to the caller (`request_check.RequestCheck` checks each part once).
     Raises BedrockCallError (kind "no_credentials") for a profile that does not exist.
     """
     config = botocore.config.Config(
@@ -109,6 +111,7 @@ def make_client(
         read_timeout=read_timeout,
         connect_timeout=connect_timeout,
         user_agent_extra="tabletalk",
+        parameter_validation=parameter_validation,
     )
     region = region or os.environ.get("AWS_REGION") or None
     try:
