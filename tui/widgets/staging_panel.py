@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -26,6 +25,7 @@ from agent.staging import StagedChange
 from agent.staging.review import FILTER_HELP, ChangeFilter, ChangeGroup
 from agent.stores.base import transaction_plan
 from agent.stores.references import ReferencingRows
+from tui.messages import signature
 from tui.widgets.staged_change import (
     ChangeCard,
     ChangeDetailScreen,
@@ -45,22 +45,16 @@ __all__ = [
     "StagingPanel",
     "conflict_lines",
     "origin_text",
-    "panel_ready",
 ]
 
 PAGE = 50
 """Changes per page of the list."""
 
 
-def signature(changes: list[StagedChange]) -> list[tuple[str, str, Any]]:
-    """What identifies a staged set as the user saw it: ids, ops and staged values (compared
-    with ==, which is C-speed even for 10,000 changes)."""
-    return [(c.id, c.op, c.values) for c in changes]
-
-
-def panel_ready(app: Any) -> bool:
-    """The panel shows its first page (for benchmarks and tests)."""
-    return any(p.loaded for p in app.query(StagingPanel))
+def page_signature(snap: Snapshot, conflicts: dict[str, Any]) -> tuple[Any, ...]:
+    """What the list draws for a snapshot: the page's changes and their conflicts."""
+    ids = [c.id for c in snap.page]
+    return (signature(snap.page), [(i, id(conflicts.get(i))) for i in ids], snap.total > 0)
 
 
 @dataclass
@@ -112,9 +106,10 @@ class StagingPanel(TabPane):
         self.conflicts: dict[str, Any] = {}
         self.filter = ChangeFilter()
         self.snapshot = Snapshot()
-        self.loaded = False
         self._shown: Any = None
-        self._summary = Static(Text("Reading staged changes…"), id="staging-summary")
+        self._drawn: Any = None
+        self._group_lines: list[Content] = []
+        self._summary = Static(Content("Reading staged changes…"), id="staging-summary")
         self._orphans = Static("", id="staging-orphans")
         self._commit_all = Button(
             Content("Commit all"), id="commit-all", variant="success", compact=True, disabled=True
@@ -153,7 +148,6 @@ class StagingPanel(TabPane):
             yield self._take_current
             yield self._reject_all
             yield Button(Content("Refresh"), id="refresh", compact=True)
-        yield self._progress
         yield self._groups
         yield self._filter_input
         with Horizontal(id="staging-pager"):
@@ -165,7 +159,10 @@ class StagingPanel(TabPane):
         yield self._list
 
     def on_mount(self) -> None:
-        self.show(getattr(self.app, "staged_changes", []), force=True)
+        """Read the first page at once; the set's signature is left to the next refresh (it
+        costs a pass over every staged change, on the way to the first frame)."""
+        self.changes = getattr(self.app, "staged_changes", [])
+        self.load(0)
 
     def focus_first(self) -> None:
         """Keyboard to the panel: the list of changes when there are some, else Refresh."""
@@ -174,9 +171,16 @@ class StagingPanel(TabPane):
 
     # ----- reading -----------------------------------------------------------------------------
 
-    def show(self, changes: list[StagedChange], *, force: bool = False) -> None:
-        """Re-read what the panel shows when `changes` (the whole staged set) moved."""
-        shown = (signature(changes), sorted(self.conflicts))
+    def show(
+        self,
+        changes: list[StagedChange],
+        *,
+        force: bool = False,
+        signed: list[tuple[str, str, Any]] | None = None,
+    ) -> None:
+        """Re-read what the panel shows when `changes` (the whole staged set) moved; `signed`
+        is their `signature` when the caller has it (computed off the app's thread)."""
+        shown = (signed if signed is not None else signature(changes), sorted(self.conflicts))
         if shown == self._shown and not force:
             return
         self._shown = shown
@@ -240,7 +244,7 @@ class StagingPanel(TabPane):
         plan = transaction_plan(self.staging_watch.area.store, count)
         if plan:
             summary += f"\nCommitting them takes {plan}."
-        self._summary.update(Text(summary))
+        self._summary.update(Content(summary))
         self._show_orphans(snap.orphans)
         self._commit_all.label = Content(f"Commit {count:,}")
         self._commit_all.disabled = not count or not snap.complete
@@ -252,16 +256,17 @@ class StagingPanel(TabPane):
         self._commit_all.display = not self.conflicts
         self._take_current.display = bool(self.conflicts)
         self._take_current.label = Content(f"Take current for {len(self.conflicts):,}")
-        self._groups.clear_options()
-        self._groups.add_options(
-            [Option(Text("▸ " + g.summary()), id=str(i)) for i, g in enumerate(snap.groups)]
-        )
+        groups = [Content("▸ " + g.summary()) for g in snap.groups]
+        if groups != self._group_lines:
+            self._group_lines = groups
+            self._groups.clear_options()
+            self._groups.add_options([Option(g, id=str(i)) for i, g in enumerate(groups)])
         self._groups.display = bool(snap.groups)
         end = snap.offset + len(snap.page)
         self._showing.update(
-            Text(f"{snap.offset + 1:,}–{end:,} of {snap.matching:,}")
+            Content(f"{snap.offset + 1:,}–{end:,} of {snap.matching:,}")
             if snap.matching
-            else Text("none")
+            else Content("none")
         )
         self.query_one("#page-prev", Button).disabled = snap.offset == 0
         self.query_one("#page-next", Button).disabled = end >= snap.matching
@@ -272,8 +277,10 @@ class StagingPanel(TabPane):
             button.label = Content(
                 f"{verb} these" if self.filter.empty else f"{verb} {snap.matching:,}"
             )
-        self._fill_list(snap)
-        self.loaded = True
+        drawn = page_signature(snap, self.conflicts)
+        if drawn != self._drawn:  # the same page again (summaries arrived): keep the list as is
+            self._drawn = drawn
+            self._fill_list(snap)
 
     def _fill_list(self, snap: Snapshot) -> None:
         area = self.staging_watch.area
@@ -286,7 +293,7 @@ class StagingPanel(TabPane):
                 else "No staged change matches the filter."
             )
             self._list.add_option(
-                Option(Text(text, style="dim"), id="staging-empty", disabled=True)
+                Option(Content.styled(text, "dim"), id="staging-empty", disabled=True)
             )
             return
         self._list.add_options(
@@ -305,7 +312,7 @@ class StagingPanel(TabPane):
             rows = sum(o.count for o in orphans)
             where = ", ".join(f"{o.count:,} in {o.reference.table}" for o in orphans)
             self._orphans.update(
-                Text(
+                Content(
                     f"⚠ Staged deletes leave {rows:,} row{'s' * (rows != 1)} pointing at nothing "
                     f"({where}); the commit asks first."
                 )
@@ -528,6 +535,8 @@ class StagingPanel(TabPane):
         panel showed) nothing is committed if the staging area no longer holds that set."""
         self.add_class("-committing")
         self._progress.update(total=max(len(ids), 1), progress=0)
+        if not self._progress.is_attached:  # mounted at the first commit, not on every open
+            self.mount(self._progress, after="#staging-bar")
 
         def job(area: Any) -> Any:
             if expect is not None and signature(area.list()) != signature(expect):
