@@ -512,3 +512,34 @@ async def test_the_staging_panel_keeps_textual_reactive_watching(make_app) -> No
         app.theme = "textual-light"
         await pilot.pause()
         assert seen == ["textual-light"]
+
+
+async def test_paging_keeps_the_summaries_and_commit_ready(make_app, demo_store) -> None:
+    """Turning pages reads only the page: the bulk group stays listed and Commit stays enabled
+    (the groups and orphan check are read again only when the staged set moves)."""
+    area = StagingArea(demo_store)
+    area.stage_many("orders", query="SELECT id FROM orders LIMIT 120", set={"status": "held"})
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        panel = app.query_one(StagingPanel)
+        commit_all = panel.query_one("#commit-all")
+        assert not commit_all.disabled
+        toggled: list[bool] = []
+
+        def disabled_changed(disabled: bool) -> None:
+            toggled.append(disabled)
+
+        panel.watch(commit_all, "disabled", disabled_changed, init=False)
+        first = listed(app)
+        for _ in range(2):
+            await pilot.click("#page-next")
+            await settle(app, pilot)
+        assert listed(app) != first and "101–120 of 120" in screen_text(app)
+        assert "120 orders: status" in screen_text(app), "the bulk group stays listed"
+        assert toggled == [], "Commit was never disabled while paging"
+        area.stage("orders", "update", {"id": 500}, {"status": "x"})
+        panel._refresh()
+        await settle(app, pilot)
+        assert "121 staged changes" in screen_text(app)

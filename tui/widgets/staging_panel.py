@@ -108,6 +108,8 @@ class StagingPanel(TabPane):
         self.snapshot = Snapshot()
         self._shown: Any = None
         self._drawn: Any = None
+        self._generation = 0
+        self._summaries_read = False
         self._group_lines: list[Content] = []
         self._summary = Static(Content("Reading staged changes…"), id="staging-summary")
         self._orphans = Static("", id="staging-orphans")
@@ -187,38 +189,69 @@ class StagingPanel(TabPane):
         self.changes = changes
         ids = {c.id for c in changes}
         self.conflicts = {k: v for k, v in self.conflicts.items() if k in ids}
+        self._summaries_read = False
         self.load(self.snapshot.offset)
 
     def load(self, offset: int = 0) -> None:
-        """Read totals, groups and the page at `offset` of the filtered changes on a worker."""
+        """Read the totals and the page at `offset` of the filtered changes on a worker. The
+        summaries (bulk groups, orphaned rows) cover the whole staged set: they are read after
+        that page is painted, and again only when the staged set moved."""
+        self._generation += 1
+        generation = self._generation
         flt = self.filter
         if flt.ids is not None:
             flt = replace(flt, ids=tuple(i for i in flt.ids if i in self.conflicts))
-        relationships = self._relationships
+        known = self._summaries_read
+        groups, orphans = self.snapshot.groups, self.snapshot.orphans
 
         def job(area: Any) -> Snapshot:
             review = area.review()
             matching = review.count(flt)
             start = max(0, min(offset, (max(matching, 1) - 1) // PAGE * PAGE))
-            first = Snapshot(
+            return Snapshot(
                 total=review.count(),
                 tables=review.tables(),
-                groups=self.snapshot.groups,
+                groups=groups,
                 matching=matching,
                 offset=start,
                 page=review.page(flt, offset=start, limit=PAGE),
-                complete=False,
+                orphans=orphans if known else [],
+                complete=known,
             )
-            self.app.call_from_thread(self._loaded, first)  # the page first; summaries next
+
+        self.staging_watch.read(job, done=lambda snap: self._page_read(snap, generation))
+
+    def _page_read(self, snap: Snapshot, generation: int) -> None:
+        if generation != self._generation:  # a later read is on its way
+            return
+        self._loaded(snap)
+        if not snap.complete:
+            self.call_after_refresh(self._read_summaries, generation)
+
+    def _read_summaries(self, generation: int) -> None:
+        """The bulk groups and the rows staged deletes would orphan, on a worker."""
+        if generation != self._generation:
+            return
+        relationships = self._relationships
+
+        def job(area: Any) -> tuple[list[ChangeGroup], list[ReferencingRows]]:
+            review = area.review()
             deletes = review.deletes()
             orphans: list[ReferencingRows] = []
             if deletes:
                 from agent.staging.orphans import orphaned_by
 
                 orphans = orphaned_by(area.store, deletes, relationships())
-            return replace(first, groups=review.groups(), orphans=orphans, complete=True)
+            return review.groups(), orphans
 
-        self.staging_watch.read(job, done=self._loaded)
+        def done(found: tuple[list[ChangeGroup], list[ReferencingRows]]) -> None:
+            if generation != self._generation:  # the page moved meanwhile; it reads them again
+                return
+            self._summaries_read = True
+            groups, orphans = found
+            self._loaded(replace(self.snapshot, groups=groups, orphans=orphans, complete=True))
+
+        self.staging_watch.read(job, done=done)
 
     def _relationships(self) -> list[Any]:
         from agent.specs import SpecBook
