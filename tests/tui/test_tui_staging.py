@@ -543,3 +543,33 @@ async def test_paging_keeps_the_summaries_and_commit_ready(make_app, demo_store)
         panel._refresh()
         await settle(app, pilot)
         assert "121 staged changes" in screen_text(app)
+
+
+async def test_the_keyboard_turns_pages_past_either_end_of_the_list(
+    make_app, demo_store
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage_many("orders", query="SELECT id FROM orders LIMIT 120", set={"status": "held"})
+    order = [c.id for c in area.list()]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        view = app.query_one("#staging-list")
+        view.focus()
+        await pilot.press("end", "down")
+        await settle(app, pilot)
+        assert "51–100 of 120" in screen_text(app)
+        assert listed(app)[view.highlighted] == order[50], "the next page opens on its first"
+        await pilot.press("up")
+        await settle(app, pilot)
+        assert "1–50 of 120" in screen_text(app)
+        assert listed(app)[view.highlighted] == order[49], "the previous page opens on its last"
+        for _ in range(2):  # to page 2, then page 3 (101–120)
+            await pilot.press("end", "pagedown")
+            await settle(app, pilot)
+        assert "101–120 of 120" in screen_text(app)
+        await pilot.press("end", "down")  # the last change: nothing further
+        await settle(app, pilot)
+        assert "101–120 of 120" in screen_text(app)
+        assert listed(app)[view.highlighted] == order[-1]

@@ -26,6 +26,7 @@ from agent.staging.review import FILTER_HELP, ChangeFilter, ChangeGroup
 from agent.stores.base import transaction_plan
 from agent.stores.references import ReferencingRows
 from tui.messages import signature
+from tui.widgets.change_list import ChangeList
 from tui.widgets.staged_change import (
     ChangeCard,
     ChangeDetailScreen,
@@ -138,7 +139,9 @@ class StagingPanel(TabPane):
             placeholder=f"filter: {FILTER_HELP}  (enter applies)", id="staging-filter", compact=True
         )
         self._showing = Static("", id="staging-showing")
-        self._list = OptionList(id="staging-list", compact=True)
+        self._list = ChangeList(id="staging-list", compact=True)
+        self._land: int | None = None
+        """Where the cursor lands on the next page drawn (after a page turn by keyboard)."""
         self._progress = ProgressBar(id="commit-progress", show_eta=False)
 
     def compose(self) -> ComposeResult:
@@ -335,6 +338,8 @@ class StagingPanel(TabPane):
                 for c in snap.page
             ]
         )
+        if self._land is not None:
+            highlighted, self._land = self._land % len(snap.page), None
         if highlighted is not None:
             self._list.highlighted = min(highlighted, len(snap.page) - 1)
 
@@ -380,6 +385,19 @@ class StagingPanel(TabPane):
         self._filter_input.placeholder = f"showing the bulk edit “{group.summary()}” (enter: all)"
         self.filter = ChangeFilter(table=group.table, op=group.op, values_json=group.values_json)
         self.load(0)
+
+    @on(ChangeList.PageTurn)
+    def _page_turn(self, event: ChangeList.PageTurn) -> None:
+        """The cursor went past the page: the next page opens on its first change, the
+        previous one on its last."""
+        event.stop()
+        snap = self.snapshot
+        if event.step > 0 and snap.offset + len(snap.page) < snap.matching:
+            self._land = 0
+            self.load(snap.offset + PAGE)
+        elif event.step < 0 and snap.offset > 0:
+            self._land = -1
+            self.load(snap.offset - PAGE)
 
     @on(Button.Pressed, "#page-prev")
     def _prev(self) -> None:
