@@ -37,10 +37,10 @@ class ChangeList(OptionList):
         if self._at(1):
             self.post_message(self.PageTurn(1))
         else:
-            super().action_page_down()
+            super().action_page_down()  # type: ignore[no-untyped-call]
 
     def action_page_up(self) -> None:
         if self._at(-1):
             self.post_message(self.PageTurn(-1))
         else:
-            super().action_page_up()
+            super().action_page_up()  # type: ignore[no-untyped-call]
