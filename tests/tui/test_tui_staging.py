@@ -573,3 +573,8 @@ async def test_the_keyboard_turns_pages_past_either_end_of_the_list(
         await settle(app, pilot)
         assert "101–120 of 120" in screen_text(app)
         assert listed(app)[view.highlighted] == order[-1]
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#staging-filter"), "/ goes to the filter box"
+        await pilot.press(*"op:delete", "enter")
+        await settle(app, pilot)
+        assert "No staged change matches the filter." in screen_text(app)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
@@ -82,6 +83,8 @@ class CommitProgress(Message):
 
 class StagingPanel(TabPane):
     """The panel; `show(changes)` re-reads what it shows when the staged set changed."""
+
+    BINDINGS = [Binding("slash", "focus_filter", "Filter", id="staging.filter", show=False)]
 
     DEFAULT_CSS = """
     StagingPanel { padding: 0 1; }
@@ -168,6 +171,10 @@ class StagingPanel(TabPane):
         costs a pass over every staged change, on the way to the first frame)."""
         self.changes = getattr(self.app, "staged_changes", [])
         self.load(0)
+
+    def action_focus_filter(self) -> None:
+        """`/`: the keyboard to the filter box (Enter applies it)."""
+        self._filter_input.focus()
 
     def focus_first(self) -> None:
         """Keyboard to the panel: the list of changes when there are some, else Refresh."""
