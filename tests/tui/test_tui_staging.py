@@ -578,3 +578,25 @@ async def test_the_keyboard_turns_pages_past_either_end_of_the_list(
         await pilot.press(*"op:delete", "enter")
         await settle(app, pilot)
         assert "No staged change matches the filter." in screen_text(app)
+
+
+async def test_the_keyboard_stays_in_the_panel_after_committing_what_the_filter_matches(
+    make_app, demo_store
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage_many("orders", query="SELECT id FROM orders LIMIT 30", set={"status": "held"})
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.press("slash", *"id", "enter")  # every change matches "id"
+        await settle(app, pilot)
+        app.query_one("#commit-matching").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert area.review().count() == 0
+        assert app.focused is not None and app.query_one(StagingPanel) in app.focused.ancestors
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#staging-filter"), "/ still reaches the filter"

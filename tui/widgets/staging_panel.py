@@ -324,6 +324,8 @@ class StagingPanel(TabPane):
         if drawn != self._drawn:  # the same page again (summaries arrived): keep the list as is
             self._drawn = drawn
             self._fill_list(snap)
+        if self.app.focused is None and self.display and self.screen is self.app.screen:
+            self.focus_first()  # the focused button went away (disabled, e.g. "Commit 0")
 
     def _fill_list(self, snap: Snapshot) -> None:
         area = self.staging_watch.area
