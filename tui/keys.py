@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
+from agent.staging.review import FILTER_HELP
+
 APP_BINDINGS: list[Binding] = [
     Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
     Binding("f1", "help", "Help", id="help"),
@@ -55,7 +57,7 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
     ("—", "ctrl+p", "Command palette: every action of the app"),
     ("table.row_detail", "enter", "Row detail (in a table)"),
     ("table.filter", "/", "Filter box of a table tab (Enter applies and stays there)"),
-    ("staging.filter", "/", "Filter box of the staging panel (table:, op:, attr:, text)"),
+    ("staging.filter", "/", f"Filter box of the staging panel: {FILTER_HELP}"),
     (
         "—",
         "down/pgdn, up/pgup",

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 
 from agent.errors import TabletalkError
 from agent.staging import StagedChange
-from agent.staging.review import FILTER_HELP, ChangeFilter, ChangeGroup
+from agent.staging.review import ChangeFilter, ChangeGroup
 from agent.stores.base import transaction_plan
 from agent.stores.references import ReferencingRows
 from tui.messages import signature
@@ -51,6 +51,8 @@ __all__ = [
 
 PAGE = 50
 """Changes per page of the list."""
+FILTER_PLACEHOLDER = "/ filter · table:NAME op:OP attr:COLUMN words · enter applies"
+"""The filter box's hint, most useful first (cut at narrow widths; F1 lists the syntax)."""
 
 
 def page_signature(snap: Snapshot, conflicts: dict[str, Any]) -> tuple[Any, ...]:
@@ -93,6 +95,8 @@ class StagingPanel(TabPane):
     StagingPanel.-orphans > #staging-orphans { display: block; }
     StagingPanel Horizontal { height: 1; }
     StagingPanel Horizontal Button { margin: 0 1 0 0; min-width: 6; }
+    StagingPanel > #staging-matching { display: none; }
+    StagingPanel.-filtered > #staging-matching { display: block; }
     StagingPanel > #commit-progress { display: none; height: 1; }
     StagingPanel.-committing > #commit-progress { display: block; }
     StagingPanel > #staging-groups { height: auto; max-height: 3; border: none; padding: 0; }
@@ -139,7 +143,7 @@ class StagingPanel(TabPane):
         self._take_current.display = False
         self._groups = OptionList(id="staging-groups", compact=True)
         self._filter_input = Input(
-            placeholder=f"filter: {FILTER_HELP}  (enter applies)", id="staging-filter", compact=True
+            placeholder=FILTER_PLACEHOLDER, id="staging-filter", compact=True
         )
         self._showing = Static("", id="staging-showing")
         self._list = ChangeList(id="staging-list", compact=True)
@@ -162,6 +166,7 @@ class StagingPanel(TabPane):
             yield Button(Content("◀"), id="page-prev", compact=True)
             yield self._showing
             yield Button(Content("▶"), id="page-next", compact=True)
+        with Horizontal(id="staging-matching"):  # its own row: it fits at 80 columns too
             yield Button(Content("Commit these"), id="commit-matching", compact=True)
             yield Button(Content("Reject these"), id="reject-matching", compact=True)
         yield self._list
@@ -313,6 +318,7 @@ class StagingPanel(TabPane):
         )
         self.query_one("#page-prev", Button).disabled = snap.offset == 0
         self.query_one("#page-next", Button).disabled = end >= snap.matching
+        self.set_class(not self.filter.empty, "-filtered")  # acting on "these" needs a filter
         for name in ("#commit-matching", "#reject-matching"):
             button = self.query_one(name, Button)
             button.disabled = self.filter.empty or not snap.matching or not snap.complete
@@ -373,8 +379,8 @@ class StagingPanel(TabPane):
         self.set_filter(event.value)
 
     def set_filter(self, typed: str) -> None:
-        """Show only the changes matching `typed` (see FILTER_HELP); a bad filter says why."""
-        self._filter_input.placeholder = f"filter: {FILTER_HELP}  (enter applies)"
+        """Show only the changes matching `typed` (see ChangeFilter.parse); a bad filter says why."""
+        self._filter_input.placeholder = FILTER_PLACEHOLDER
         words = typed.split()
         conflicts = "is:conflict" in words
         try:
