@@ -7,6 +7,7 @@ messages; every worker failure ends in `on_worker_state_changed` as a readable n
 from __future__ import annotations
 
 import asyncio
+import threading
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -88,6 +89,7 @@ class TabletalkApp(AppActions, App[int]):
         self._permission: PermissionScreen | None = None
         self._names: list[str] | None = None
         self._sidebar_width: Any = None
+        self._units_before: float | None = store.read_units_total
 
     # ----- layout ---------------------------------------------------------------------------
 
@@ -108,6 +110,8 @@ class TabletalkApp(AppActions, App[int]):
         status.store_label = self.store.label
         status.model = self.settings.model
         status.mode = self.settings.mode
+        self._show_read_units()
+        self.store.watch_retries(self._store_retrying)
         self.opener = TabOpener(self.store, self.query_one("#tabs", TabbedContent))
         self.chat.composer.focus()
         self.staging_watch.start()
@@ -167,6 +171,7 @@ class TabletalkApp(AppActions, App[int]):
         return build_toolset(self.settings, self._mcp_sources)
 
     def on_unmount(self) -> None:
+        self.store.watch_retries(None)
         if self._mcp_sources is not None:
             self._mcp_sources.close()
         self.mcp_serving.close()
@@ -182,11 +187,39 @@ class TabletalkApp(AppActions, App[int]):
         self.chat.session_ready(self.session)
 
     def show_usage(self, usage: Any) -> None:
-        """Conversation token totals into the header."""
+        """Conversation token totals into the header (and the turn's read units so far)."""
         self.status.tokens = (usage.input, usage.output, usage.cache_read)
+        self._show_read_units()
+
+    def _store_retrying(self, text: str, state: str) -> None:
+        """From any thread: the store's retry status into the header; giving up is also a
+        notification (the read that failed reports its own error too)."""
+
+        def show() -> None:
+            self.status.notice = text if state == "retrying" else ""
+            if state == "gave-up":
+                self.notify(text, title="DynamoDB throttling", severity="error", markup=False)
+
+        if threading.get_ident() == self._thread_id:
+            show()
+            return
+        try:
+            self.call_from_thread(show)
+        except RuntimeError:  # the app is closing: nothing to show it on
+            pass
 
     def set_busy(self, busy: bool) -> None:
+        """A turn starts (the read-unit count restarts from zero) or ends."""
+        if busy:
+            self._units_before = self.store.read_units_total
+        self._show_read_units()
         self.status.busy = busy
+
+    def _show_read_units(self) -> None:
+        """The read units tools consumed since the turn started (stores that count them)."""
+        total = self.store.read_units_total
+        if total is not None:
+            self.status.read_units = max(0.0, total - (self._units_before or 0.0))
 
     def completion_names(self) -> list[str]:
         """Table and column names, and `table.column`, for `@` completion (read once)."""

@@ -14,6 +14,7 @@ from agent.cli.common import (
     printable,
     report_error,
     resolve_settings,
+    retries_to_stderr,
     store_path,
 )
 from agent.errors import TabletalkError
@@ -183,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
         getattr(args, "conversation", None), store_path(args, settings), explicit=args_db(args)
     )
     store = open_store(db, settings)
+    retries_to_stderr(store)
     interactive = sys.stdin.isatty() and sys.stderr.isatty() and not args.json
     sources = start_mcp_sources(settings, lambda text: print(f"warning: {text}", file=sys.stderr))
     try:

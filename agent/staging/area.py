@@ -347,7 +347,16 @@ class StagingArea:
             return [AttributeDiff(a, None, v) for a, v in after.items()]
         if change.op == "delete":
             return [AttributeDiff(a, v, None) for a, v in before.items()]
-        return [AttributeDiff(a, before.get(a), v) for a, v in change.values.items()]
+        return [self._typed(AttributeDiff(a, before.get(a), v)) for a, v in change.values.items()]
+
+    def _typed(self, diff: AttributeDiff) -> AttributeDiff:
+        """The diff with both type names when the store says the update changes the type."""
+        if diff.old is None or diff.new is None:
+            return diff
+        old, new = self.store.value_type(diff.old), self.store.value_type(diff.new)
+        if old is None or new is None or old == new:
+            return diff
+        return dataclasses.replace(diff, old_type=old, new_type=new)
 
     # -- rejecting, discarding, committing ----------------------------------------------------
 

@@ -129,6 +129,9 @@ class ApplyResult:
 
 
 Landed = Callable[[list[str]], None]
+RetryListener = Callable[[str, str], None]
+"""Told `(text, state)` about a retried request: state "retrying" (text: a one-line status),
+then "recovered" (text empty) or "gave-up" (text: what failed and what to do)."""
 """Told the ids of one atomic unit of a commit as soon as the store made it durable."""
 
 
@@ -237,6 +240,16 @@ class Store(ABC):
         and the references in `also`), leaving out the rows `deleted` names (per table: keys
         deleted along with them); empty for a store that cannot tell."""
         return []
+
+    def watch_retries(self, listener: RetryListener | None) -> None:
+        """Tell `listener` while requests are retried (a store that retries throttled calls
+        on its own, like DynamoDB); the default store never does."""
+        return None
+
+    def value_type(self, value: Any) -> str | None:
+        """The store's name for the type of a staged value (diffs show it when an update
+        changes it); None when the store has no types beyond what the value shows."""
+        return None
 
     def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
         """True when the item with `key` exists and each of `values` equals its attribute;

@@ -80,8 +80,13 @@ def diff_parts(op: str, diff: AttributeDiff, limit: int | None) -> list[str | tu
         parts.append((show_value(diff.old, limit), "ansi_red strike"))
     else:
         old, new = show_value(diff.old, limit), show_value(diff.new, limit)
-        wide = len(diff.attribute) + len(old) + len(new) > 40
-        parts += [(old, "dim strike"), "\n    → " if wide else " → ", (new, "bold ansi_yellow")]
+        wide = len(diff.attribute) + len(old) + len(new) + len(diff.old_type or "") * 2 > 40
+        parts.append((old, "dim strike"))
+        if diff.old_type:
+            parts.append((f" ({diff.old_type})", "dim"))
+        parts += ["\n    → " if wide else " → ", (new, "bold ansi_yellow")]
+        if diff.new_type:
+            parts.append((f" ({diff.new_type})", "ansi_yellow"))
     return parts
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent.errors import BadKeyError, UnknownTableError
+from agent.errors import BadKeyError, StagingError, UnknownTableError
 from agent.stores.base import (
     ApplyResult,
     ChangeToApply,
@@ -24,6 +24,7 @@ from agent.stores.base import (
     Key,
     Landed,
     QueryResult,
+    RetryListener,
     Store,
     TableInfo,
 )
@@ -40,8 +41,16 @@ from agent.stores.dynamodb.client import (
 )
 from agent.stores.dynamodb.partiql_guard import check_select, quote_name, table_of
 from agent.stores.dynamodb.reads import Limits, ReadReport, scan_pages, statement_pages, stop_note
-from agent.stores.dynamodb.types import from_plain, item_to_plain, type_name, value_to_wire
+from agent.stores.dynamodb.retries import RetryWatch
+from agent.stores.dynamodb.types import (
+    TYPE_NAMES,
+    from_plain,
+    item_to_plain,
+    type_name,
+    value_to_wire,
+)
 from agent.stores.paging import RowSource
+from agent.stores.references import Reference, ReferencingRows
 
 _TYPE_NAMES = {"S": "string", "N": "number", "B": "binary"}
 SAMPLE_ITEMS = 50
@@ -87,6 +96,7 @@ class DynamoDBStore(Store):
         self._local = threading.local()
         self._lock = threading.Lock()
         self._read_units = 0.0
+        self._retries = RetryWatch(client)
 
     @classmethod
     def open(
@@ -154,7 +164,7 @@ class DynamoDBStore(Store):
             return self._read_units
 
     @contextlib.contextmanager
-    def _bounded(self, table: str | None, action: str) -> Iterator[ReadReport]:
+    def bounded(self, table: str | None, action: str) -> Iterator[ReadReport]:
         """One capped read: its own caps, its cost added to the call's report, errors in one
         line; an early stop is explained with the key and indexes to narrow by."""
         op = ReadReport()
@@ -413,7 +423,7 @@ class DynamoDBStore(Store):
         table = self._resolve(named[0]) if named else None
         want = limit if limit is not None else self.limits.max_scan_items
         rows: list[Item] = []
-        with self._bounded(table, "dynamodb:PartiQLSelect") as report:
+        with self.bounded(table, "dynamodb:PartiQLSelect") as report:
             for response in statement_pages(self.client, sql, report, self.limits, want + 1):
                 rows.extend(item_to_plain(i) for i in response.get("Items", []))
         truncated = len(rows) > want or report.stopped_early is not None
@@ -446,7 +456,7 @@ class DynamoDBStore(Store):
             return len(self.query(sql, limit=self.limits.max_scan_items).rows)
         total = 0
         request = {"TableName": name, "Select": "COUNT"}
-        with self._bounded(name, "dynamodb:Scan") as report:
+        with self.bounded(name, "dynamodb:Scan") as report:
             for response in scan_pages(self.client, request, report, self.limits):
                 total += int(response.get("Count", 0))
         return total
@@ -461,7 +471,7 @@ class DynamoDBStore(Store):
             "ProjectionExpression": "#a",
             "ExpressionAttributeNames": {"#a": column},
         }
-        with self._bounded(name, "dynamodb:Scan") as report:
+        with self.bounded(name, "dynamodb:Scan") as report:
             for response in scan_pages(self.client, request, report, self.limits):
                 for raw in response.get("Items", []):
                     if column in raw:
@@ -488,6 +498,43 @@ class DynamoDBStore(Store):
                     }
                 )
         return out
+
+    def referencing_rows(
+        self, table: str, keys: list[Key], also: tuple[Reference, ...] = (), examples: int = 3
+    ) -> list[ReferencingRows]:
+        """Items that reference these items of `table` through declared relationships (DynamoDB
+        has no foreign keys): an index Query per value when an index fits, else a bounded Scan."""
+        from agent.stores.dynamodb.references import referencing
+
+        name = self._resolve(table)
+        references = [r for r in also if r.target.lower() == name.lower()]
+        if not references:
+            return []
+        items = [i for i in self.get_items(name, keys) if i is not None]
+        found = []
+        for reference in references:
+            child = Reference(
+                self._resolve(reference.table),
+                reference.columns,
+                name,
+                reference.target_columns,
+                reference.via,
+            )
+            rows = referencing(self, child, items, examples)
+            if rows is not None:
+                found.append(rows)
+        return found
+
+    def watch_retries(self, listener: RetryListener | None) -> None:
+        """Tell `listener` while DynamoDB throttles and botocore retries (see retries.py)."""
+        self._retries.listener = listener
+
+    def value_type(self, value: Any) -> str | None:
+        """DynamoDB's type of a plain value: Number, String, String Set, List, Map, ..."""
+        try:
+            return TYPE_NAMES.get(type_name(value_to_wire(value)))
+        except StagingError:
+            return None
 
     def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
         """Like Store.holds, with null meaning "no such attribute" (how updates remove one)."""
