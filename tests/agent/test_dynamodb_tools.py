@@ -150,3 +150,19 @@ def test_declared_relationships_warn_of_orphans_on_delete(
     assert {e["id"] for e in orders.examples} <= set(range(3, 31, 3)) and orders.examples
     assert notes.count == 3  # 0, 2, 4: a scan (no index on notes.customer_id)
     assert "10 rows of orders still point at 1 deleted item" in orders.describe()
+
+
+def test_items_deleted_with_their_parent_are_not_orphans(
+    shop: DynamoDBStore, tmp_path: Path
+) -> None:
+    area = StagingArea(shop, tmp_path / "staging.sqlite")
+    try:
+        area.stage("customers", "delete", {"id": 1})
+        for order in (3, 6):
+            area.stage("orders", "delete", {"id": order})
+        relationships = [Relationship("buyer", "orders", "customer_id", "customers", "id")]
+        (orders,) = orphaned_by(shop, area.list(), relationships)
+    finally:
+        area.close()
+    assert orders.count == 8, "orders 3 and 6 are deleted too"
+    assert {e["id"] for e in orders.examples}.isdisjoint({3, 6})
