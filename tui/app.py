@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
 from textual.screen import Screen
@@ -82,7 +82,7 @@ class TabletalkApp(AppActions, App[int]):
         self.bridge = AppBridge(self)
         self.staging_watch = StagingWatch(
             self, store, poll_seconds=staging_poll_seconds,
-            keep=self.settings.history.retention(),
+            keep=self.settings.history.retention,
         )
         self.mcp_serving = McpServing(self)
         self.staged_changes: list[Any] = []
@@ -114,8 +114,11 @@ class TabletalkApp(AppActions, App[int]):
         self.store.watch_retries(self._store_retrying)
         self.opener = TabOpener(self.store, self.query_one("#tabs", TabbedContent))
         self.chat.composer.focus()
-        self.staging_watch.start()
-        self.open_session(self.conversation_id)
+
+    @on(events.Ready)
+    def _start_after_first_frame(self) -> None:
+        """Once the first screen is shown: staging and the chat session open on a worker."""
+        self._open_staging_then_session()
 
     def _warn_unknown_keys(self) -> None:
         """A `[keys]` id that matches no binding would be ignored silently: say so."""
@@ -142,8 +145,17 @@ class TabletalkApp(AppActions, App[int]):
     # ----- session ----------------------------------------------------------------------------
 
     @work(thread=True, exit_on_error=False, group="session", exclusive=True)
+    def _open_staging_then_session(self) -> None:
+        """The staging database first (the session then opens its own), then the session."""
+        self.staging_watch.start_on_worker()
+        self._open_session_now(self.conversation_id)
+
+    @work(thread=True, exit_on_error=False, group="session", exclusive=True)
     def open_session(self, conversation_id: str | None) -> None:
         """Open (or resume) a conversation on a worker; posts SessionReady."""
+        self._open_session_now(conversation_id)
+
+    def _open_session_now(self, conversation_id: str | None) -> None:
         extra: dict[str, Any] = {}
         if self.settings.mcp_servers:
             extra["toolset"] = self.external_toolset()

@@ -18,18 +18,9 @@ from agent.cli.common import (
     store_path,
 )
 from agent.errors import TabletalkError
-from agent.events import (
-    AskUser,
-    ChipProposed,
-    Notice,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnEnded,
-    TurnEvent,
-)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # events, session and permissions load only when `ask` runs
+    from agent.events import AskUser, TurnEnded, TurnEvent
     from agent.permissions import Decision, PermissionRequest
     from agent.session import ChatSession
 
@@ -145,6 +136,15 @@ class _Printer:
         self.inputs: dict[str, Any] = {}
 
     def __call__(self, event: TurnEvent) -> None:
+        from agent.events import (
+            AskUser,
+            ChipProposed,
+            Notice,
+            TextDelta,
+            ToolCallFinished,
+            ToolCallStarted,
+        )
+
         if isinstance(event, TextDelta):
             sys.stdout.write(printable(event.text))
             sys.stdout.flush()

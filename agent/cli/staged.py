@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent.cli.common import (
     printable_line,
@@ -18,9 +18,10 @@ from agent.cli.common import (
     store_path,
 )
 from agent.errors import TabletalkError
-from agent.staging import CommitReport, StagedChange, StagingArea
 from agent.stores.base import transaction_plan
-from agent.stores.open import open_store
+
+if TYPE_CHECKING:
+    from agent.staging import CommitReport, StagedChange, StagingArea
 
 DB_HELP = "SQLite file or dynamodb://REGION (default: the demo database)"
 LIST_WIDTH = 80
@@ -69,6 +70,9 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run one `staged` sub-command; returns the exit code."""
+    from agent.staging import StagingArea
+    from agent.stores.open import open_store
+
     out = out or sys.stdout
     err = err or sys.stderr
     command = getattr(args, "staged_command", None)

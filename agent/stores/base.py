@@ -128,6 +128,21 @@ class ApplyResult:
     conflicts: list[Conflict] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class StagedSource:
+    """Staged changes a store may read set-based, straight from the staging database.
+
+    `path` is that SQLite file; `select` (with `params`) is a SELECT over it, naming it
+    `{db}` (the store attaches it under a name of its choosing), returning the columns id, tbl,
+    key_json, op, values_json, pre_image_json of exactly the changes `ids` (in any order).
+    """
+
+    path: Path
+    select: str
+    params: tuple[Any, ...]
+    ids: list[str]
+
+
 Landed = Callable[[list[str]], None]
 RetryListener = Callable[[str, str], None]
 """Told `(text, state)` about a retried request: state "retrying" (text: a one-line status),
@@ -187,6 +202,12 @@ class Store(ABC):
         return None
 
     @property
+    def sqlite_file(self) -> Path | None:
+        """The SQLite file holding the tables, when staging may attach it read-only to copy
+        pre-images set-based (`agent.staging.bulk`); None for any other store."""
+        return None
+
+    @property
     def db_arg(self) -> str:
         """The `--db` value that opens this same store again."""
         return self.identity
@@ -223,6 +244,10 @@ class Store(ABC):
     @abstractmethod
     def get_item(self, table: str, key: Key) -> Item | None:
         """The item with this key, or None."""
+
+    def normalize_keys(self, table: str, keys: list[Key]) -> list[Key]:
+        """`normalize_key` for many keys of one table (a store may look the table up once)."""
+        return [self.normalize_key(table, k) for k in keys]
 
     def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
         """Items for many keys (None where none exists); a store may batch the lookups."""
@@ -342,6 +367,15 @@ class Store(ABC):
         interrupted commit leaves at most one unit in doubt. Raise a TabletalkError only after
         rolling back the unit in progress.
         """
+
+    def apply_staged(
+        self, source: StagedSource, progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult | None:
+        """Like `apply`, over the changes `source` selects, read set-based by the store itself
+        (no per-change Python); None when this store cannot (then nothing was applied, and the
+        caller decodes the changes and calls `apply`). A store may also return None when only
+        the row-by-row path can say what is wrong (a conflict, a constraint)."""
+        return None
 
     @abstractmethod
     def close(self) -> None:

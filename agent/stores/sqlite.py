@@ -20,6 +20,7 @@ from agent.stores.base import (
     Key,
     Landed,
     QueryResult,
+    StagedSource,
     Store,
     TableInfo,
 )
@@ -38,6 +39,7 @@ from agent.stores.sqlite_readonly import (
 )
 from agent.stores.sqlite_references import referencing
 from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with
+from agent.stores.sqlite_set_apply import apply_staged
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 5.0
@@ -60,8 +62,12 @@ class SQLiteStore(Store):
         self.label = self.path.name
         self.read_only_file = not os.access(self.path, os.W_OK)
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            self.path, check_same_thread=False, isolation_level=None, timeout=busy_timeout_s
+        self._conn = sqlite3.connect(  # a URI, so a commit can attach staging read-only
+            self.path.as_uri(),
+            uri=True,
+            check_same_thread=False,
+            isolation_level=None,
+            timeout=busy_timeout_s,
         )
         if not self.read_only_file:
             # A first read here rolls back a hot journal a killed writer left; the read-only
@@ -78,6 +84,11 @@ class SQLiteStore(Store):
     @property
     def file_path(self) -> Path | None:
         """The database file (resolved)."""
+        return self.path
+
+    @property
+    def sqlite_file(self) -> Path | None:
+        """The database file: staging attaches it read-only for set-based bulk edits."""
         return self.path
 
     @property
@@ -465,6 +476,16 @@ class SQLiteStore(Store):
             )
         with self._lock:
             return apply_changes(self, self._conn, changes, progress, landed)
+
+    def apply_staged(
+        self, source: StagedSource, progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult | None:
+        """Apply the staged changes set-based in ONE transaction (`sqlite_set_apply`); None when
+        the row-by-row `apply` must decide (nothing was applied)."""
+        if self.read_only_file:
+            return None  # `apply` says so
+        with self._lock:
+            return apply_staged(self, self._conn, source, progress, landed)
 
     def close(self) -> None:
         """Close both connections."""
