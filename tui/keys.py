@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from agent.staging.review import FILTER_HELP
-
 APP_BINDINGS: list[Binding] = [
     Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
     Binding("f1", "help", "Help", id="help"),
@@ -57,7 +55,12 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
     ("—", "ctrl+p", "Command palette: every action of the app"),
     ("table.row_detail", "enter", "Row detail (in a table)"),
     ("table.filter", "/", "Filter box of a table tab (Enter applies and stays there)"),
-    ("staging.filter", "/", f"Filter box of the staging panel: {FILTER_HELP}"),
+    (
+        "staging.filter",
+        "/",
+        "Filter box of the staging panel: table:NAME op:create|update|delete attr:COLUMN, "
+        "other words: text, is:conflict",
+    ),
     (
         "—",
         "down/pgdn, up/pgup",

@@ -31,6 +31,15 @@ async def open_change(app, pilot, change_id: str) -> ChangeCard:
     return app.screen.query_one(ChangeCard)
 
 
+async def until(app, pilot, condition, rounds: int = 200) -> None:
+    """Let workers and messages run until `condition()` holds (waits on the app, not a clock)."""
+    for _ in range(rounds):
+        if condition():
+            return
+        await settle(app, pilot)
+    assert condition()
+
+
 def screen_text(app) -> str:
     """What the terminal shows, line by line."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
@@ -178,6 +187,7 @@ async def test_commit_n_commits_what_the_panel_shows_and_refreshes_when_the_set_
         late = area.stage("orders", "update", {"id": 12}, {"status": "unseen"}, origin="mcp:x")
         await pilot.click("#commit-all")  # the panel has not shown `late` yet
         await settle(app, pilot)
+        await until(app, pilot, lambda: str(panel.query_one("#commit-all").label) == "Commit 2")
         assert _statuses(demo_path, [11, 12]) != {11: "seen", 12: "unseen"}
         assert {c.id for c in area.list()} == {seen.id, late.id}, "nothing committed unseen"
         assert any("changed since" in n.message for n in app._notifications)
