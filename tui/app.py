@@ -438,7 +438,7 @@ class TabletalkApp(AppActions, App[int]):
         from tui.widgets.staging_panel import StagingPanel
 
         for panel in self.query(StagingPanel):
-            panel.show(message.changes)
+            panel.show(message.changes, signed=message.signature)
 
     # ----- errors ------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
@@ -257,10 +257,16 @@ class Store(ABC):
         return [self.get_item(table, self.normalize_key(table, k)) for k in keys]
 
     def referencing_rows(
-        self, table: str, keys: list[Key], also: tuple[Reference, ...] = (), examples: int = 3
+        self,
+        table: str,
+        keys: list[Key],
+        also: tuple[Reference, ...] = (),
+        examples: int = 3,
+        deleted: Mapping[str, list[Key]] | None = None,
     ) -> list[ReferencingRows]:
         """Rows of other tables that reference these items of `table` (declared foreign keys
-        and the references in `also`); empty for a store that cannot tell."""
+        and the references in `also`), leaving out the rows `deleted` names (per table: keys
+        deleted along with them); empty for a store that cannot tell."""
         return []
 
     def watch_retries(self, listener: RetryListener | None) -> None:

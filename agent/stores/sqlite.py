@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -270,10 +270,17 @@ class SQLiteStore(Store):
         return found
 
     def referencing_rows(
-        self, table: str, keys: list[Key], also: tuple[Reference, ...] = (), examples: int = 3
+        self,
+        table: str,
+        keys: list[Key],
+        also: tuple[Reference, ...] = (),
+        examples: int = 3,
+        deleted: Mapping[str, list[Key]] | None = None,
     ) -> list[ReferencingRows]:
         """Rows of any table that reference the items of `table` with `keys`: through declared
-        foreign keys and the references in `also` (e.g. declared relationships)."""
+        foreign keys and the references in `also` (e.g. declared relationships). Rows that
+        `deleted` names (keys per table, deleted in the same commit) are not counted."""
+        gone = {name.lower(): found for name, found in (deleted or {}).items()}
         references = self.foreign_keys_to(table)
         for extra in also:
             if extra.target.lower() == table.lower() and not any(
@@ -284,8 +291,12 @@ class SQLiteStore(Store):
         found = []
         for reference in references:
             schema = self.schema(reference.table)
+            excluded = {
+                tuple(k.values())
+                for k in self.normalize_keys(schema.name, gone.get(schema.name.lower(), []))
+            }
             with self._lock:
-                rows = referencing(self._conn, schema, reference, items, examples)
+                rows = referencing(self._conn, schema, reference, items, examples, excluded)
             if rows is not None:
                 found.append(rows)
         return found

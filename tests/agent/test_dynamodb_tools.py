@@ -171,3 +171,19 @@ def test_attributes_missing_from_the_sample_are_still_usable(
         left="orders", left_on="coupon", right="customers", right_on="name",
     )  # fmt: skip
     assert declared["created"]
+
+
+def test_items_deleted_with_their_parent_are_not_orphans(
+    shop: DynamoDBStore, tmp_path: Path
+) -> None:
+    area = StagingArea(shop, tmp_path / "staging.sqlite")
+    try:
+        area.stage("customers", "delete", {"id": 1})
+        for order in (3, 6):
+            area.stage("orders", "delete", {"id": order})
+        relationships = [Relationship("buyer", "orders", "customer_id", "customers", "id")]
+        (orders,) = orphaned_by(shop, area.list(), relationships)
+    finally:
+        area.close()
+    assert orders.count == 8, "orders 3 and 6 are deleted too"
+    assert {e["id"] for e in orders.examples}.isdisjoint({3, 6})

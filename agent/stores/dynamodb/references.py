@@ -28,9 +28,14 @@ def _index_on(store: DynamoDBStore, table: str, attribute: str) -> str | None:
 
 
 def referencing(
-    store: DynamoDBStore, reference: Reference, items: list[Item], examples: int
+    store: DynamoDBStore,
+    reference: Reference,
+    items: list[Item],
+    examples: int,
+    excluded: set[tuple[Any, ...]] | None = None,
 ) -> ReferencingRows | None:
-    """How many items of `reference.table` hold the target values of `items` (None: none)."""
+    """How many items of `reference.table` hold the target values of `items` (None: none),
+    not counting the items whose key is in `excluded` (they are being deleted too)."""
     targets = {tuple(item.get(c) for c in reference.target_columns) for item in items}
     targets = {t for t in targets if None not in t}
     if not targets:
@@ -66,6 +71,8 @@ def referencing(
                     held = tuple(item.get(c) for c in reference.columns)
                     if held in targets:
                         matches.append((held, item))
+    if excluded:
+        matches = [(t, i) for t, i in matches if tuple(i.get(k) for k in keys) not in excluded]
     if not matches:
         return None
     found = [{k: item.get(k) for k in keys} for _, item in matches[:examples]]

@@ -8,7 +8,7 @@ import fnmatch
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -533,12 +533,19 @@ class DynamoDBStore(Store):
         return out
 
     def referencing_rows(
-        self, table: str, keys: list[Key], also: tuple[Reference, ...] = (), examples: int = 3
+        self,
+        table: str,
+        keys: list[Key],
+        also: tuple[Reference, ...] = (),
+        examples: int = 3,
+        deleted: Mapping[str, list[Key]] | None = None,
     ) -> list[ReferencingRows]:
         """Items that reference these items of `table` through declared relationships (DynamoDB
-        has no foreign keys): an index Query per value when an index fits, else a bounded Scan."""
+        has no foreign keys): an index Query per value when an index fits, else a bounded Scan.
+        Items `deleted` names (keys per table, deleted in the same commit) are not counted."""
         from agent.stores.dynamodb.references import referencing
 
+        gone = {n.lower(): k for n, k in (deleted or {}).items()}
         name = self._resolve(table)
         references = [r for r in also if r.target.lower() == name.lower()]
         if not references:
@@ -553,7 +560,12 @@ class DynamoDBStore(Store):
                 reference.target_columns,
                 reference.via,
             )
-            rows = referencing(self, child, items, examples)
+            attributes = self.key_attributes(child.table)
+            excluded = {
+                tuple(self.normalize_key(child.table, k).get(a) for a in attributes)
+                for k in gone.get(reference.table.lower(), [])
+            }
+            rows = referencing(self, child, items, examples, excluded)
             if rows is not None:
                 found.append(rows)
         return found
