@@ -1,87 +1,87 @@
 """The optional TOML config file, validated so an error names the file and the field.
 
 Precedence for every setting: command-line flag, then the config file, then the default.
+The sections are `config_section.Section` dataclasses: reading a well-formed file (or none)
+does not import pydantic; a value that needs coercing or is wrong does.
 """
 
 from __future__ import annotations
 
-import tomllib
+from dataclasses import field
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from agent import paths
+from agent.config_section import Range, Section
 from agent.errors import ConfigError
 from agent.file_kind import special_file_kind
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError as PydanticValidationError
 
 Mode = Literal["manual", "auto", "full-auto"]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SearchSettings(_Section):
+class SearchSettings(Section):
     """`[search]`: how searchTools ranks the catalog."""
 
     decider: str | None = None
     """Model id of a decider model; when set, search asks it to choose (decision mode)."""
-    min_probability: float = Field(0.1, ge=0.0, le=1.0)
+    min_probability: Annotated[float, Range(ge=0.0, le=1.0)] = 0.1
     """Decision mode: tools at or above this probability are returned."""
-    chunk_size: int = Field(250, ge=2, le=255)
+    chunk_size: Annotated[int, Range(ge=2, le=255)] = 250
     """Decision mode: options per question; larger catalogs are split into chunks."""
 
 
-class ToolsSettings(_Section):
+class ToolsSettings(Section):
     """`[tools]`: user overrides of the inline/discoverable split (names or `*` globs)."""
 
-    always_loaded: list[str] = Field(default_factory=list)
+    always_loaded: list[str] = field(default_factory=list)
     """These tools are inline whatever their catalog row says."""
-    discoverable: list[str] = Field(default_factory=list)
+    discoverable: list[str] = field(default_factory=list)
     """These tools are demoted to discoverable."""
 
 
-class McpServerSettings(_Section):
+class McpServerSettings(Section):
     """`[mcp_servers.NAME]`: an external MCP server whose tools join the catalog."""
 
     command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
     url: str | None = None
     trusted: bool = False
     """Trusted servers' tools run without a permission prompt."""
 
 
-class DynamoDBSettings(_Section):
+class DynamoDBSettings(Section):
     """`[dynamodb]`: caps on what one read may cost."""
 
-    max_scan_items: int = Field(10_000, ge=1)
+    max_scan_items: Annotated[int, Range(ge=1)] = 10_000
     """Items one call may scan (a scan or count stops there and says so)."""
-    max_read_units: float = Field(5_000.0, gt=0)
+    max_read_units: Annotated[float, Range(gt=0)] = 5_000.0
     """Read capacity units one call may consume."""
 
 
-class ModelPrice(_Section):
+class ModelPrice(Section):
     """USD per million tokens of one model, for eval cost estimates."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
+    input: Annotated[float, Range(ge=0)]
+    output: Annotated[float, Range(ge=0)]
 
 
-class EvalSettings(_Section):
+class EvalSettings(Section):
     """`[eval]`: what `tabletalk eval` needs beyond the run flags."""
 
-    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    prices: dict[str, ModelPrice] = field(default_factory=dict)
     """Per model id: `[eval.prices."us.amazon.nova-2-lite-v1:0"] input = 0.3, output = 2.5`."""
 
 
-class HistorySettings(_Section):
+class HistorySettings(Section):
     """`[history]`: how much commit history is kept (for `tabletalk commits` and reverts)."""
 
-    keep_days: int = Field(90, ge=1)
+    keep_days: Annotated[int, Range(ge=1)] = 90
     """Commits older than this many days are forgotten."""
-    keep_changes: int = Field(200_000, ge=1)
+    keep_changes: Annotated[int, Range(ge=1)] = 200_000
     """At most this many committed changes are kept (the oldest commits go first)."""
 
     def retention(self) -> Any:
@@ -90,7 +90,7 @@ class HistorySettings(_Section):
         return Retention(days=self.keep_days, changes=self.keep_changes)
 
 
-class Settings(_Section):
+class Settings(Section):
     """Every setting of tabletalk; the config file holds any subset of these."""
 
     model: str = "us.amazon.nova-2-lite-v1:0"
@@ -105,18 +105,18 @@ class Settings(_Section):
     """Permission mode: manual (ask before gated calls), auto (exports ask), full-auto."""
     streaming: bool = True
     """Use ConverseStream; set false for models that cannot stream tool use."""
-    step_limit: int = Field(12, ge=1, le=100)
+    step_limit: Annotated[int, Range(ge=1, le=100)] = 12
     """Model requests per turn before the turn stops and says so."""
     db: str | None = None
     """Default store: a SQLite file or dynamodb://REGION; default: the demo database."""
-    dynamodb: DynamoDBSettings = Field(default_factory=DynamoDBSettings)
-    keys: dict[str, str] = Field(default_factory=dict)
+    dynamodb: DynamoDBSettings = field(default_factory=DynamoDBSettings)
+    keys: dict[str, str] = field(default_factory=dict)
     """Key remapping for the app: binding id → keys (e.g. `stop = "escape,ctrl+c"`)."""
-    search: SearchSettings = Field(default_factory=SearchSettings)
-    tools: ToolsSettings = Field(default_factory=ToolsSettings)
-    mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
-    eval: EvalSettings = Field(default_factory=EvalSettings)
-    history: HistorySettings = Field(default_factory=HistorySettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    tools: ToolsSettings = field(default_factory=ToolsSettings)
+    mcp_servers: dict[str, McpServerSettings] = field(default_factory=dict)
+    eval: EvalSettings = field(default_factory=EvalSettings)
+    history: HistorySettings = field(default_factory=HistorySettings)
 
 
 def load_settings(path: Path | None = None) -> Settings:
@@ -141,6 +141,8 @@ def load_settings(path: Path | None = None) -> Settings:
             f"Config file {path} is {kind}, not a regular file.",
             fix=f"Replace {path} with a TOML file, or pass --config FILE.",
         )
+    import tomllib  # only when there is a file to read
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
@@ -161,12 +163,20 @@ def load_settings(path: Path | None = None) -> Settings:
         ) from exc
     try:
         return Settings.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
-            for err in exc.errors()
-        )
+    except Exception as exc:
+        from pydantic import ValidationError  # loaded already if it raised this
+
+        if not isinstance(exc, ValidationError):
+            raise
         raise ConfigError(
-            f"Config file {path} has invalid settings: {problems}",
+            f"Config file {path} has invalid settings: {_problems(exc)}",
             fix=f"Fix those fields in {path} (see README.md, Configuration).",
         ) from exc
+
+
+def _problems(exc: PydanticValidationError) -> str:
+    """`field.path: message` for each error, joined with `; `."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+        for err in exc.errors()
+    )

@@ -1,25 +1,36 @@
-"""Conversations on disk: one JSON file each under the data dir, written atomically.
+"""Conversations on disk: one append-only log file each under the data dir.
 
 A saved history is always one Converse would accept: every toolUse is answered by a
-toolResult in the next user message, and user/assistant turns alternate.
+toolResult in the next user message, and user/assistant turns alternate. A save appends
+what changed since the last one (`agent.conversation_files` has the format and its crash
+rules), so saving after every step costs what the step added.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import secrets
-import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import Any
 
 from agent import paths
+from agent.conversation_files import (
+    LEGACY_SUFFIX,
+    LOG_SUFFIX,
+    SYNC,
+    DamagedConversation,
+    LogContents,
+    LogState,
+    append_line,
+    encode_json,
+    read_any,
+    save_error,
+    write_whole,
+)
 from agent.errors import TabletalkError
 from agent.events import Usage
+from agent.tool_results import compact_tool_results
 
 
 def _now() -> str:
@@ -35,66 +46,6 @@ class ConversationNotFound(TabletalkError):
     """A `--conversation ID` that does not exist."""
 
     title = "Unknown conversation"
-
-
-def encode_json(data: Any) -> bytes:
-    """UTF-8 JSON; text that is not valid Unicode (a lone surrogate a model sent) is kept as a
-    `\\udXXX` escape instead of failing the save."""
-    try:
-        return json.dumps(data, ensure_ascii=False, default=str).encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(data, ensure_ascii=True, default=str).encode("ascii")
-
-
-def _save_error(directory: Path, exc: OSError) -> TabletalkError:
-    return TabletalkError(
-        f"Cannot save the conversation in {directory}: {exc.strerror or exc}",
-        fix=f"Make {directory} a writable directory (staged changes are safe either way).",
-    )
-
-
-class _Message(BaseModel):
-    role: Literal["user", "assistant"]
-    content: list[dict[str, Any]]
-
-
-class _ConversationFile(BaseModel):
-    """The shape a conversation file must have; anything else is reported as damaged."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    store: str = ""
-    model: str = ""
-    created_at: str | None = None
-    updated_at: str | None = None
-    title: str = ""
-    messages: list[_Message] = []
-    discovered: list[str] = []
-    attachments: list[dict[str, Any]] = []
-    granted: list[str] = []
-    usage: dict[str, int] = {}
-
-
-class DamagedConversation(ValueError):
-    """A conversation file that is not valid JSON of the expected shape."""
-
-
-def read_conversation_file(path: Path) -> dict[str, Any]:
-    """The checked contents of one conversation file; DamagedConversation says what is wrong."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise DamagedConversation(f"not valid JSON ({exc})") from exc
-    if not isinstance(data, dict):
-        raise DamagedConversation(f"expected a JSON object, found {type(data).__name__}")
-    try:
-        checked = _ConversationFile.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "(file)"
-        raise DamagedConversation(f"field '{where}': {first.get('msg', 'invalid')}") from exc
-    return dict(data, messages=[m.model_dump() for m in checked.messages])
 
 
 @dataclass(frozen=True)
@@ -122,6 +73,8 @@ class Conversation:
     """Files sent with a user text: `{"message": i, "block": j, "names": [...]}`."""
     granted: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    saved: LogState | None = field(default=None, init=False, compare=False, repr=False)
+    """What its log file holds (None: the next save writes the file whole)."""
 
     def next_user_block(self) -> tuple[int, int]:
         """(message, block) index the next `append_user` content will start at."""
@@ -158,6 +111,7 @@ class Conversation:
         if count:
             del self.messages[count - 1]["content"][last:]
         self.title = title
+        self.saved = None
         return True
 
     def user_text_indexes(self) -> list[tuple[int, str]]:
@@ -187,7 +141,16 @@ class Conversation:
         self.attached = [a for a in self.attached if a["message"] < message_index]
         if results:
             self.messages.append({"role": "user", "content": results})
+        self.saved = None
         return text
+
+    def compact_tool_results(self) -> int:
+        """Replace every large tool result by a short note (the pairing stays); return how
+        many were replaced."""
+        replaced = compact_tool_results(self.messages)
+        if replaced:
+            self.saved = None
+        return replaced
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -251,50 +214,68 @@ class ConversationStore:
         self.directory = directory or paths.conversations_dir()
 
     def path(self, conversation_id: str) -> Path:
-        return self.directory / f"{conversation_id}.json"
+        """The conversation's log file."""
+        return self.directory / f"{conversation_id}{LOG_SUFFIX}"
+
+    def legacy_path(self, conversation_id: str) -> Path:
+        """Where the older format kept it (one JSON object); read, then replaced by the log."""
+        return self.directory / f"{conversation_id}{LEGACY_SUFFIX}"
 
     def save(self, conversation: Conversation) -> None:
-        """Write atomically (temp file, fsync, rename) so a crash leaves the old or the new."""
+        """Append what changed since the last save; write the file whole when the change is
+        not an append (first save, rewind, compaction) or the file is not as last seen."""
         conversation.updated_at = _now()
-        data = encode_json(conversation.to_dict())
+        state = conversation.saved
+        if state is not None and state.path == self.path(conversation.id):
+            appended = _append_record(conversation, state)
+            if appended is not None and append_line(state, appended[0]):
+                _advance(conversation, state, *appended)
+                return
+        self._write_whole(conversation)
+
+    def flush(self) -> None:
+        """Return once every save is on disk (a save returns once it survives a killed
+        process; the flush to disk happens on a background thread)."""
+        SYNC.wait()
+
+    def _write_whole(self, conversation: Conversation) -> None:
+        path = self.path(conversation.id)
+        data = conversation.to_dict()
+        size, inode = write_whole(path, data)
+        conversation.saved = _state(conversation, path, size, inode)
         try:
-            paths.ensure_dir(self.directory)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+            self.legacy_path(conversation.id).unlink(missing_ok=True)
         except OSError as exc:
-            raise _save_error(self.directory, exc) from exc
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path(conversation.id))
-        except BaseException as exc:
-            Path(tmp).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise _save_error(self.directory, exc) from exc
-            raise
+            raise save_error(self.directory, exc) from exc
 
     def delete(self, conversation_id: str) -> None:
         """Remove a conversation's file (missing is fine)."""
         try:
             self.path(conversation_id).unlink(missing_ok=True)
+            self.legacy_path(conversation_id).unlink(missing_ok=True)
         except OSError as exc:
-            raise _save_error(self.directory, exc) from exc
+            raise save_error(self.directory, exc) from exc
 
     def load(self, conversation_id: str) -> Conversation:
         path = self.path(conversation_id)
+        if not path.exists():
+            path = self.legacy_path(conversation_id)
         if not path.exists():
             raise ConversationNotFound(
                 f"No conversation '{conversation_id}'.",
                 fix="Run `tabletalk conversations` to list the saved ones.",
             )
         try:
-            return Conversation.from_dict(read_conversation_file(path))
+            data, contents = read_any(path)
         except (OSError, DamagedConversation) as exc:
             raise ConversationNotFound(
                 f"Conversation file {path} is damaged: {exc}",
                 fix="Start a new conversation; move the damaged file away to hide it.",
             ) from exc
+        conversation = Conversation.from_dict(data)
+        if contents is not None and conversation.id == conversation_id:
+            conversation.saved = _loaded_state(conversation, path, contents)
+        return conversation
 
     def list(self) -> list[ConversationSummary]:
         """Saved conversations, most recently updated first; damaged files are skipped."""
@@ -306,11 +287,13 @@ class ConversationStore:
         broken: DamagedFiles = []
         if not self.directory.exists():
             return summaries, broken
-        for path in sorted(self.directory.glob("*.json")):
+        files = {p.stem: p for p in sorted(self.directory.glob(f"*{LEGACY_SUFFIX}"))}
+        files.update({p.stem: p for p in sorted(self.directory.glob(f"*{LOG_SUFFIX}"))})
+        for path in sorted(files.values()):
             if path.name.startswith("."):  # a save in progress (or one a crash left)
                 continue
             try:
-                data = read_conversation_file(path)
+                data, _contents = read_any(path)
             except OSError as exc:
                 broken.append(BrokenConversationFile(path, exc.strerror or str(exc)))
                 continue
@@ -327,3 +310,77 @@ class ConversationStore:
                 )
             )
         return sorted(summaries, key=lambda s: (s.updated_at, s.id), reverse=True), broken
+
+
+def _fields(conversation: Conversation) -> dict[str, bytes]:
+    """Every saved field but the messages, encoded (small: compared at each save)."""
+    data = conversation.to_dict()
+    del data["messages"]
+    return {name: encode_json(value) for name, value in data.items()}
+
+
+def _state(
+    conversation: Conversation, path: Path, size: int, inode: tuple[int, int]
+) -> LogState:
+    messages = conversation.messages
+    last = messages[-1] if messages else None
+    return LogState(
+        path=path,
+        inode=inode,
+        size=size,
+        messages=messages,
+        message_count=len(messages),
+        last_message=last,
+        last_blocks=len(last["content"]) if last else 0,
+        fields=_fields(conversation),
+    )
+
+
+def _loaded_state(conversation: Conversation, path: Path, contents: LogContents) -> LogState:
+    return _state(conversation, path, contents.size, contents.inode)
+
+
+def _append_record(
+    conversation: Conversation, state: LogState
+) -> tuple[bytes, dict[str, bytes]] | None:
+    """The log line for what changed since `state` (and the fields it brings the file to);
+    None when the change is not an append (the message list replaced, or messages saved
+    before removed or rewritten)."""
+    messages = conversation.messages
+    count = state.message_count
+    if messages is not state.messages or len(messages) < count:
+        return None
+    if count and (
+        messages[count - 1] is not state.last_message
+        or len(messages[count - 1]["content"]) < state.last_blocks
+    ):
+        return None
+    fields = _fields(conversation)
+    record: dict[str, Any] = {"at": [count, state.last_blocks]}
+    if count:
+        extend = messages[count - 1]["content"][state.last_blocks :]
+        if extend:
+            record["extend"] = extend
+    if len(messages) > count:
+        record["messages"] = messages[count:]
+    changed = {name: value for name, value in fields.items() if state.fields.get(name) != value}
+    if changed:
+        record["set"] = {name: conversation_field(conversation, name) for name in changed}
+    return encode_json(record) + b"\n", fields
+
+
+def conversation_field(conversation: Conversation, name: str) -> Any:
+    """One saved field's value, as `to_dict` gives it."""
+    return conversation.usage.to_dict() if name == "usage" else getattr(conversation, name)
+
+
+def _advance(
+    conversation: Conversation, state: LogState, line: bytes, fields: dict[str, bytes]
+) -> None:
+    """After an append: the state describes the file and conversation as they are now."""
+    messages = conversation.messages
+    state.size += len(line)
+    state.fields = fields
+    state.message_count = len(messages)
+    state.last_message = messages[-1] if messages else None
+    state.last_blocks = len(messages[-1]["content"]) if messages else 0

@@ -9,9 +9,8 @@ order; what a tool does to the turn comes from its row's `effects`, never from i
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -43,7 +42,8 @@ from agent.events import (
 )
 from agent.permissions import PermissionGate, PermissionRequest, denial_message
 from agent.search.searcher import ToolSearcher
-from agent.tool_results import capped_result, compact_tool_results
+from agent.stop import StopSignal, stop_signal
+from agent.tool_results import capped_result
 from agent.tools.base import ToolContext
 from agent.toolset import Toolset
 from catalog import Effect
@@ -110,7 +110,10 @@ class TurnRunner:
         on_event: Callable[[TurnEvent], None],
         save: Callable[[], None],
         cancel: threading.Event | None = None,
+        flush: Callable[[], None] = lambda: None,
     ) -> None:
+        """`save` stores the conversation after each step; `flush` returns once every save
+        is on disk (called before the turn ends)."""
         self.caller = caller
         self.toolset = toolset
         self.active = active
@@ -122,7 +125,9 @@ class TurnRunner:
         self.step_limit = step_limit
         self.emit = on_event
         self.save = save
-        self.cancel = cancel or threading.Event()
+        self.flush = flush
+        self._given_cancel = cancel
+        self.cancel: StopSignal = cancel if isinstance(cancel, StopSignal) else StopSignal()
         self.usage = Usage()
         self.record = TurnRecord()
         self._dirty = False
@@ -130,6 +135,10 @@ class TurnRunner:
 
     def run(self, user_content: list[dict[str, Any]]) -> TurnEnded:
         """Run the turn to its end; Bedrock errors end it with reason "error", never raise."""
+        with stop_signal(self._given_cancel) as self.cancel:
+            return self._run(user_content)
+
+    def _run(self, user_content: list[dict[str, Any]]) -> TurnEnded:
         self.searcher.start_turn()
         self.conversation.append_user(user_content)
         self.save()
@@ -173,13 +182,13 @@ class TurnRunner:
         names = self.active.names()
         self.emit(StepStarted(step, names))
         self.record.start_step(step, names)
-        tools = [self.toolset.spec(name) for name in names]
+        tools = self.toolset.specs(names)
         try:
             return self._call_model(tools)
         except BedrockCallError as exc:
             if exc.kind != "too_long" or self._compacted:
                 raise
-            replaced = compact_tool_results(self.conversation.messages)
+            replaced = self.conversation.compact_tool_results()
             if not replaced:
                 raise
         self._compacted = True
@@ -228,7 +237,7 @@ class TurnRunner:
 
     def _run_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
         """Answer every toolUse (in order) in one user message; return an ask, if any."""
-        with _interrupt_on_cancel(self.cancel, self.context):
+        with self.cancel.when_set(self.context.store.interrupt):
             return self._answer_tools(tool_uses)
 
     def _answer_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
@@ -245,8 +254,8 @@ class TurnRunner:
                 ToolCallFinished(use.tool_use_id, use.name, outcome.status, outcome.as_dict())
             )
             blocks.append(outcome.block(use.tool_use_id))
-            if outcome.status == "success" and outcome.result:
-                asked = self._apply_effects(use.name, outcome.result) or asked
+            if outcome.result:
+                asked = self._apply_effects(use.name, outcome) or asked
         self.conversation.append_user(blocks)
         self.conversation.discovered = list(self.active.discovered)
         self.conversation.granted = sorted(self.gate.granted)
@@ -254,12 +263,16 @@ class TurnRunner:
         self._dirty = False
         return asked
 
-    def _apply_effects(self, name: str, result: dict[str, Any]) -> AskUser | None:
-        """What a successful call does to the turn, as its row declares: a chip, an ask."""
+    def _apply_effects(self, name: str, outcome: ToolOutcome) -> AskUser | None:
+        """What a call does to the turn, as its row declares: a chip (from any result, e.g.
+        "build the missing index"), an ask (from a successful one)."""
         effects = self.toolset.effects(name)
+        result = outcome.result or {}
         chip = result.get("chip")
         if Effect.PROPOSES_CHIP in effects and isinstance(chip, dict):
             self.emit(ChipProposed(Chip(str(chip.get("label", "")), dict(chip.get("action", {})))))
+        if outcome.status != "success":
+            return None
         if Effect.ENDS_TURN in effects:
             return AskUser(
                 str(result.get("question", "")),
@@ -279,6 +292,7 @@ class TurnRunner:
         if self._dirty:
             self.save()
             self._dirty = False
+        self.flush()
         ended = TurnEnded(reason, text=text, steps=steps, usage=self.usage, **extra)  # type: ignore[arg-type]
         self.emit(ended)
         return ended
@@ -338,26 +352,3 @@ PRE_CALL_CHECKS: tuple[PreCallCheck, ...] = (
     check_search_budget,
     check_permission,
 )
-
-
-@contextlib.contextmanager
-def _interrupt_on_cancel(cancel: threading.Event, context: ToolContext) -> Iterator[None]:
-    """While tools run, Stop also interrupts a running store read (a slow query)."""
-    interrupt = context.store.interrupt
-    finished = threading.Event()
-
-    def watch() -> None:
-        while not finished.is_set():
-            if cancel.wait(0.05):
-                if not finished.is_set():
-                    interrupt()
-                return
-
-    # Not joined: the watcher notices `finished` within one poll and exits on its own, so
-    # a step never waits for it.
-    threading.Thread(target=watch, name="tabletalk-stop-watch", daemon=True).start()
-    try:
-        yield
-    finally:
-        finished.set()
-

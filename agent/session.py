@@ -121,17 +121,11 @@ class ChatSession:
         self.conversation = conversation
         self.ui = ui or HeadlessUi()
         self.conversations = conversations or ConversationStore()
-        self.toolset = (
-            toolset or Toolset.build(settings.tools.always_loaded, settings.tools.discoverable)
-        ).available(met_requirements(store))
-        known = [n for n in conversation.discovered if self.toolset.row(n) is not None]
-        self.active = ActiveSet(self.toolset.inline_names(), known)
-        self.searcher = ToolSearcher(
-            self.toolset,
-            self.active,
-            decider=Decider.from_settings(settings),
-            always_loaded=settings.tools.always_loaded,
+        self._all_tools = toolset or Toolset.build(
+            settings.tools.always_loaded, settings.tools.discoverable
         )
+        self._met = met_requirements(store)
+        self._offer(conversation.discovered)
         self.gate = PermissionGate(settings.mode, prompter, AuditLog(), set(conversation.granted))
         self.staging = StagingArea(store)
         self.specs = SpecBook(paths.data_dir() / "specs.sqlite", store.identity)
@@ -142,7 +136,31 @@ class ChatSession:
         self._caller_key: tuple[str, bool] | None = None
         self._memory = CachePointMemory(paths.state_dir() / "cache_points.json")
         self.last_record: TurnRecord | None = None
+        self._system: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+
+    def _offer(self, discovered: Iterable[str]) -> None:
+        """The toolset, active set and searcher for the requirements the store meets now."""
+        self.toolset = self._all_tools.available(self._met)
+        known = [n for n in discovered if self.toolset.row(n) is not None]
+        self.active = ActiveSet(self.toolset.inline_names(), known)
+        self.searcher = ToolSearcher(
+            self.toolset,
+            self.active,
+            decider=Decider.from_settings(self.settings),
+            always_loaded=self.settings.tools.always_loaded,
+        )
+
+    def refresh_tools(self) -> bool:
+        """Re-check which tools the store can serve (an index built or dropped since the
+        session opened offers or withdraws vectorSearch); True when that changed. Called
+        before each turn, so the next turn's model, search and active set see it."""
+        met = met_requirements(self.store)
+        if met == self._met:
+            return False
+        self._met = met
+        self._offer(self.active.discovered)
+        return True
 
     @classmethod
     def open(
@@ -208,7 +226,11 @@ class ChatSession:
             from agent.bedrock.client import make_client  # boto3 loads here, not at start-up
             from agent.bedrock.converse import BedrockCaller
 
-            client = make_client(self.settings.profile, self.settings.region)
+            # The caller validates each part of a request once (RequestCheck), not the whole
+            # history at every step.
+            client = make_client(
+                self.settings.profile, self.settings.region, parameter_validation=False
+            )
             region = client.meta.region_name
             check_model(self.model_id, region)
             self._caller = BedrockCaller(
@@ -234,6 +256,7 @@ class ChatSession:
     ) -> TurnEnded:
         """Run one turn for the user's text (and files). Blocking; one turn at a time."""
         with self._lock:
+            self.refresh_tools()
             added = [self.attach(path) for path in attachments]
             content: list[dict[str, Any]] = [{"text": text}]
             if added:
@@ -268,10 +291,11 @@ class ChatSession:
                 gate=self.gate,
                 conversation=self.conversation,
                 context=context,
-                system=system_prompt(self.store.kind, self.store.label, self.store.list_tables()),
+                system=self._system_blocks(),
                 step_limit=self.settings.step_limit,
                 on_event=on_event,
                 save=lambda: self.conversations.save(self.conversation),
+                flush=self.conversations.flush,
                 cancel=cancel,
             )
             self.last_record = runner.record
@@ -280,6 +304,14 @@ class ChatSession:
             if ended.reason == "error" and self.conversation.unsend(mark):
                 self._forget_unanswered()
             return ended
+
+    def _system_blocks(self) -> list[dict[str, Any]]:
+        """The system prompt for this turn; the previous turn's list when it reads the same,
+        so the model caller reuses the request parts it built from it."""
+        blocks = system_prompt(self.store.kind, self.store.label, self.store.list_tables())
+        if blocks != self._system:
+            self._system = blocks
+        return self._system
 
     def _forget_unanswered(self) -> None:
         """A turn failed before any answer: it is not kept (an empty conversation's file goes),

@@ -109,6 +109,7 @@ class Toolset:
             row.name: self.external.get(row.name) or BuiltinTool(row) for row in self.rows
         }
         self._specs: dict[str, dict[str, Any]] = {}
+        self._last_specs: tuple[tuple[str, ...], list[dict[str, Any]]] | None = None
 
     @classmethod
     def build(
@@ -157,6 +158,13 @@ class Toolset:
         if name not in self._specs:
             self._specs[name] = self._tools[name].spec(self.description(name))
         return self._specs[name]
+
+    def specs(self, names: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The toolSpecs of `names`, in order: the same list object while the names are the
+        same, so a request's toolConfig is built again only when the active set changes."""
+        if self._last_specs is None or self._last_specs[0] != names:
+            self._last_specs = (names, [self.spec(name) for name in names])
+        return self._last_specs[1]
 
     def run(self, ctx: ToolContext, name: str, raw_input: dict[str, Any] | None) -> RunResult:
         """Run a tool (built-in or external); never raises."""

@@ -99,9 +99,7 @@ def _answer(
     call["status"] = result.get("status", "success")
     content = result.get("content") or [{}]
     call["result"] = content[0].get("json", {"text": content[0].get("text")})
-    if call["status"] != "success":
-        return
-    review.saw(call["tool"], call["status"])
     chip = (call["result"] or {}).get("chip")
-    if call["tool"] in _CHIP_TOOLS and isinstance(chip, dict):
+    if call["tool"] in _CHIP_TOOLS and isinstance(chip, dict):  # from an error result too
         items.append({"chip": chip})
+    review.saw(call["tool"], call["status"])

@@ -1,7 +1,11 @@
 """Cold start of the app: process start to the first usable screen (tables listed, composer focused).
 
-Runs `python -c` children so every run pays the imports; prints the median of N runs.
-Target: < 1.5 s on 2 cores.  Usage: .venv/bin/python bench/tui_startup.py [runs]
+Runs `python -c` children so every run pays the imports; prints the median of N runs and its
+ratio to the floor (`python -c pass`, whole process) measured in the same run, interleaved.
+`--before DIR` times another source tree (`git archive REV | tar -x -C DIR`) in the same
+rounds, for a before/after under the same load.
+Target: <= 0.40 s on 2 cores.
+Usage: .venv/bin/python bench/tui_startup.py [runs] [--before DIR]
 """
 
 from __future__ import annotations
@@ -35,11 +39,11 @@ Timed(open_store(None), staging_poll_seconds=0).run(headless=True, size=(120, 36
 """
 
 
-def one_run(env: dict[str, str]) -> float:
+def one_run(env: dict[str, str], src: Path = ROOT) -> float:
     started = time.time()
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(started)],
-        cwd=ROOT,
+        cwd=src,
         env=env,
         capture_output=True,
         text=True,
@@ -51,18 +55,41 @@ def one_run(env: dict[str, str]) -> float:
     raise RuntimeError(done.stderr[-2000:])
 
 
+def floor_run() -> float:
+    """Seconds for a whole `python -c pass` process: the interpreter's own start-up."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    args = sys.argv[1:]
+    before = Path(args[args.index("--before") + 1]).resolve() if "--before" in args else None
+    numbers = [a for a in args if a.isdigit()]
+    runs = int(numbers[0]) if numbers else 5
+    sources = [ROOT] + ([before] if before else [])
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ)
         for name in ("CONFIG", "DATA", "STATE", "CACHE"):
             env[f"XDG_{name}_HOME"] = os.path.join(home, name.lower())
-        one_run(env)  # creates the demo database; not counted
-        times = [one_run(env) for _ in range(runs)]
-    print(
-        f"cold start to first usable screen: median {statistics.median(times):.3f} s, "
-        f"min {min(times):.3f} s, max {max(times):.3f} s over {runs} runs (cpus: {os.cpu_count()})"
-    )
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # time imports from .pyc, as installed
+        for src in sources:
+            one_run(env, src)  # creates the demo database and .pyc files; not counted
+        times: dict[Path, list[float]] = {src: [] for src in sources}
+        floors: list[float] = []
+        for _ in range(runs):
+            floors.append(floor_run())
+            for src in sources:
+                times[src].append(one_run(env, src))
+    floor = statistics.median(floors)
+    print(f"floor (python -c pass): median {floor:.3f} s (cpus: {os.cpu_count()})")
+    for src, values in times.items():
+        median = statistics.median(values)
+        print(
+            f"{src}: cold start to first usable screen: median {median:.3f} s "
+            f"({median / floor:.2f}x floor), min {min(values):.3f} s, max {max(values):.3f} s "
+            f"over {runs} runs"
+        )
 
 
 if __name__ == "__main__":

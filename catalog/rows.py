@@ -46,7 +46,7 @@ class Effect(StrEnum):
 
     FINDS_TOOLS = "finds_tools"  # adds tools to the active set; budgeted; lists what it can find
     ENDS_TURN = "ends_turn"  # the turn ends until the user answers (ask)
-    PROPOSES_CHIP = "proposes_chip"  # the result's chip becomes a button in the chat
+    PROPOSES_CHIP = "proposes_chip"  # the result's chip (success or error) becomes a button
     STAGES = "stages"  # stages changes: the turn ends with a "review staged changes" chip
 
 
@@ -362,6 +362,7 @@ ROWS: tuple[ToolRow, ...] = (
         Access.READ,
         McpLevel.READ,
         ("semantic", "similar", "meaning", "embedding", "fuzzy", "like this"),
+        effects=frozenset({Effect.PROPOSES_CHIP}),  # a table without an index: "build it"
         requires=frozenset({Requirement.VECTOR_INDEX}),
     ),
 )

@@ -7,12 +7,13 @@ messages; every worker failure ends in `on_worker_state_changed` as a readable n
 from __future__ import annotations
 
 import asyncio
+import threading
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
 from textual.screen import Screen
@@ -81,13 +82,14 @@ class TabletalkApp(AppActions, App[int]):
         self.bridge = AppBridge(self)
         self.staging_watch = StagingWatch(
             self, store, poll_seconds=staging_poll_seconds,
-            keep=self.settings.history.retention(),
+            keep=self.settings.history.retention,
         )
         self.mcp_serving = McpServing(self)
         self.staged_changes: list[Any] = []
         self._permission: PermissionScreen | None = None
         self._names: list[str] | None = None
         self._sidebar_width: Any = None
+        self._units_before: float | None = store.read_units_total
 
     # ----- layout ---------------------------------------------------------------------------
 
@@ -108,10 +110,15 @@ class TabletalkApp(AppActions, App[int]):
         status.store_label = self.store.label
         status.model = self.settings.model
         status.mode = self.settings.mode
+        self._show_read_units()
+        self.store.watch_retries(self._store_retrying)
         self.opener = TabOpener(self.store, self.query_one("#tabs", TabbedContent))
         self.chat.composer.focus()
-        self.staging_watch.start()
-        self.open_session(self.conversation_id)
+
+    @on(events.Ready)
+    def _start_after_first_frame(self) -> None:
+        """Once the first screen is shown: staging and the chat session open on a worker."""
+        self._open_staging_then_session()
 
     def _warn_unknown_keys(self) -> None:
         """A `[keys]` id that matches no binding would be ignored silently: say so."""
@@ -138,8 +145,17 @@ class TabletalkApp(AppActions, App[int]):
     # ----- session ----------------------------------------------------------------------------
 
     @work(thread=True, exit_on_error=False, group="session", exclusive=True)
+    def _open_staging_then_session(self) -> None:
+        """The staging database first (the session then opens its own), then the session."""
+        self.staging_watch.start_on_worker()
+        self._open_session_now(self.conversation_id)
+
+    @work(thread=True, exit_on_error=False, group="session", exclusive=True)
     def open_session(self, conversation_id: str | None) -> None:
         """Open (or resume) a conversation on a worker; posts SessionReady."""
+        self._open_session_now(conversation_id)
+
+    def _open_session_now(self, conversation_id: str | None) -> None:
         extra: dict[str, Any] = {}
         if self.settings.mcp_servers:
             extra["toolset"] = self.external_toolset()
@@ -167,6 +183,7 @@ class TabletalkApp(AppActions, App[int]):
         return build_toolset(self.settings, self._mcp_sources)
 
     def on_unmount(self) -> None:
+        self.store.watch_retries(None)
         if self._mcp_sources is not None:
             self._mcp_sources.close()
         self.mcp_serving.close()
@@ -182,11 +199,39 @@ class TabletalkApp(AppActions, App[int]):
         self.chat.session_ready(self.session)
 
     def show_usage(self, usage: Any) -> None:
-        """Conversation token totals into the header."""
+        """Conversation token totals into the header (and the turn's read units so far)."""
         self.status.tokens = (usage.input, usage.output, usage.cache_read)
+        self._show_read_units()
+
+    def _store_retrying(self, text: str, state: str) -> None:
+        """From any thread: the store's retry status into the header; giving up is also a
+        notification (the read that failed reports its own error too)."""
+
+        def show() -> None:
+            self.status.notice = text if state == "retrying" else ""
+            if state == "gave-up":
+                self.notify(text, title="DynamoDB throttling", severity="error", markup=False)
+
+        if threading.get_ident() == self._thread_id:
+            show()
+            return
+        try:
+            self.call_from_thread(show)
+        except RuntimeError:  # the app is closing: nothing to show it on
+            pass
 
     def set_busy(self, busy: bool) -> None:
+        """A turn starts (the read-unit count restarts from zero) or ends."""
+        if busy:
+            self._units_before = self.store.read_units_total
+        self._show_read_units()
         self.status.busy = busy
+
+    def _show_read_units(self) -> None:
+        """The read units tools consumed since the turn started (stores that count them)."""
+        total = self.store.read_units_total
+        if total is not None:
+            self.status.read_units = max(0.0, total - (self._units_before or 0.0))
 
     def completion_names(self) -> list[str]:
         """Table and column names, and `table.column`, for `@` completion (read once)."""
@@ -328,6 +373,9 @@ class TabletalkApp(AppActions, App[int]):
             job = self._open_spec_by_name(str(action.get("name")))
         elif kind == "openStagingPanel":
             job = self.open_staging_panel()
+        elif kind == "buildIndex":
+            await self._build_index_from_chip(action)
+            return
         else:
             self.notify(
                 f"This chip cannot be opened here (unknown action {kind!r}).",
@@ -336,6 +384,23 @@ class TabletalkApp(AppActions, App[int]):
             )
             return
         await self.run_action_safely(job)
+
+    async def _build_index_from_chip(self, action: dict[str, Any]) -> None:
+        """A line in the chat that estimates, asks, then builds the table's index."""
+        from tui.index_chip import IndexBuildLine, chip_request
+
+        request = chip_request(action)
+        if request is None:
+            self.notify("This chip names no table and columns to index.", severity="warning")
+            return
+        line = IndexBuildLine(
+            self.store,
+            *request,
+            profile=self.settings.profile,
+            region=self.settings.region,
+        )
+        await self.chat.log_view.mount(line)
+        self.chat.log_view.anchor()
 
     async def _open_spec_by_name(self, name: str) -> str:
         from agent.specs import SpecBook
@@ -373,7 +438,7 @@ class TabletalkApp(AppActions, App[int]):
         from tui.widgets.staging_panel import StagingPanel
 
         for panel in self.query(StagingPanel):
-            panel.show(message.changes)
+            panel.show(message.changes, signed=message.signature)
 
     # ----- errors ------------------------------------------------------------------------------
 

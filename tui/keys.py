@@ -56,6 +56,17 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
     ("table.row_detail", "enter", "Row detail (in a table)"),
     ("table.filter", "/", "Filter box of a table tab (Enter applies and stays there)"),
     (
+        "staging.filter",
+        "/",
+        "Filter box of the staging panel: table:NAME op:create|update|delete attr:COLUMN, "
+        "other words: text, is:conflict",
+    ),
+    (
+        "—",
+        "down/pgdn, up/pgup",
+        "Staging panel: past the last (first) change of a page, the next (previous) page",
+    ),
+    (
         "—",
         "tab, shift+tab",
         "Next / previous button: staging panel (ctrl+s focuses it), chips, choices",
@@ -79,6 +90,7 @@ def known_binding_ids() -> set[str]:
     from tui.screens.picker import PickerScreen
     from tui.screens.row_detail import RowDetailScreen
     from tui.widgets.composer import Composer
+    from tui.widgets.staging_panel import StagingPanel
     from tui.widgets.table_tab import TableTab
     from tui.widgets.table_view import TableView
 
@@ -93,6 +105,7 @@ def known_binding_ids() -> set[str]:
         PickerScreen,
         RowDetailScreen,
         Composer,
+        StagingPanel,
         TableTab,
         TableView,
     )

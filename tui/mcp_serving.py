@@ -10,8 +10,6 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from agent.errors import TabletalkError
 
 if TYPE_CHECKING:
@@ -66,6 +64,8 @@ class McpServing:
 
     def _serve(self, server: Any) -> None:
         try:
+            import anyio  # with the server, not at app start
+
             anyio.run(server.serve)
         except Exception as exc:  # shown in the app; the panel then says it stopped
             self._post(self.app.notify, f"MCP server stopped: {exc}", severity="error")
@@ -104,6 +104,8 @@ class McpServing:
 
     async def _consent(self, client: McpClient) -> bool:
         """A token's first call: ask the user in the app (on the app's thread)."""
+        import anyio
+
         return await anyio.to_thread.run_sync(self._ask_consent, client)
 
     def _ask_consent(self, client: McpClient) -> bool:

@@ -6,6 +6,7 @@ moved, after the app's own operations, and every few ticks (to catch edits in pl
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -22,10 +23,17 @@ class StagingWatch:
     """Owns the app's StagingArea (opened on first use) and posts StagingChanged."""
 
     def __init__(
-        self, app: App[Any], store: Any, *, poll_seconds: float = 2.0, keep: Any = None
+        self,
+        app: App[Any],
+        store: Any,
+        *,
+        poll_seconds: float = 2.0,
+        keep: Callable[[], Any] | None = None,
     ) -> None:
         self.app = app
         self.keep = keep
+        """Gives the history retention when the database opens (importing staging only then)."""
+        self._opening = threading.Lock()
         self.store = store
         self.poll_seconds = poll_seconds
         self._area: Any | None = None
@@ -34,20 +42,32 @@ class StagingWatch:
 
     @property
     def area(self) -> Any:
-        """The StagingArea for the app's store (shared staging database)."""
-        if self._area is None:
-            from agent.staging import StagingArea
+        """The StagingArea for the app's store (shared staging database), opened once."""
+        with self._opening:
+            if self._area is None:
+                from agent.staging import StagingArea
 
-            self._area = StagingArea(self.store, keep=self.keep)
-        return self._area
+                self._area = StagingArea(self.store, keep=self.keep() if self.keep else None)
+            return self._area
 
-    def start(self) -> None:
-        """Open the staging database now (before the session opens its own) and start polling."""
+    def start_on_worker(self) -> bool:
+        """From a worker thread: open the staging database, read it, and start polling.
+
+        The app calls it before the session opens its own. An error is a notice and False;
+        the app runs on without a staging view.
+        """
         try:
             _ = self.area
-        except TabletalkError as exc:  # shown; the app runs on without a staging view
-            self.app.notify(exc.render(), title=exc.title, severity="error", markup=False)
-            return
+        except TabletalkError as exc:
+            self.app.call_from_thread(
+                self.app.notify, exc.render(), title=exc.title, severity="error", markup=False
+            )
+            return False
+        self.app.call_from_thread(self._begin_polling)
+        return True
+
+    def _begin_polling(self) -> None:
+        """On the app thread, once the database is open: read it now, then poll."""
         self.refresh_now()
         if self.poll_seconds > 0:
             self.app.set_interval(self.poll_seconds, self._tick, name="staging-poll")

@@ -50,15 +50,20 @@ def place_cache_points(
                 **tool_config,  # type: ignore[dict-item]
                 "tools": [*tools[:cut], _cache_point(), *tools[cut:]],
             }
-    else:
-        messages = list(placed.get("messages") or [])
-        for index in range(len(messages) - 1, -1, -1):
-            if messages[index].get("role") == "user":
-                message = messages[index]
-                messages[index] = {**message, "content": [*message["content"], _cache_point()]}
-                placed["messages"] = messages
-                break
+    elif placed.get("messages"):
+        placed["messages"] = with_message_cache_point(placed["messages"])
     return placed
+
+
+def with_message_cache_point(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy of the messages with a cache point ending the last user message (Nova)."""
+    copied = list(messages)
+    for index in range(len(copied) - 1, -1, -1):
+        if copied[index].get("role") == "user":
+            message = copied[index]
+            copied[index] = {**message, "content": [*message["content"], _cache_point()]}
+            break
+    return copied
 
 
 class CachePointMemory:

@@ -1,15 +1,15 @@
-"""The boto3 bedrock-runtime client and the model ids tabletalk knows by name.
+"""The bedrock-runtime client and the model ids tabletalk knows by name.
 
-No endpoint_url is passed, so `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` keeps working (tests use it).
+The client is botocore's (what boto3 returns too, without importing boto3 and its s3transfer,
+a third of a headless turn's start-up). No endpoint_url is passed, so
+`AWS_ENDPOINT_URL_BEDROCK_RUNTIME` keeps working (tests use it).
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, Literal
 
-import boto3
 import botocore.config
 import botocore.exceptions
 import botocore.loaders
@@ -42,9 +42,39 @@ NO_REGION_FIX = (
     "or give your AWS profile a region (`aws configure set region REGION`)."
 )
 
+
+
+class _ServiceNames:
+    """The services botocore has data of `type_name` for, answering `in` from one folder."""
+
+    def __init__(self, loader: botocore.loaders.Loader, type_name: str) -> None:
+        self._loader = loader
+        self._type_name = type_name
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        try:
+            return bool(self._loader.list_api_versions(name, self._type_name))
+        except botocore.exceptions.DataNotFoundError:
+            return False
+
+    def __iter__(self) -> Any:
+        every = botocore.loaders.Loader.list_available_services(self._loader, self._type_name)
+        return iter(every)
+
+
+class _NamedServiceLoader(botocore.loaders.Loader):
+    """botocore's loader without its scan of every service folder it ships (~400, two
+    directory reads each) that `load_service_model` makes to check a name exists: a sizeable
+    share of a headless turn's start-up. The check looks in the named service's folder."""
+
+    def list_available_services(self, type_name: str) -> Any:
+        return _ServiceNames(self, type_name)
+
+
 # One loader for every client: the service model is parsed once per process, not per client.
-_LOADER = botocore.loaders.create_loader()
-_LOADER_LOCK = threading.Lock()
+_LOADER = _NamedServiceLoader()
 
 ModelFamily = Literal["claude", "nova", "other"]
 
@@ -66,12 +96,14 @@ def make_client(
     read_timeout: int = 3600,
     connect_timeout: int = 10,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    parameter_validation: bool = True,
 ) -> Any:
     """A bedrock-runtime client for the profile and region (given, else AWS_REGION /
     AWS_DEFAULT_REGION, else the profile's); with no region at all, a ConfigError says so.
 
     `max_attempts` counts every attempt, the first included (botocore's standard retry mode);
-    the long read timeout lets long answers finish.
+    the long read timeout lets long answers finish. `parameter_validation=False` leaves
+    validation to the caller (`request_check.RequestCheck` checks each part once).
     Raises BedrockCallError (kind "no_credentials") for a profile that does not exist.
     """
     config = botocore.config.Config(
@@ -79,23 +111,19 @@ def make_client(
         read_timeout=read_timeout,
         connect_timeout=connect_timeout,
         user_agent_extra="tabletalk",
+        parameter_validation=parameter_validation,
     )
-    core = botocore.session.get_session()
-    core.register_component("data_loader", _LOADER)
+    region = region or os.environ.get("AWS_REGION") or None
     try:
-        region = region or os.environ.get("AWS_REGION") or None
-        session = boto3.Session(
-            profile_name=profile or None, region_name=region, botocore_session=core
-        )
-        with _LOADER_LOCK:  # boto3.Session appends its data path to the shared loader each time
-            _LOADER.search_paths[:] = list(dict.fromkeys(_LOADER.search_paths))
-        where = session.region_name
+        core = botocore.session.Session(profile=profile or None)
+        core.register_component("data_loader", _LOADER)
+        where = region or core.get_config_variable("region")
         if not where:
             raise ConfigError(
                 "No AWS region is configured"
                 + (f" (profile {profile!r} has none)." if profile else "."),
                 fix=NO_REGION_FIX,
             )
-        return session.client("bedrock-runtime", region_name=where, config=config)
+        return core.create_client("bedrock-runtime", region_name=where, config=config)
     except botocore.exceptions.BotoCoreError as exc:
         raise translate(exc, profile=profile, model_id="", region=region) from exc

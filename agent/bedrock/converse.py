@@ -14,9 +14,15 @@ from typing import Any
 
 import botocore.exceptions
 
-from agent.bedrock.caching import CachePointMemory, has_cache_points, place_cache_points
+from agent.bedrock.caching import (
+    CachePointMemory,
+    has_cache_points,
+    place_cache_points,
+    with_message_cache_point,
+)
 from agent.bedrock.client import model_family
 from agent.bedrock.errors import error_code, error_message, is_cache_point_rejection, translate
+from agent.bedrock.request_check import RequestCheck
 from agent.bedrock.stream import ModelEvent, StepCancelled, converse_events
 
 DEFAULT_MAX_TOKENS = 4096
@@ -75,6 +81,8 @@ class BedrockCaller:
         self.region = region or getattr(getattr(client, "meta", None), "region_name", None)
         self.max_tokens = max_tokens
         self.cache_points = cache_points
+        self._fixed: tuple[tuple[Any, ...], tuple[Any, ...], dict[str, Any]] | None = None
+        self._check = RequestCheck.for_client(client)
 
     def build_request(
         self,
@@ -95,6 +103,28 @@ class BedrockCaller:
         request["inferenceConfig"] = inference
         return request
 
+    def _fixed_part(
+        self,
+        system: list[dict[str, Any]] | str,
+        tools: list[dict[str, Any]],
+        inline_count: int,
+        use_cache: bool,
+    ) -> dict[str, Any]:
+        """The request without its messages, cache points placed: built again only when the
+        system blocks or the tool list are other objects (the loop keeps them while the
+        active set does not change) or the cache-point choice changes."""
+        key = (id(system), id(tools), inline_count, use_cache, self.streaming)
+        cached = self._fixed
+        if cached is not None and cached[0] == key:
+            return cached[2]
+        request = self.build_request(system, [], tools)
+        del request["messages"]
+        placed = place_cache_points(
+            request, self.family, inline_count=inline_count, disabled=not use_cache
+        )
+        self._fixed = (key, (system, tools), placed)  # the sources kept: their ids stay theirs
+        return placed
+
     def step(
         self,
         system: list[dict[str, Any]] | str,
@@ -107,13 +137,20 @@ class BedrockCaller:
 
         Raises StepCancelled when `cancel` is set, or a BedrockCallError (see errors.translate).
         """
-        request = self.build_request(system, messages, tools)
         use_cache = self.cache_points and not self.memory.is_rejected(self.model_id)
         stream_retried = False
         for _attempt in range(4):
-            sent = place_cache_points(
-                request, self.family, inline_count=inline_count, disabled=not use_cache
-            )
+            fixed = self._fixed_part(system, tools, inline_count, use_cache)
+            if self._check is not None:
+                try:
+                    self._check.check({**fixed, "messages": messages})
+                except botocore.exceptions.ParamValidationError as exc:
+                    raise self._translate(exc) from exc
+            nova_point = use_cache and self.family == "nova"
+            sent = {
+                **fixed,
+                "messages": with_message_cache_point(messages) if nova_point else messages,
+            }
             yielded = False
             try:
                 for event in converse_events(

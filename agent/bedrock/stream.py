@@ -8,6 +8,7 @@ assembled assistant message. Botocore errors are raised as they are (see errors.
 from __future__ import annotations
 
 import json
+import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import urllib3.exceptions
 
 from agent.bedrock.errors import BedrockCallError
 from agent.events import Usage
+from agent.stop import StopSignal, stop_signal
 
 
 @dataclass(frozen=True)
@@ -188,34 +190,6 @@ def events_from_response(response: dict[str, Any]) -> Iterator[ModelEvent]:
     yield StepEnd(stop_reason, usage_from(response.get("usage")), assistant_message(text, tools))
 
 
-class _CancelWatch:
-    """While a stream is read, a small thread shuts its socket down as soon as `cancel` is set.
-
-    That wakes a read blocked on a silent model, so Stop works even between chunks.
-    """
-
-    def __init__(self, event_stream: Any, cancel: threading.Event | None) -> None:
-        self._stream = event_stream
-        self._cancel = cancel
-        self._done = threading.Event()
-
-    def __enter__(self) -> _CancelWatch:
-        if self._cancel is not None:
-            threading.Thread(target=self._watch, name="bedrock-cancel-watch", daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-
-    def _watch(self) -> None:
-        assert self._cancel is not None
-        while not self._done.is_set():
-            if self._cancel.wait(0.05):
-                if not self._done.is_set():
-                    _abort(self._stream)
-                return
-
-
 def _abort(event_stream: Any) -> None:
     """Stop any ongoing read of the stream's HTTP response (shutdown wakes a blocked recv)."""
     raw = getattr(event_stream, "_raw_stream", None)
@@ -235,13 +209,38 @@ def _close(event_stream: Any) -> None:
         pass
 
 
-def _call_cancellable(call: Callable[[], Any], cancel: threading.Event | None) -> Any:
-    """Run a blocking boto3 call; with a cancel event, wait for it in a thread and give up on Stop.
+class _CallThreads:
+    """Daemon threads that run blocking boto3 calls and then wait for the next one (starting
+    a thread per request costs more than the rest of a step). A call given up on keeps its
+    thread until it returns; a new thread starts whenever none is idle."""
 
-    A call given up on finishes in the background and its answer is dropped.
-    """
-    if cancel is None:
-        return call()
+    def __init__(self) -> None:
+        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    def submit(self, call: Callable[[], None]) -> None:
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1  # that idle thread takes this call
+        self._calls.put(call)
+        if start:
+            threading.Thread(target=self._serve, name="bedrock-call", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self._calls.get()()
+            with self._lock:
+                self._idle += 1
+
+
+_CALLS = _CallThreads()
+
+
+def _call_cancellable(call: Callable[[], Any], cancel: StopSignal) -> Any:
+    """Run a blocking boto3 call on a call thread and wait for it; give up at once on Stop
+    (the call finishes in the background and its answer is dropped)."""
     outcome: dict[str, Any] = {}
     done = threading.Event()
 
@@ -255,10 +254,9 @@ def _call_cancellable(call: Callable[[], Any], cancel: threading.Event | None) -
         finally:
             done.set()
 
-    threading.Thread(target=run, name="bedrock-call", daemon=True).start()
-    while not done.wait(0.05):
-        if cancel.is_set():
-            raise StepCancelled()
+    with cancel.when_set(done.set):
+        _CALLS.submit(run)
+        done.wait()
     if cancel.is_set():
         _close_abandoned(outcome.get("value"))
         raise StepCancelled()
@@ -281,10 +279,18 @@ def converse_events(
 ) -> Iterator[ModelEvent]:
     """Call Converse (or ConverseStream) with `request` and yield its ModelEvents, StepEnd last.
 
-    Raises StepCancelled promptly once `cancel` is set, after closing the stream; botocore
-    errors (HTTP or in-stream EventStreamError) propagate unchanged.
+    Raises StepCancelled promptly once `cancel` is set, after closing the stream (a
+    `StopSignal` closes it from the thread that sets it, which wakes a read blocked on a silent
+    model); botocore errors (HTTP or in-stream EventStreamError) propagate unchanged.
     """
-    if cancel is not None and cancel.is_set():
+    with stop_signal(cancel) as signal:
+        yield from _converse_events(client, request, stream=stream, cancel=signal)
+
+
+def _converse_events(
+    client: Any, request: dict[str, Any], *, stream: bool, cancel: StopSignal
+) -> Iterator[ModelEvent]:
+    if cancel.is_set():
         raise StepCancelled()
     if not stream:
         response = _call_cancellable(lambda: client.converse(**request), cancel)
@@ -295,16 +301,16 @@ def converse_events(
     event_stream = response["stream"]
     assembler = _Assembler()
     try:
-        with _CancelWatch(event_stream, cancel):
+        with cancel.when_set(lambda: _abort(event_stream)):
             try:
                 for event in event_stream:
-                    if cancel is not None and cancel.is_set():
+                    if cancel.is_set():
                         raise StepCancelled()
                     yield from assembler.feed(event)
             except StepCancelled:
                 raise
             except Exception as exc:
-                if cancel is not None and cancel.is_set():
+                if cancel.is_set():
                     raise StepCancelled() from None
                 if isinstance(exc, urllib3.exceptions.HTTPError):
                     raise BedrockCallError(
@@ -313,7 +319,7 @@ def converse_events(
                         fix="Retry the message; check your network if it keeps happening.",
                     ) from exc
                 raise
-        if cancel is not None and cancel.is_set():
+        if cancel.is_set():
             raise StepCancelled()
     finally:
         _close(event_stream)

@@ -14,21 +14,13 @@ from agent.cli.common import (
     printable,
     report_error,
     resolve_settings,
+    retries_to_stderr,
     store_path,
 )
 from agent.errors import TabletalkError
-from agent.events import (
-    AskUser,
-    ChipProposed,
-    Notice,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnEnded,
-    TurnEvent,
-)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # events, session and permissions load only when `ask` runs
+    from agent.events import AskUser, TurnEnded, TurnEvent
     from agent.permissions import Decision, PermissionRequest
     from agent.session import ChatSession
 
@@ -144,6 +136,15 @@ class _Printer:
         self.inputs: dict[str, Any] = {}
 
     def __call__(self, event: TurnEvent) -> None:
+        from agent.events import (
+            AskUser,
+            ChipProposed,
+            Notice,
+            TextDelta,
+            ToolCallFinished,
+            ToolCallStarted,
+        )
+
         if isinstance(event, TextDelta):
             sys.stdout.write(printable(event.text))
             sys.stdout.flush()
@@ -183,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
         getattr(args, "conversation", None), store_path(args, settings), explicit=args_db(args)
     )
     store = open_store(db, settings)
+    retries_to_stderr(store)
     interactive = sys.stdin.isatty() and sys.stderr.isatty() and not args.json
     sources = start_mcp_sources(settings, lambda text: print(f"warning: {text}", file=sys.stderr))
     try:

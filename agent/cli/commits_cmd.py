@@ -8,13 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent.cli.common import printable_line, report_error, resolve_settings, store_path
 from agent.errors import TabletalkError
-from agent.staging import StagingArea
-from agent.staging.history import LoggedChange, describe
-from agent.stores.open import open_store
+
+if TYPE_CHECKING:  # staging loads only when `commits` runs
+    from agent.staging import StagingArea
+    from agent.staging.history import LoggedChange
 
 DESCRIPTION = """\
 The commits made to a store, newest first, with every change's values before and after.
@@ -46,6 +47,9 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run `commits`; 0 done, 2 an unknown commit or a store error."""
+    from agent.staging import StagingArea
+    from agent.stores.open import open_store
+
     out = out or sys.stdout
     try:
         store = open_store(store_path(args, resolve_settings(args)))
@@ -69,6 +73,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _list(area: StagingArea, as_json: bool, out: TextIO) -> int:
+    from agent.staging.history import describe
+
     entries = area.history()
     if as_json:
         print(json.dumps([describe(e) for e in entries], indent=2), file=out)
@@ -89,6 +95,8 @@ def _list(area: StagingArea, as_json: bool, out: TextIO) -> int:
 
 
 def _show(area: StagingArea, commit_id: str, as_json: bool, out: TextIO) -> int:
+    from agent.staging.history import describe
+
     entry, changes = area.commit_entry(commit_id)
     if as_json:
         data = {**describe(entry), "items": [_change_json(c) for c in changes]}

@@ -105,6 +105,17 @@ def store_path(args: argparse.Namespace, settings: Settings | None = None) -> st
     return getattr(args, "db", None) or (settings.db if settings else None)
 
 
+def retries_to_stderr(store: Store, stream: TextIO | None = None) -> None:
+    """A headless command says on stderr, one line each, while the store retries throttled
+    requests and when it gives up."""
+
+    def tell(text: str, state: str) -> None:
+        if text:
+            print(printable_line(text), file=stream or sys.stderr, flush=True)
+
+    store.watch_retries(tell)
+
+
 def report_error(exc: TabletalkError, stream: TextIO | None = None) -> int:
     """Print a TabletalkError as `error: message` plus its fix; exit status 2."""
     stream = stream or sys.stderr

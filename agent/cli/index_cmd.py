@@ -111,23 +111,10 @@ def _build(
     stdin: TextIO | None,
 ) -> int:
     from agent.tools.base import ToolFailure, require_columns
-    from agent.vectors.embedder import (
-        DEFAULT_MODEL,
-        Embedder,
-        check_dims,
-        estimate_cost,
-        estimate_tokens,
-        model_format,
-    )
+    from agent.vectors.build import plan_build, run_build
 
     table = _table(store, args.table)
     info = store.describe_table(table)
-    current = index.get(table)
-    model = args.embed_model or (current.model if current else DEFAULT_MODEL)
-    fmt = model_format(model)
-    dims = check_dims(
-        fmt, args.dims or (current.dims if current and current.model == model else None)
-    )
     columns = None
     if args.columns:
         wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
@@ -135,30 +122,29 @@ def _build(
             columns = require_columns(info, wanted, "--columns")
         except ToolFailure as exc:
             raise TabletalkError(exc.message, fix=exc.fix) from exc
-    plan = index.plan(info, columns, model, dims)
-    todo = len(plan.embed)
-    tokens = estimate_tokens([text for _, text, _ in plan.embed])
-    cost = estimate_cost(fmt, tokens)
+    plan, estimate = plan_build(index, info, columns, args.embed_model, args.dims)
+    todo = estimate.rows
     name = printable_line(table)
     print(
-        f"{name}: {todo:,} rows to embed, {len(plan.drop):,} to drop, {plan.unchanged:,} "
-        f"unchanged (columns {', '.join(map(printable_line, plan.columns))}; {model}, {dims} dims)",
+        f"{name}: {todo:,} rows to embed, {estimate.drop:,} to drop, {estimate.unchanged:,} "
+        f"unchanged (columns {', '.join(map(printable_line, estimate.columns))}; "
+        f"{estimate.model}, {estimate.dims} dims)",
         file=out,
     )
     if todo:
-        price = f"${cost:,.4f}" if cost >= 0.0001 else "less than $0.0001"
-        print(f"about {tokens:,} tokens, cost {price} (approximate)", file=out)
+        print(f"about {estimate.tokens:,} tokens, cost {estimate.price()} (approximate)", file=out)
     if todo and not args.yes:
         print("Go on? [y/N] ", end="", file=out, flush=True)
         answer = (stdin or sys.stdin).readline().strip().lower()
         if answer not in {"y", "yes"}:
             print("Nothing embedded.", file=out)
             return 1
-    embedder = Embedder(model, dims, profile=profile, region=region)
     progress = Progress(todo, out)
-    index.build(plan, embedder, progress.add)
+    rows = run_build(
+        index, plan, estimate, profile=profile, region=region, on_progress=progress.add
+    )
     progress.finish()
-    print(f"{name}: {plan.unchanged + todo:,} rows indexed.", file=out)
+    print(f"{name}: {rows:,} rows indexed.", file=out)
     return 0
 
 

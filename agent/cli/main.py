@@ -22,6 +22,7 @@ from agent.cli.common import (
     add_store_flag,
     report_error,
     resolve_settings,
+    retries_to_stderr,
     share_common_flags,
     store_path,
 )
@@ -114,6 +115,7 @@ def run_info(args: argparse.Namespace) -> int:
 
     settings = resolve_settings(args)
     store = open_store(store_path(args, settings), settings)
+    retries_to_stderr(store)
     try:
         print(f"{printable_line(store.label)} ({printable_line(store.identity)})")
         for table in store.list_tables():

@@ -14,13 +14,12 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-import catalog
 from agent.cli.common import printable, report_error, resolve_settings, store_path
 from agent.errors import ConfigError, TabletalkError
 from agent.logs import setup_logging
+from agent.mcp_server.levels import LEVELS
 from agent.stores.open import open_store
 
-LEVELS: tuple[str, ...] = tuple(level.value for level in catalog.MCP_LEVEL_ORDER)
 DEFAULT_PORT = 8765
 
 DESCRIPTION = """\
@@ -107,11 +106,6 @@ def add_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) ->
 
 def run(args: argparse.Namespace) -> int:
     """Open the store and serve until the client disconnects; exit 2 on a startup error."""
-    # The MCP SDK takes seconds to import: only `tabletalk mcp` itself pays for it.
-    import anyio
-
-    from agent.mcp_server import McpBackend, serve_stdio
-
     logging.getLogger("mcp").addHandler(logging.NullHandler())  # SDK logs stay off the terminal
     if getattr(args, "mcp_command", None) == "token":
         try:
@@ -120,6 +114,11 @@ def run(args: argparse.Namespace) -> int:
             return report_error(exc)
     if getattr(args, "http", False):
         return run_http(args)
+    # The MCP SDK takes seconds to import: only serving pays for it (not `mcp token ...`).
+    import anyio
+
+    from agent.mcp_server.server import McpBackend, serve_stdio
+
     try:
         config = getattr(args, "config", None)
         if config and not Path(config).is_file():
@@ -193,8 +192,8 @@ def run_http(args: argparse.Namespace) -> int:
     """Serve streamable HTTP on loopback until Ctrl+C; exit 2 on a startup error."""
     import anyio
 
-    from agent.mcp_server import McpBackend
     from agent.mcp_server.http import HttpServer, bind_sockets, build_app, client_snippet
+    from agent.mcp_server.server import McpBackend
     from agent.mcp_server.tokens import TokenBook
 
     try:

@@ -7,12 +7,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agent.config import Settings
 from agent.errors import ConfigError
-from agent.search.catalog_file import load_catalog, load_queries
-from agent.search.evaluate import evaluate
-from agent.search.ranker import KeywordRanker, SearchDoc
+
+if TYPE_CHECKING:  # the ranker loads only for `tools search|eval`, not for `tabletalk --help`
+    from agent.config import Settings
+    from agent.search.ranker import SearchDoc
 
 MODE = "keyword"
 
@@ -73,6 +74,7 @@ def configured_docs(settings: Settings) -> list[SearchDoc]:
 def run_search(args: argparse.Namespace) -> int:
     """Print the ranking for `args.query`: rank, name, score and description (or JSON)."""
     from agent.cli.common import resolve_settings
+    from agent.search.catalog_file import load_catalog
     from agent.search.searcher import search_catalog
 
     catalog = getattr(args, "catalog", None)
@@ -108,6 +110,10 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_eval(args: argparse.Namespace) -> int:
     """Print recall@1, recall@k, MRR (and no-tool accuracy) of the ranker on a queries file."""
+    from agent.search.catalog_file import load_catalog, load_queries
+    from agent.search.evaluate import evaluate
+    from agent.search.ranker import KeywordRanker
+
     docs = load_catalog(args.catalog)
     queries = load_queries(args.queries)
     report = evaluate(KeywordRanker(docs), queries, limit=args.limit)

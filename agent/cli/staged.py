@@ -8,13 +8,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import printable_line, report_error, resolve_settings, store_path
+from agent.cli.common import (
+    printable_line,
+    report_error,
+    resolve_settings,
+    retries_to_stderr,
+    store_path,
+)
 from agent.errors import TabletalkError
-from agent.staging import CommitReport, StagedChange, StagingArea
 from agent.stores.base import transaction_plan
-from agent.stores.open import open_store
+
+if TYPE_CHECKING:
+    from agent.staging import CommitReport, StagedChange, StagingArea
 
 DB_HELP = "SQLite file or dynamodb://REGION (default: the demo database)"
 LIST_WIDTH = 80
@@ -63,6 +70,9 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run one `staged` sub-command; returns the exit code."""
+    from agent.staging import StagingArea
+    from agent.stores.open import open_store
+
     out = out or sys.stdout
     err = err or sys.stderr
     command = getattr(args, "staged_command", None)
@@ -76,6 +86,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         settings = resolve_settings(args)
         store = open_store(store_path(args, settings), settings)
+        retries_to_stderr(store, err)
         try:
             area = StagingArea(store, keep=settings.history.retention())
             try:
@@ -107,13 +118,16 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
         if change.table != table:
             table = change.table
             print(f"\n{printable_line(table)}", file=out)
+        diffs = [d for d in area.diff(change) if d.attribute not in change.key]
         shown = [
-            (printable_line(d.attribute), _show(d.old, LIST_WIDTH), _show(d.new, LIST_WIDTH))
-            for d in area.diff(change)
-            if d.attribute not in change.key
+            (printable_line(d.attribute), _show(d.old, LIST_WIDTH), _show(d.new, LIST_WIDTH), d)
+            for d in diffs
         ]
-        cut = cut or any(old.endswith(ELIDED) or new.endswith(ELIDED) for _, old, new in shown)
-        summary = ", ".join(f"{name}: {old} → {new}" for name, old, new in shown)
+        cut = cut or any(old.endswith(ELIDED) or new.endswith(ELIDED) for _, old, new, _ in shown)
+        summary = ", ".join(
+            f"{name}: {old}{_type(d.old_type)} → {new}{_type(d.new_type)}"
+            for name, old, new, d in shown
+        )
         if change.op == "delete":
             summary = "(delete)"
         print(
@@ -137,7 +151,8 @@ def _diff(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
     for change in changes:
         print(f"{change.id}  {change.op} {printable_line(change.table)} {_key(change)}", file=out)
         for d in area.diff(change):
-            print(f"    {printable_line(d.attribute)}: {_show(d.old)} → {_show(d.new)}", file=out)
+            old, new = _show(d.old) + _type(d.old_type), _show(d.new) + _type(d.new_type)
+            print(f"    {printable_line(d.attribute)}: {old} → {new}", file=out)
     return 0
 
 
@@ -223,6 +238,11 @@ def _progress(err: TextIO) -> Any:
 
 def _key(change: StagedChange) -> str:
     return ", ".join(f"{printable_line(k)}={_show(v, LIST_WIDTH)}" for k, v in change.key.items())
+
+
+def _type(name: str | None) -> str:
+    """` (Number)` after a value whose type the change alters; empty otherwise."""
+    return f" ({name})" if name else ""
 
 
 def _show(value: Any, width: int | None = None) -> str:

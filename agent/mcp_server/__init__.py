@@ -1,8 +1,5 @@
-"""`tabletalk mcp`: the catalog's tools served over MCP (stdio) at a chosen access level."""
+"""`tabletalk mcp`: the catalog's tools served over MCP (stdio, or loopback HTTP in http.py).
 
-from __future__ import annotations
-
-from agent.mcp_server.offer import LEVELS, offered_names, refusal
-from agent.mcp_server.server import McpBackend, build_server, serve_stdio
-
-__all__ = ["LEVELS", "McpBackend", "build_server", "offered_names", "refusal", "serve_stdio"]
+Re-exports nothing: importing a light module such as `tokens` or `levels` must not load the
+MCP SDK (seconds of imports) for the app or a CLI command that does not serve.
+"""

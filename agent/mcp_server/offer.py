@@ -16,9 +16,6 @@ import catalog
 from agent.tools.registry import default_description, input_schema
 from catalog.rows import Access, McpLevel, ToolRow
 
-LEVELS: tuple[str, ...] = tuple(level.value for level in catalog.MCP_LEVEL_ORDER)
-"""The levels a client may be served at, weakest first."""
-
 COMMIT_TOOL = "commitStagedChanges"
 COMMIT_LEVEL = McpLevel.FULL
 COMMIT_DESCRIPTION = (

@@ -28,7 +28,8 @@ from agent.attachments import AttachmentSet
 from agent.availability import offered_rows
 from agent.errors import TabletalkError
 from agent.mcp_server.commit import commit_staged
-from agent.mcp_server.offer import COMMIT_TOOL, LEVELS, refusal, tool_specs
+from agent.mcp_server.levels import LEVELS
+from agent.mcp_server.offer import COMMIT_TOOL, refusal, tool_specs
 from agent.permissions import AuditLog, PermissionRequest, Verdict
 from agent.specs import SpecBook
 from agent.staging import StagingArea

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agent import paths
 from agent.errors import TabletalkError
-from agent.mcp_server.offer import LEVELS
+from agent.mcp_server.levels import LEVELS
 
 TOKEN_PREFIX = "tt_"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")

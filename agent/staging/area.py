@@ -29,6 +29,7 @@ from typing import Any
 from agent import paths
 from agent.errors import StagingError, TabletalkError
 from agent.staging import history
+from agent.staging.bulk import stage_set_based
 from agent.staging.checks import (
     MAX_ITEMS_PER_CALL,
     TableShape,
@@ -39,7 +40,7 @@ from agent.staging.checks import (
     too_many,
     validate_values,
 )
-from agent.staging.commit import changes_to_commit, commit_changes
+from agent.staging.commit import commit_changes, pending_all, pending_chosen
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
 from agent.staging.encoding import (
     dumps,
@@ -162,6 +163,9 @@ class StagingArea:
         raw_keys = keys if keys is not None else keys_from_query(self.store, info, query or "")
         if len(raw_keys) > MAX_ITEMS_PER_CALL:
             raise too_many(len(raw_keys))
+        staged = self._stage_set_based(info, op, raw_keys, clean, origin)
+        if staged is not None:
+            return staged
         # get_items checks the keys; a found item carries its own normalized key.
         items = self.store.get_items(info.name, raw_keys)
         key_columns = info.key_columns
@@ -179,6 +183,17 @@ class StagingArea:
             return []
         entries = [(item_key, key, item) for item_key, (key, item) in unique.items()]
         return self._write(info.name, op, entries, clean, origin)
+
+    def _stage_set_based(
+        self, info: TableShape, op: Op, raw_keys: builtins.list[Key], values: Item, origin: str
+    ) -> builtins.list[StagedChange] | None:
+        """One INSERT … SELECT on a SQLite store (`staging.bulk`); None: stage row by row."""
+        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        with self._lock:
+            self._settle()
+            return stage_set_based(
+                self.store, self.path, info, op, raw_keys, values, origin, now, self._existing_ids
+            )
 
     def _shape(self, table: str) -> TableShape:
         """The table's name, columns and key; the SQLite store answers without counting rows."""
@@ -347,7 +362,16 @@ class StagingArea:
             return [AttributeDiff(a, None, v) for a, v in after.items()]
         if change.op == "delete":
             return [AttributeDiff(a, v, None) for a, v in before.items()]
-        return [AttributeDiff(a, before.get(a), v) for a, v in change.values.items()]
+        return [self._typed(AttributeDiff(a, before.get(a), v)) for a, v in change.values.items()]
+
+    def _typed(self, diff: AttributeDiff) -> AttributeDiff:
+        """The diff with both type names when the store says the update changes the type."""
+        if diff.old is None or diff.new is None:
+            return diff
+        old, new = self.store.value_type(diff.old), self.store.value_type(diff.new)
+        if old is None or new is None or old == new:
+            return diff
+        return dataclasses.replace(diff, old_type=old, new_type=new)
 
     # -- rejecting, discarding, committing ----------------------------------------------------
 
@@ -465,13 +489,17 @@ class StagingArea:
                 before = self._settled_landed
                 if ids is None:
                     recovered = settled.landed
-                    changes = changes_to_commit(self._conn, self.store.identity)
+                    pending = pending_all(self._conn, self.store.identity, self.path)
                 else:
                     recovered = [i for i in dict.fromkeys(ids) if i in before]
-                    wanted = [i for i in ids if i not in before]
-                    changes = [c.to_apply() for c in self._get_many(wanted)] if wanted else []
+                    wanted = [i for i in dict.fromkeys(ids) if i not in before]
+                    chosen = pending_chosen(self._conn, self.store.identity, self.path, wanted)
+                    if chosen is None:
+                        self._get_many(wanted)  # raises, naming the ids not staged
+                        raise AssertionError("unreachable: some id is not staged")
+                    pending = chosen
                 report = commit_changes(
-                    self.store, self._conn, changes, progress, by=by, keep=self.keep
+                    self.store, self._conn, pending, progress, by=by, keep=self.keep
                 )
             finally:
                 self._commit_lock.release()

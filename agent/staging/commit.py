@@ -3,13 +3,16 @@
 One commit at a time per staging area (`agent.staging.lock`). A commit records its change ids
 in `commits_in_progress` (one small transaction), then calls `store.apply`, which reports
 each atomic unit as it becomes durable (SQLite: the whole commit is one transaction); each
-unit's changes leave staging at once, in one staging transaction. At the end the record is
-deleted. A crash leaves the record and, at most, one unit applied but still staged: the next
-process to open the staging area settles it from the store (`agent.staging.settle`) before
-showing, diffing, discarding or committing anything. Staging onto an item whose change a
+unit's changes leave staging at once, in one staging transaction (the last unit's also deletes
+the record). A crash leaves the record and, at most, one unit applied but still staged: the
+next process to open the staging area settles it from the store (`agent.staging.settle`)
+before showing, diffing, discarding or committing anything. Staging onto an item whose change a
 running commit holds is refused, so no merged edit is lost. A store raises a TabletalkError
 from `apply` only after rolling back its open unit, so such a failure settles the commit at
 once; any other exception leaves it in doubt until the next settlement.
+
+The store may read the changes set-based straight from the staging database
+(`Store.apply_staged`); only when it declines are they decoded here for `Store.apply`.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ import json
 import logging
 import secrets
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from agent.errors import TabletalkError
@@ -28,7 +33,7 @@ from agent.staging.db import transaction
 from agent.staging.encoding import loads, loads_many
 from agent.staging.model import CommitReport
 from agent.staging.settle import forget
-from agent.stores.base import ChangeToApply, Item, Store
+from agent.stores.base import ChangeToApply, Item, Key, StagedSource, Store
 
 log = logging.getLogger(__name__)
 
@@ -63,23 +68,96 @@ def changes_to_commit(conn: sqlite3.Connection, store: str) -> list[ChangeToAppl
     return changes
 
 
+@dataclass
+class Pending:
+    """The changes one commit takes: ids in commit order, their decoding (run only when the
+    store applies them row by row), their (table, key) for the vector hook, and where a store
+    can read them set-based (None: it cannot)."""
+
+    ids: list[str]
+    load: Callable[[], list[ChangeToApply]]
+    touched: Callable[[set[str]], Iterable[tuple[str, Key]]]
+    source: StagedSource | None = None
+
+
+def pending_all(conn: sqlite3.Connection, store: str, path: Path) -> Pending:
+    """Every staged change of `store`, in staging order.
+
+    The store reads them back as `store` AND seq <= the last one's: a change staged later (by
+    another process, while this commit starts) gets a larger seq, since SQLite gives a new row
+    one more than the largest in the table and these rows stay until they land (the record
+    holds them: no discard, fold or rebase touches them).
+    """
+    rows = conn.execute(
+        "SELECT id, tbl, key_json, seq FROM staged_changes WHERE +store = ? ORDER BY seq",
+        (store,),
+    ).fetchall()
+    last = rows[-1][3] if rows else 0
+    return _pending(conn, store, path, rows, ("+store = ? AND seq <= ?", (store, last)))
+
+
+def pending_chosen(
+    conn: sqlite3.Connection, store: str, path: Path, ids: list[str]
+) -> Pending | None:
+    """The staged changes `ids` of `store`, in that order; None when one is not staged."""
+    unique = list(dict.fromkeys(ids))
+    chosen = ("id IN (SELECT value FROM json_each(?)) AND store = ?", (json.dumps(unique), store))
+    found = {
+        r[0]: r
+        for r in conn.execute(
+            f"SELECT id, tbl, key_json, seq FROM staged_changes WHERE {chosen[0]}", chosen[1]
+        )
+    }
+    if any(i not in found for i in unique):
+        return None
+    return _pending(conn, store, path, [found[i] for i in unique], chosen)
+
+
+def _pending(
+    conn: sqlite3.Connection,
+    store: str,
+    path: Path,
+    rows: list[tuple[str, str, str, int]],
+    where: tuple[str, tuple[Any, ...]],
+) -> Pending:
+    """Changes named by (id, tbl, key_json, seq) rows, which `where` selects exactly (never
+    whatever is staged for the store when it is read: the commit's record names these ids);
+    decoded only if the store asks for Python values."""
+    ids = [r[0] for r in rows]
+    source = StagedSource(
+        path,
+        "SELECT id, tbl, key_json, op, values_json, pre_image_json FROM {db}.staged_changes "
+        f"WHERE {where[0]}",
+        where[1],
+        ids,
+    )
+
+    def load() -> list[ChangeToApply]:
+        by_id = {c.id: c for c in changes_to_commit(conn, store)}
+        return [by_id[i] for i in ids]
+
+    return Pending(
+        ids, load, lambda done: ((t, loads(k)) for i, t, k, _ in rows if i in done), source
+    )
+
+
 def commit_changes(
     store: Store,
     conn: sqlite3.Connection,
-    changes: list[ChangeToApply],
+    pending: Pending,
     progress: Callable[[int, int], Any] | None = None,
     by: str = "user",
     keep: history.Retention | None = None,
 ) -> CommitReport:
-    """Apply `changes` through `store.apply`; drop what landed from staging, keep the rest.
+    """Apply `pending` through the store; drop what landed from staging, keep the rest.
 
     What lands is logged in the commit history (`by` names who committed). The caller holds
     the commit lock and has settled any interrupted commit first.
     """
     keep = keep or history.Retention()
-    if not changes:
+    ids = pending.ids
+    if not ids:
         return CommitReport()
-    ids = [c.id for c in changes]
     token = secrets.token_hex(8)
     with transaction(conn):
         conn.execute(
@@ -90,48 +168,67 @@ def commit_changes(
         history.start(conn, token, store.identity, by)
     landed: list[str] = []
     unrecorded: list[str] = []
+    closed = False
 
     def on_landed(unit: list[str]) -> None:
         # The store made this unit durable: it leaves staging now, so a crash after this
-        # point leaves at most the next unit in doubt.
+        # point leaves at most the next unit in doubt. The last unit also ends the record.
+        nonlocal closed
         landed.extend(unit)
+        last = not unrecorded and len(landed) == len(ids)
         try:
             with transaction(conn):
                 forget(conn, unit, commit_id=token)
+                if last:
+                    _close_record(conn, token, keep)
+            closed = last
         except (sqlite3.Error, TabletalkError):
             unrecorded.extend(unit)  # the record still names them: settled later
 
     try:
-        result = store.apply(changes, progress, on_landed)
+        result = None
+        if pending.source is not None:
+            result = store.apply_staged(pending.source, progress, on_landed)
+        if result is None:
+            result = store.apply(pending.load(), progress, on_landed)
     except TabletalkError:
         # A store raises its own errors only after rolling back its open unit: what landed
         # already left staging, and nothing is in doubt.
         if not unrecorded:
             with transaction(conn):
-                conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (token,))
-                history.finish(conn, token, keep)
+                _close_record(conn, token, keep)
         raise
     done = set(landed)
     missed = [i for i in result.applied if i not in done]  # applied without reporting units
-    with transaction(conn):
-        forget(conn, missed + unrecorded, commit_id=token)
-        conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (token,))
-        history.finish(conn, token, keep)
+    if not closed or missed:
+        with transaction(conn):
+            forget(conn, missed + unrecorded, commit_id=token)
+            _close_record(conn, token, keep)
     done.update(missed)
     committed = [i for i in ids if i in done]
     kept = [i for i in ids if i not in done]
-    _mark_indexes_stale(store, [c for c in changes if c.id in done])
+    _mark_indexes_stale(store, pending.touched(done) if done else ())
     return CommitReport(committed=committed, conflicts=result.conflicts, kept=kept)
 
 
-def _mark_indexes_stale(store: Store, landed: list[ChangeToApply]) -> None:
+def _close_record(conn: sqlite3.Connection, token: str, keep: history.Retention) -> None:
+    """The commit is over: forget its record and close its history entry."""
+    conn.execute("DELETE FROM commits_in_progress WHERE token = ?", (token,))
+    history.finish(conn, token, keep)
+
+
+def _mark_indexes_stale(store: Store, landed: Iterable[tuple[str, Key]]) -> None:
     """Rows a commit changed are stale in the store's embedding indexes (if it has any); a
     failure here never fails the commit: the next `tabletalk index build` rereads every row."""
     if not landed:
         return
-    from agent.vectors.index import mark_stale  # apsw loads only for a store with an index
+    from agent.vectors.sidecar import sidecar_path  # light: the index module loads boto3
+
+    if not sidecar_path(store.identity).exists():
+        return
+    from agent.vectors.index import mark_stale
 
     try:
-        mark_stale(store.identity, ((c.table, c.key) for c in landed))
+        mark_stale(store.identity, landed)
     except Exception:
         log.exception("could not mark committed rows stale in the vector index")

@@ -42,11 +42,17 @@ class StagedChange:
 
 @dataclass(frozen=True)
 class AttributeDiff:
-    """One attribute's old → new value (old is None for a create, new is None for a delete)."""
+    """One attribute's old → new value (old is None for a create, new is None for a delete).
+
+    `old_type`/`new_type` are the store's type names, set only when an update changes the
+    type (a DynamoDB Number becoming a String looks the same once printed).
+    """
 
     attribute: str
     old: Any
     new: Any
+    old_type: str | None = None
+    new_type: str | None = None
 
 
 @dataclass

@@ -31,7 +31,7 @@ def orphaned_by(
     store: Store, deletes: list[StagedChange], relationships: Iterable[Any] = ()
 ) -> list[ReferencingRows]:
     """Rows of other tables that reference items these deletes remove (empty when the store
-    cannot tell)."""
+    cannot tell); rows these deletes remove too are not orphans."""
     by_table: dict[str, list[Any]] = {}
     for change in deletes:
         if change.op == "delete":
@@ -40,5 +40,5 @@ def orphaned_by(
     found: list[ReferencingRows] = []
     for table, keys in by_table.items():
         also = tuple(relationship_references(store, table, rels))
-        found += store.referencing_rows(table, keys, also=also)
+        found += store.referencing_rows(table, keys, also=also, deleted=by_table)
     return found

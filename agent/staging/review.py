@@ -19,7 +19,6 @@ from agent.staging.model import StagedChange
 
 OPS = ("create", "update", "delete")
 PREFIXES = {"table": "table", "t": "table", "op": "op", "attr": "attribute", "a": "attribute"}
-FILTER_HELP = "table:NAME  op:create|update|delete  attr:COLUMN  any other words: text"
 
 
 def show_value(value: Any, limit: int | None = None) -> str:

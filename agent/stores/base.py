@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
@@ -18,6 +18,9 @@ Key = dict[str, Any]
 Item = dict[str, Any]
 
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # SQLite's 64-bit INTEGER range
+
+WHOLE_TABLE_TIMEOUT_S = 3600.0
+"""How long `Store.scan_rows` may read (a query's own timeout is for what a model asks)."""
 
 
 def unstorable(value: Any) -> str | None:
@@ -128,7 +131,25 @@ class ApplyResult:
     conflicts: list[Conflict] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class StagedSource:
+    """Staged changes a store may read set-based, straight from the staging database.
+
+    `path` is that SQLite file; `select` (with `params`) is a SELECT over it, naming it
+    `{db}` (the store attaches it under a name of its choosing), returning the columns id, tbl,
+    key_json, op, values_json, pre_image_json of exactly the changes `ids` (in any order).
+    """
+
+    path: Path
+    select: str
+    params: tuple[Any, ...]
+    ids: list[str]
+
+
 Landed = Callable[[list[str]], None]
+RetryListener = Callable[[str, str], None]
+"""Told `(text, state)` about a retried request: state "retrying" (text: a one-line status),
+then "recovered" (text empty) or "gave-up" (text: what failed and what to do)."""
 """Told the ids of one atomic unit of a commit as soon as the store made it durable."""
 
 
@@ -184,6 +205,12 @@ class Store(ABC):
         return None
 
     @property
+    def sqlite_file(self) -> Path | None:
+        """The SQLite file holding the tables, when staging may attach it read-only to copy
+        pre-images set-based (`agent.staging.bulk`); None for any other store."""
+        return None
+
+    @property
     def db_arg(self) -> str:
         """The `--db` value that opens this same store again."""
         return self.identity
@@ -221,16 +248,36 @@ class Store(ABC):
     def get_item(self, table: str, key: Key) -> Item | None:
         """The item with this key, or None."""
 
+    def normalize_keys(self, table: str, keys: list[Key]) -> list[Key]:
+        """`normalize_key` for many keys of one table (a store may look the table up once)."""
+        return [self.normalize_key(table, k) for k in keys]
+
     def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
         """Items for many keys (None where none exists); a store may batch the lookups."""
         return [self.get_item(table, self.normalize_key(table, k)) for k in keys]
 
     def referencing_rows(
-        self, table: str, keys: list[Key], also: tuple[Reference, ...] = (), examples: int = 3
+        self,
+        table: str,
+        keys: list[Key],
+        also: tuple[Reference, ...] = (),
+        examples: int = 3,
+        deleted: Mapping[str, list[Key]] | None = None,
     ) -> list[ReferencingRows]:
         """Rows of other tables that reference these items of `table` (declared foreign keys
-        and the references in `also`); empty for a store that cannot tell."""
+        and the references in `also`), leaving out the rows `deleted` names (per table: keys
+        deleted along with them); empty for a store that cannot tell."""
         return []
+
+    def watch_retries(self, listener: RetryListener | None) -> None:
+        """Tell `listener` while requests are retried (a store that retries throttled calls
+        on its own, like DynamoDB); the default store never does."""
+        return None
+
+    def value_type(self, value: Any) -> str | None:
+        """The store's name for the type of a staged value (diffs show it when an update
+        changes it); None when the store has no types beyond what the value shows."""
+        return None
 
     def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
         """True when the item with `key` exists and each of `values` equals its attribute;
@@ -297,6 +344,24 @@ class Store(ABC):
         for start in range(0, max(len(rows), 1), batch_size):
             yield QueryResult(result.columns, rows[start : start + batch_size], result.truncated)
 
+    def scan_rows(
+        self, table: str, columns: Sequence[str], batch_size: int = 1000
+    ) -> Generator[list[Item], None, None]:
+        """Every row of `table` with its key and `columns` (a row lacking one has no entry for
+        it), a batch at a time in bounded memory, in no particular order. A whole-table read
+        the user asked for (building an embedding index), so the caps of tool reads do not
+        apply. The default streams a SELECT through `query_batches`; a store without SQL
+        overrides it. Close the iterator to stop early."""
+        names = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+        quoted = '"' + table.replace('"', '""') + '"'
+        sql = f"SELECT {names} FROM {quoted}"
+        batches = self.query_batches(sql, batch_size, timeout_s=WHOLE_TABLE_TIMEOUT_S)
+        try:
+            for batch in batches:
+                yield batch.rows
+        finally:
+            batches.close()
+
     def interrupt(self) -> None:
         """Stop a running read; called from another thread when the user presses Stop.
 
@@ -323,6 +388,15 @@ class Store(ABC):
         interrupted commit leaves at most one unit in doubt. Raise a TabletalkError only after
         rolling back the unit in progress.
         """
+
+    def apply_staged(
+        self, source: StagedSource, progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult | None:
+        """Like `apply`, over the changes `source` selects, read set-based by the store itself
+        (no per-change Python); None when this store cannot (then nothing was applied, and the
+        caller decodes the changes and calls `apply`). A store may also return None when only
+        the row-by-row path can say what is wrong (a conflict, a constraint)."""
+        return None
 
     @abstractmethod
     def close(self) -> None:

@@ -27,12 +27,20 @@ class ColumnSpec:
 
 @dataclass
 class Page:
-    """One fetched page: row tuples (values in `columns` order) and each row's key dict."""
+    """One fetched page: row tuples (values in `columns` order) and each row's key dict.
+
+    A source whose columns grow as it reads (DynamoDB: the union of the attributes seen so far)
+    sends its `columns` as of this page, and each row's whole `records` for the row detail
+    (attributes past the shown columns included); a row shorter than the columns lacks the
+    later ones.
+    """
 
     number: int
     rows: list[tuple[Any, ...]]
     keys: list[dict[str, Any]]
     order_keys: list[Any]
+    columns: list[ColumnSpec] | None = None
+    records: list[dict[str, Any]] | None = None
 
 
 class RowSource(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from agent.stores.base import (
     Key,
     Landed,
     QueryResult,
+    StagedSource,
     Store,
     TableInfo,
 )
@@ -38,6 +39,7 @@ from agent.stores.sqlite_readonly import (
 )
 from agent.stores.sqlite_references import referencing
 from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with
+from agent.stores.sqlite_set_apply import apply_staged
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 5.0
@@ -60,8 +62,12 @@ class SQLiteStore(Store):
         self.label = self.path.name
         self.read_only_file = not os.access(self.path, os.W_OK)
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            self.path, check_same_thread=False, isolation_level=None, timeout=busy_timeout_s
+        self._conn = sqlite3.connect(  # a URI, so a commit can attach staging read-only
+            self.path.as_uri(),
+            uri=True,
+            check_same_thread=False,
+            isolation_level=None,
+            timeout=busy_timeout_s,
         )
         if not self.read_only_file:
             # A first read here rolls back a hot journal a killed writer left; the read-only
@@ -78,6 +84,11 @@ class SQLiteStore(Store):
     @property
     def file_path(self) -> Path | None:
         """The database file (resolved)."""
+        return self.path
+
+    @property
+    def sqlite_file(self) -> Path | None:
+        """The database file: staging attaches it read-only for set-based bulk edits."""
         return self.path
 
     @property
@@ -259,10 +270,17 @@ class SQLiteStore(Store):
         return found
 
     def referencing_rows(
-        self, table: str, keys: list[Key], also: tuple[Reference, ...] = (), examples: int = 3
+        self,
+        table: str,
+        keys: list[Key],
+        also: tuple[Reference, ...] = (),
+        examples: int = 3,
+        deleted: Mapping[str, list[Key]] | None = None,
     ) -> list[ReferencingRows]:
         """Rows of any table that reference the items of `table` with `keys`: through declared
-        foreign keys and the references in `also` (e.g. declared relationships)."""
+        foreign keys and the references in `also` (e.g. declared relationships). Rows that
+        `deleted` names (keys per table, deleted in the same commit) are not counted."""
+        gone = {name.lower(): found for name, found in (deleted or {}).items()}
         references = self.foreign_keys_to(table)
         for extra in also:
             if extra.target.lower() == table.lower() and not any(
@@ -273,8 +291,12 @@ class SQLiteStore(Store):
         found = []
         for reference in references:
             schema = self.schema(reference.table)
+            excluded = {
+                tuple(k.values())
+                for k in self.normalize_keys(schema.name, gone.get(schema.name.lower(), []))
+            }
             with self._lock:
-                rows = referencing(self._conn, schema, reference, items, examples)
+                rows = referencing(self._conn, schema, reference, items, examples, excluded)
             if rows is not None:
                 found.append(rows)
         return found
@@ -454,6 +476,16 @@ class SQLiteStore(Store):
             )
         with self._lock:
             return apply_changes(self, self._conn, changes, progress, landed)
+
+    def apply_staged(
+        self, source: StagedSource, progress: Any = None, landed: Landed | None = None
+    ) -> ApplyResult | None:
+        """Apply the staged changes set-based in ONE transaction (`sqlite_set_apply`); None when
+        the row-by-row `apply` must decide (nothing was applied)."""
+        if self.read_only_file:
+            return None  # `apply` says so
+        with self._lock:
+            return apply_staged(self, self._conn, source, progress, landed)
 
     def close(self) -> None:
         """Close both connections."""

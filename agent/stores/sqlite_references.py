@@ -10,6 +10,9 @@ from agent.stores.sqlite_readonly import quote_ident
 from agent.stores.sqlite_schema import TableSchema
 
 CHUNK = 300
+EXAMPLES = 3
+"""Example keys collected per chunk when some rows are left out (the caller keeps its own
+number of them)."""
 
 
 def referencing(
@@ -18,8 +21,10 @@ def referencing(
     reference: Reference,
     items: list[Item],
     examples: int,
+    excluded: set[tuple[object, ...]] | None = None,
 ) -> ReferencingRows | None:
-    """How many rows of `reference.table` hold the target values of `items` (None: none do)."""
+    """How many rows of `reference.table` hold the target values of `items` (None: none do),
+    not counting the rows whose key is in `excluded` (they are being deleted too)."""
     targets = {
         tuple(item.get(c) for c in reference.target_columns) for item in items
     }  # NULL never matches a reference
@@ -38,6 +43,10 @@ def referencing(
         where = f"{columns} IN (VALUES {row_values})"
         params = [v for t in chunk for v in t]
         table = quote_ident(schema.name)
+        if excluded:
+            kept, held = _count_kept(conn, schema, reference, where, params, excluded, found)
+            count, pointed = count + kept, pointed + held
+            continue
         counts = conn.execute(
             f"SELECT count(*) FROM {table} WHERE {where} GROUP BY {columns}", params
         ).fetchall()
@@ -51,4 +60,23 @@ def referencing(
             found += [dict(zip(schema.key_columns, r, strict=True)) for r in rows]
     if not count:
         return None
-    return ReferencingRows(reference, count, pointed, found)
+    return ReferencingRows(reference, count, pointed, found[:examples])
+
+
+def _count_kept(
+    conn: sqlite3.Connection,
+    schema: TableSchema,
+    reference: Reference,
+    where: str,
+    params: list[object],
+    excluded: set[tuple[object, ...]],
+    found: list[Item],
+) -> tuple[int, int]:
+    """Rows matching `where` whose key is not in `excluded`, and how many distinct targets they
+    point at; appends example keys to `found`. (Per chunk; the caller sums.)"""
+    keys = len(schema.key_columns)
+    cols = ", ".join(quote_ident(c) for c in (*schema.key_columns, *reference.columns))
+    rows = conn.execute(f"SELECT {cols} FROM {quote_ident(schema.name)} WHERE {where}", params)
+    kept = [r for r in rows if tuple(r[:keys]) not in excluded]
+    found += [dict(zip(schema.key_columns, r[:keys], strict=True)) for r in kept[:EXAMPLES]]
+    return len(kept), len({tuple(r[keys:]) for r in kept})

@@ -29,12 +29,14 @@ MAX_CELL_CHARS = 500
 
 
 class ToolFailure(Exception):
-    """A call the tool refuses; becomes the error result `{"error": message, "fix": fix}`."""
+    """A call the tool refuses; becomes the error result `{"error": message, "fix": fix}`,
+    with a `chip` for the person when the fix is one they can click (see `Effect`)."""
 
-    def __init__(self, message: str, fix: str) -> None:
+    def __init__(self, message: str, fix: str, chip: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.fix = fix
+        self.chip = chip
 
 
 class SearchPort(Protocol):
@@ -141,6 +143,18 @@ def require_columns(info: TableInfo, columns: list[str] | tuple[str, ...], what:
             f"columns of {info.name}: {', '.join(column_names(info))}",
         )
     return [c for c in found if c is not None]
+
+
+def require_attributes(
+    ctx: ToolContext, info: TableInfo, columns: list[str], what: str
+) -> list[str]:
+    """`require_columns`, except on a store whose items take any attribute (DynamoDB: the
+    columns are only those seen in a sample), where a name not seen is taken as given."""
+    if ctx.store.value_checker is None:
+        return require_columns(info, columns, what)
+    by_lower = {c.lower(): c for c in reversed(column_names(info))}
+    known = column_names(info)
+    return [c if c in known else by_lower.get(c.lower(), c) for c in columns]
 
 
 def json_value(value: Any) -> tuple[Any, bool]:

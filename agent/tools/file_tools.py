@@ -138,7 +138,7 @@ def _export(ctx: ToolContext, tool: str, args: ExportInput, fmt: str) -> dict[st
                         )
                     if cut:
                         break
-                    writer.row({k: _plain(v) for k, v in row.items()})
+                    writer.row({k: _plain(v, fmt) for k, v in row.items()})
                     written += 1
                 if cut:
                     break
@@ -190,9 +190,13 @@ class _JsonRows:
         self.sink.write("]\n" if self.first else "\n]\n")
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, fmt: str) -> Any:
+    """A value as the file format takes it: bytes as base64 text; in CSV, nested values (a
+    DynamoDB map, list or set) as JSON rather than Python's repr."""
     if isinstance(value, bytes | bytearray | memoryview):
         return json_value(value)[0]
+    if fmt == "csv" and isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, default=str)
     return value
 
 

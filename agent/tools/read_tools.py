@@ -18,7 +18,7 @@ from agent.tools.base import (
     compact_rows,
     is_select,
     json_value,
-    require_columns,
+    require_attributes,
     require_table,
     strip_where,
 )
@@ -174,7 +174,7 @@ def count_items(ctx: ToolContext, args: CountInput) -> dict[str, Any]:
 def sample_values(ctx: ToolContext, args: SampleInput) -> dict[str, Any]:
     """sampleValues: distinct values of a column with their counts."""
     info = require_table(ctx, args.table)
-    (column,) = require_columns(info, [args.column], "column")
+    (column,) = require_attributes(ctx, info, [args.column], "column")
     values = ctx.store.sample_values(info.name, column, args.limit)
     clean, _ = json_value(values)
     return {"table": info.name, "column": column, "values": clean}
@@ -189,7 +189,9 @@ def get_index_stats(ctx: ToolContext, args: TableInput) -> dict[str, Any]:
 
 def vector_search(ctx: ToolContext, args: VectorInput) -> dict[str, Any]:
     """vectorSearch: the rows nearest in meaning to the query, through the table's index."""
-    from agent.vectors.search import search  # apsw and sqlite-vec load only when used
+    from agent.vectors.build import build_chip  # apsw and sqlite-vec load only when used
+    from agent.vectors.index import MissingIndex
+    from agent.vectors.search import search
 
     info = require_table(ctx, args.table)
     where = strip_where(args.where)
@@ -208,6 +210,8 @@ def vector_search(ctx: ToolContext, args: VectorInput) -> dict[str, Any]:
             profile=ctx.aws_profile,
             region=ctx.aws_region,
         )
+    except MissingIndex as exc:
+        raise ToolFailure(exc.message, exc.fix or "", build_chip(info)) from exc
     except TabletalkError as exc:
         raise ToolFailure(exc.message, exc.fix or "see `tabletalk index status`") from exc
     rows, cut = compact_rows([hit.pop("row") or {} for hit in result["results"]])

@@ -73,6 +73,9 @@ def _validation_message(name: str, exc: ValidationError) -> str:
     return f"invalid input for {name}: " + "; ".join(parts) + suffix
 
 
+CHIP_SHOWN = "A chip that does this was shown to the user; nothing happens until they click it."
+
+
 def _error(message: str, fix: str | None) -> dict[str, Any]:
     return {"error": message, "fix": fix} if fix else {"error": message}
 
@@ -98,7 +101,10 @@ def run_tool(
     try:
         result = impl.run(ctx, args)
     except ToolFailure as exc:
-        return "error", _with_cost(ctx, _error(exc.message, exc.fix))
+        failed = _error(exc.message, exc.fix)
+        if exc.chip is not None and ctx.origin.startswith("chat:"):  # MCP clients have no chat
+            failed.update(chip=exc.chip, message=CHIP_SHOWN)
+        return "error", _with_cost(ctx, failed)
     except TabletalkError as exc:
         return "error", _with_cost(ctx, _error(exc.message, exc.fix))
     except Exception as exc:  # a tool bug must not end the turn

@@ -13,7 +13,7 @@ from agent.tools.base import (
     ToolFailure,
     ToolImpl,
     ToolInput,
-    require_columns,
+    require_attributes,
     require_table,
     strip_where,
 )
@@ -112,8 +112,8 @@ def declare_relationship(ctx: ToolContext, args: DeclareInput) -> dict[str, Any]
     """declareRelationship: record a join after checking both columns exist."""
     left = require_table(ctx, args.left)
     right = require_table(ctx, args.right)
-    (left_on,) = require_columns(left, [args.left_on], "left_on")
-    (right_on,) = require_columns(right, [args.right_on], "right_on")
+    (left_on,) = require_attributes(ctx, left, [args.left_on], "left_on")
+    (right_on,) = require_attributes(ctx, right, [args.right_on], "right_on")
     name = (args.name or "").strip() or f"{left.name}.{left_on}->{right.name}.{right_on}"
     rel = Relationship(name, left.name, left_on, right.name, right_on)
     stored, created = ctx.specs.declare_relationship(rel)

@@ -20,14 +20,26 @@ import sqlite_vec
 
 from agent.errors import TabletalkError
 from agent.stores.base import Key, Store, TableInfo
+from agent.vectors import knn
 from agent.vectors.embedder import Embedder
-from agent.vectors.sidecar import open_sidecar, sidecar_path, vec_table
+from agent.vectors.sidecar import (
+    PARTITIONS,
+    create_vector_tables,
+    float_table,
+    open_sidecar,
+    sidecar_path,
+    vec_table,
+)
 from agent.vectors.source import key_json, read_rows, row_text, text_hash
 
 log = logging.getLogger(__name__)
 
 WRITE_CHUNK = 256
 """Rows embedded and written per sidecar transaction (progress survives an interruption)."""
+
+
+class MissingIndex(TabletalkError):
+    """The table has no embedding index."""
 
 
 def build_command(table: str) -> str:
@@ -44,6 +56,17 @@ class IndexMeta:
     columns: tuple[str, ...]
     model: str
     dims: int
+    coarse: bool = True  # bit vectors + float table; False: one float vec0 (older sidecars)
+
+    @property
+    def vec(self) -> str:
+        """Its vec0 table (the bit vectors of the coarse pass, or older float vectors)."""
+        return vec_table(self.id, self.coarse)
+
+    @property
+    def floats(self) -> str:
+        """Its table of float vectors by item id."""
+        return float_table(self.id)
 
 
 @dataclass
@@ -78,22 +101,45 @@ class VectorIndex:
 
     def get(self, table: str) -> IndexMeta | None:
         for row in self.conn.execute(
-            "SELECT id, tbl, columns_json, model, dims FROM indexes WHERE tbl = ?", (table,)
+            "SELECT id, tbl, columns_json, model, dims, coarse FROM indexes WHERE tbl = ?",
+            (table,),
         ):
-            return IndexMeta(int(row[0]), str(row[1]), tuple(json.loads(row[2])), row[3], row[4])
+            return IndexMeta(
+                int(row[0]), str(row[1]), tuple(json.loads(row[2])), row[3], row[4], bool(row[5])
+            )
         return None
 
     def require(self, table: str) -> IndexMeta:
+        """The table's index (upgraded to the coarse-pass layout if it was made before)."""
         meta = self.get(table)
         if meta is None:
             self.missing(table)
         assert meta is not None
-        return meta
+        return self.upgrade(meta)
+
+    def upgrade(self, meta: IndexMeta) -> IndexMeta:
+        """Copy an index of an older sidecar (one vec0 table of float vectors) into the
+        coarse-pass layout; the vectors are kept, nothing is embedded again."""
+        if meta.coarse:
+            return meta
+        new = IndexMeta(meta.id, meta.table, meta.columns, meta.model, meta.dims, True)
+        with self.conn:
+            create_vector_tables(self.conn, new.id, new.dims)
+            self.conn.execute(
+                f"INSERT INTO {new.floats} (id, embedding) SELECT rowid, embedding FROM {meta.vec}"
+            )
+            self.conn.execute(
+                f"INSERT INTO {new.vec} (rowid, part, coarse) "
+                f"SELECT id, id % {PARTITIONS}, vec_quantize_binary(embedding) FROM {new.floats}"
+            )
+            self.conn.execute(f"DROP TABLE {meta.vec}")
+            self.conn.execute("UPDATE indexes SET coarse = 1 WHERE id = ?", (meta.id,))
+        return new
 
     @staticmethod
     def missing(table: str) -> NoReturn:
         """Fail for a table without an index, naming the command that builds one."""
-        raise TabletalkError(
+        raise MissingIndex(
             f"table '{table}' has no embedding index",
             fix=f"build one with `{build_command(table)}`",
         )
@@ -174,35 +220,35 @@ class VectorIndex:
         """Carry out a plan: embed its rows in chunks and write them; drop deleted rows."""
         meta = self.get(plan.table)
         if meta is None or plan.fresh:
-            meta = self._create(plan.table, plan.columns, embedder.model_id, embedder.dims)
+            meta = self.create(plan.table, plan.columns, embedder.model_id, embedder.dims)
+        meta = self.upgrade(meta)
         self._drop_items(meta, plan.drop)
         for start in range(0, len(plan.embed), WRITE_CHUNK):
             chunk = plan.embed[start : start + WRITE_CHUNK]
             vectors = embedder.embed([text for _, text, _ in chunk], "document", on_progress)
-            self._write(meta, chunk, vectors)
+            self.write(meta, chunk, vectors)
         with self.conn:
             self.conn.execute("DELETE FROM stale WHERE tbl = ?", (plan.table,))
             self.conn.execute("UPDATE indexes SET built_at = ? WHERE id = ?", (_now(), meta.id))
 
-    def _create(self, table: str, columns: tuple[str, ...], model: str, dims: int) -> IndexMeta:
+    def create(self, table: str, columns: tuple[str, ...], model: str, dims: int) -> IndexMeta:
+        """A new, empty index for `table` (replacing any it had)."""
         self.drop(table)
         with self.conn:
             self.conn.execute(
-                "INSERT INTO indexes (tbl, columns_json, model, dims, built_at) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO indexes (tbl, columns_json, model, dims, built_at, coarse) "
+                "VALUES (?, ?, ?, ?, ?, 1)",
                 (table, json.dumps(list(columns)), model, int(dims), _now()),
             )
-            index_id = int(self.conn.last_insert_rowid())
-            self.conn.execute(
-                f"CREATE VIRTUAL TABLE {vec_table(index_id)} USING vec0("
-                f"embedding float[{int(dims)}] distance_metric=cosine)"
-            )
-        return IndexMeta(index_id, table, columns, model, dims)
+            meta = IndexMeta(int(self.conn.last_insert_rowid()), table, columns, model, dims)
+            create_vector_tables(self.conn, meta.id, dims)
+        return meta
 
-    def _write(
+    def write(
         self, meta: IndexMeta, rows: Sequence[tuple[str, str, str]], vectors: list[list[float]]
     ) -> None:
-        vec = vec_table(meta.id)
+        """Store rows (key_json, text, text hash) with their vectors, replacing earlier ones."""
+        vec, floats = meta.vec, meta.floats
         with self.conn:
             for (key, text, digest), vector in zip(rows, vectors, strict=True):
                 found = list(
@@ -217,23 +263,30 @@ class VectorIndex:
                         (text, digest, item_id),
                     )
                     self.conn.execute(f"DELETE FROM {vec} WHERE rowid = ?", (item_id,))
+                    self.conn.execute(f"DELETE FROM {floats} WHERE id = ?", (item_id,))
                 else:
                     self.conn.execute(
                         "INSERT INTO items (index_id, key_json, text_hash, text) VALUES (?,?,?,?)",
                         (meta.id, key, digest, text),
                     )
                     item_id = int(self.conn.last_insert_rowid())
+                blob = sqlite_vec.serialize_float32(vector)
                 self.conn.execute(
-                    f"INSERT INTO {vec} (rowid, embedding) VALUES (?, ?)",
-                    (item_id, sqlite_vec.serialize_float32(vector)),
+                    f"INSERT INTO {vec} (rowid, part, coarse) "
+                    f"VALUES (?, ?, vec_quantize_binary(?))",
+                    (item_id, item_id % PARTITIONS, blob),
+                )
+                self.conn.execute(
+                    f"INSERT INTO {floats} (id, embedding) VALUES (?, ?)", (item_id, blob)
                 )
 
     def _drop_items(self, meta: IndexMeta, item_ids: Iterable[int]) -> None:
-        vec = vec_table(meta.id)
         with self.conn:
             for item_id in item_ids:
                 self.conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
-                self.conn.execute(f"DELETE FROM {vec} WHERE rowid = ?", (item_id,))
+                self.conn.execute(f"DELETE FROM {meta.vec} WHERE rowid = ?", (item_id,))
+                if meta.coarse:
+                    self.conn.execute(f"DELETE FROM {meta.floats} WHERE id = ?", (item_id,))
 
     def drop(self, table: str) -> bool:
         """Remove a table's index; False when it had none."""
@@ -241,7 +294,8 @@ class VectorIndex:
         if meta is None:
             return False
         with self.conn:
-            self.conn.execute(f"DROP TABLE IF EXISTS {vec_table(meta.id)}")
+            self.conn.execute(f"DROP TABLE IF EXISTS {meta.vec}")
+            self.conn.execute(f"DROP TABLE IF EXISTS {meta.floats}")
             self.conn.execute("DELETE FROM items WHERE index_id = ?", (meta.id,))
             self.conn.execute("DELETE FROM stale WHERE tbl = ?", (table,))
             self.conn.execute("DELETE FROM indexes WHERE id = ?", (meta.id,))
@@ -279,7 +333,7 @@ class VectorIndex:
                 embed.append((spelled, text, digest))
         self._drop_items(meta, drop)
         if embed:
-            self._write(meta, embed, embedder.embed([t for _, t, _ in embed], "document"))
+            self.write(meta, embed, embedder.embed([t for _, t, _ in embed], "document"))
         with self.conn:
             for spelled in keys:
                 self.conn.execute(
@@ -290,18 +344,45 @@ class VectorIndex:
     # -- searching ---------------------------------------------------------------------
 
     def nearest(self, meta: IndexMeta, vector: list[float], k: int) -> list[tuple[Key, float, str]]:
-        """The k nearest rows: (key, cosine distance, indexed text), nearest first."""
+        """The k nearest rows: (key, cosine distance, indexed text), nearest first (a coarse
+        pass and an exact re-rank on large indexes, see `knn`)."""
+        if not meta.coarse:
+            blob = sqlite_vec.serialize_float32(vector)
+            hits = knn.legacy_exact(self.conn, meta.vec, blob, k)
+        else:
+            hits = knn.nearest(self.conn, meta.vec, meta.floats, vector, k, self.count(meta))
+        return [(json.loads(key), distance, text) for key, distance, text in hits]
+
+    def coarse_candidates(
+        self, meta: IndexMeta, vector: list[float], n: int, among: Sequence[int] | None = None
+    ) -> list[tuple[int, str]]:
+        """(item id, key_json) of the n nearest rows by the coarse pass (only rows of `among`
+        when given), nearest first."""
+        ids = knn.coarse(self.conn, meta.vec, sqlite_vec.serialize_float32(vector), n, among)
+        keys = self._keys_of(ids)
+        return [(item_id, keys[item_id]) for item_id in ids if item_id in keys]
+
+    def _keys_of(self, item_ids: Sequence[int]) -> dict[int, str]:
+        sql = "SELECT id, key_json FROM items WHERE id IN (SELECT value FROM json_each(?))"
+        return {int(a): str(b) for a, b in self.conn.execute(sql, (json.dumps(list(item_ids)),))}
+
+    def item_ids(self, meta: IndexMeta, spelled_keys: Sequence[str]) -> list[int]:
+        """The item ids of the rows with these keys (as `key_json` spells them) that are indexed."""
         sql = (
-            f"SELECT i.key_json, v.distance, i.text FROM ("
-            f"SELECT rowid, distance FROM {vec_table(meta.id)} "
-            f"WHERE embedding MATCH ? AND k = ?) AS v "
-            f"JOIN items AS i ON i.id = v.rowid ORDER BY v.distance"
+            "SELECT id FROM items WHERE index_id = ? "
+            "AND key_json IN (SELECT value FROM json_each(?))"
         )
-        blob = sqlite_vec.serialize_float32(vector)
         return [
-            (json.loads(key), float(distance), str(text))
-            for key, distance, text in self.conn.execute(sql, (blob, int(k)))
+            int(r[0]) for r in self.conn.execute(sql, (meta.id, json.dumps(list(spelled_keys))))
         ]
+
+    def nearest_among(
+        self, meta: IndexMeta, vector: list[float], item_ids: Sequence[int], k: int
+    ) -> list[tuple[Key, float, str]]:
+        """The k of `item_ids` nearest by exact cosine distance, nearest first."""
+        blob = sqlite_vec.serialize_float32(vector)
+        hits = knn.rerank(self.conn, meta.floats, blob, item_ids, k)
+        return [(json.loads(key), distance, text) for key, distance, text in hits]
 
     def count(self, meta: IndexMeta) -> int:
         (n,) = next(self.conn.execute("SELECT count(*) FROM items WHERE index_id = ?", (meta.id,)))

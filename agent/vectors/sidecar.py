@@ -23,7 +23,8 @@ CREATE TABLE IF NOT EXISTS indexes (
     columns_json TEXT NOT NULL,
     model TEXT NOT NULL,
     dims INTEGER NOT NULL,
-    built_at TEXT NOT NULL
+    built_at TEXT NOT NULL,
+    coarse INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS items (
     id INTEGER PRIMARY KEY,
@@ -63,12 +64,38 @@ def open_sidecar(identity: str, *, create: bool = True) -> apsw.Connection | Non
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute(SCHEMA)
+    columns = {str(r[1]) for r in conn.execute("PRAGMA table_info(indexes)")}
+    if "coarse" not in columns:  # a sidecar made before the coarse pass: its vec0 tables lack it
+        conn.execute("ALTER TABLE indexes ADD COLUMN coarse INTEGER NOT NULL DEFAULT 0")
     return conn
 
 
-def vec_table(index_id: int) -> str:
-    """The name of the vec0 table of one index."""
-    return f"vec_{int(index_id)}"
+PARTITIONS = 16
+"""Partitions of each index's bit vectors (by item id); the coarse pass asks each for its
+nearest rows, which keeps sqlite-vec's top-k selection cheap (see `knn`)."""
+
+
+def vec_table(index_id: int, coarse: bool = True) -> str:
+    """The vec0 table of one index: `vecb_N` holds each row's sign bits (the coarse pass,
+    partitioned by item id), next to `vecf_N` (see `float_table`); `vec_N` (older sidecars)
+    holds only float vectors."""
+    return f"vecb_{int(index_id)}" if coarse else f"vec_{int(index_id)}"
+
+
+def float_table(index_id: int) -> str:
+    """The plain table of one index's float vectors, read by item id for the exact re-rank."""
+    return f"vecf_{int(index_id)}"
+
+
+def create_vector_tables(conn: apsw.Connection, index_id: int, dims: int) -> None:
+    """The bit vec0 table and the float table of a new index."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE {vec_table(index_id)} USING vec0("
+        f"part integer partition key, coarse bit[{int(dims)}])"
+    )
+    conn.execute(
+        f"CREATE TABLE {float_table(index_id)} (id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)"
+    )
 
 
 def has_index(identity: str) -> bool:

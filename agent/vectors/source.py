@@ -1,8 +1,7 @@
-"""What an index reads from a store: every row's key and text, in pages, read-only.
+"""What an index reads from a store: every row's key and text, in batches, read-only.
 
-Rows are read through the store's read-only streamed query path (`Store.query_batches`),
-ordered by key, so a table of any size is read in bounded memory and the read-only guarantees
-of that path hold.
+Rows come from `Store.scan_rows`: SQLite streams a SELECT through its read-only path; DynamoDB
+pages through Scan. A table of any size is read in bounded memory.
 """
 
 from __future__ import annotations
@@ -49,17 +48,13 @@ def key_of(info: TableInfo, row: Item) -> Key:
 
 
 def read_rows(store: Store, info: TableInfo, columns: Sequence[str]) -> Iterator[tuple[Key, str]]:
-    """(key, text) of every row of the table, in key order, streamed in batches."""
+    """(key, text) of every row of the table, streamed in batches (`Store.scan_rows`)."""
     keys = list(info.key_columns)
     wanted = keys + [c for c in columns if c not in keys]
-    select = ", ".join(quote_ident(c) for c in wanted)
-    order = ", ".join(quote_ident(k) for k in keys)
-    batches = store.query_batches(
-        f"SELECT {select} FROM {quote_ident(info.name)} ORDER BY {order}", PAGE_ROWS
-    )
+    batches = store.scan_rows(info.name, wanted, PAGE_ROWS)
     try:
         for batch in batches:
-            for row in batch.rows:
+            for row in batch:
                 yield key_of(info, row), row_text(columns, row)
     finally:
         batches.close()

@@ -20,6 +20,7 @@ from agent.bedrock.stream import (  # noqa: E402
     ToolUseBlock,
     converse_events,
 )
+from agent.stop import StopSignal  # noqa: E402
 from tests.support import scripted_bedrock as support  # noqa: E402
 from tests.support.scripted_bedrock import Error, Reply, ToolUse, Usage  # noqa: E402
 
@@ -145,10 +146,16 @@ def test_empty_answer_still_gives_a_valid_history_message(scripted_bedrock) -> N
     assert end.message == {"role": "assistant", "content": [{"text": "(no answer)"}]}
 
 
-def test_stop_mid_stream_ends_promptly(scripted_bedrock) -> None:
+STOP_KINDS = pytest.mark.parametrize(
+    "stop_kind", [threading.Event, StopSignal], ids=["event", "stop-signal"]
+)
+
+
+@STOP_KINDS
+def test_stop_mid_stream_ends_promptly(scripted_bedrock, stop_kind: type[threading.Event]) -> None:
     scripted_bedrock.add(Reply(text="word " * 100, chunk_delay=0.05))  # ~6 s if read to the end
     client = make_client(None, None, max_attempts=1)
-    cancel = threading.Event()
+    cancel = stop_kind()
     received: list[str] = []
 
     started = time.monotonic()
@@ -163,10 +170,13 @@ def test_stop_mid_stream_ends_promptly(scripted_bedrock) -> None:
     assert received == ["word"]
 
 
-def test_stop_while_the_model_is_silent_ends_promptly(scripted_bedrock) -> None:
+@STOP_KINDS
+def test_stop_while_the_model_is_silent_ends_promptly(
+    scripted_bedrock, stop_kind: type[threading.Event]
+) -> None:
     scripted_bedrock.add(Reply(text="late answer", chunk_delay=10.0))  # stalls after messageStart
     client = make_client(None, None, max_attempts=1)
-    cancel = threading.Event()
+    cancel = stop_kind()
     timer = threading.Timer(0.2, cancel.set)
 
     started = time.monotonic()
@@ -215,11 +225,14 @@ def test_requests_are_signed_by_boto3(scripted_bedrock) -> None:
     assert scripted_bedrock.requests[0].body["messages"] == QUESTION
 
 
+@STOP_KINDS
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "converse"])
-def test_stop_before_the_answer_starts_ends_promptly(scripted_bedrock, stream: bool) -> None:
+def test_stop_before_the_answer_starts_ends_promptly(
+    scripted_bedrock, stream: bool, stop_kind: type[threading.Event]
+) -> None:
     scripted_bedrock.add(Reply(text="slow answer", delay=5.0))
     client = make_client(None, None, max_attempts=1)
-    cancel = threading.Event()
+    cancel = stop_kind()
     timer = threading.Timer(0.2, cancel.set)
 
     started = time.monotonic()

@@ -171,7 +171,10 @@ LEAN_PROBE = """
 import json, sys
 from tui.entry import main
 
-HEAVY = ("mcp", "anyio", "boto3", "botocore", "agent.tools.registry", "agent.session", "textual")
+HEAVY = (
+    "mcp", "anyio", "boto3", "botocore", "agent.tools.registry", "agent.session", "textual",
+    "pydantic", "rapidfuzz",
+)
 loaded = {}
 for command in sys.argv[1:]:
     try:
@@ -183,10 +186,37 @@ print(json.dumps(loaded), file=sys.stderr)
 """
 
 
+EVERY_SECTION = """\
+mode = "auto"
+step_limit = 20
+[search]
+min_probability = 0.2
+[tools]
+always_loaded = ["exportRows"]
+[dynamodb]
+max_read_units = 100.0
+[keys]
+stop = "escape"
+[eval.prices.m]
+input = 0.5
+output = 2.0
+[history]
+keep_days = 30
+"""
+
+
 def test_headless_commands_import_only_what_they_use(demo_path: Path) -> None:
-    light = ["--help", f"staged list --db {demo_path}", f"info --db {demo_path}", "conversations"]
+    _write_config(EVERY_SECTION)  # a well-formed file is read without pydantic
+    light = [
+        "--help",
+        f"staged list --db {demo_path}",
+        f"info --db {demo_path}",
+        f"commits --db {demo_path}",
+        "mcp --help",
+        "mcp token list",
+    ]
     done = subprocess.run(
-        [sys.executable, "-c", LEAN_PROBE, *light, "mcp --help", "tools"],
+        [sys.executable, "-c", LEAN_PROBE, *light, "conversations", "tools"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -194,13 +224,16 @@ def test_headless_commands_import_only_what_they_use(demo_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     loaded = json.loads(done.stderr.strip().splitlines()[-1])
-    for command in [*light, "mcp --help"]:  # in one process, in order: each adds nothing heavy
+    for command in light:  # in one process, in order: each adds nothing heavy
         assert loaded[command] == [], f"`tabletalk {command}` imported {loaded[command]}"
-    assert loaded["tools"] == ["agent.tools.registry"], "tools needs the tool models only"
+    # Saved conversations are read through their pydantic models; `tools` needs the tool models
+    # (and the search ranker's rapidfuzz), still no MCP SDK, boto3, session or Textual.
+    assert loaded["conversations"] == ["pydantic"]
+    assert set(loaded["tools"]) == {"agent.tools.registry", "pydantic", "rapidfuzz"}
 
 
 def test_the_mcp_levels_offered_by_the_cli_are_the_servers() -> None:
     from agent.cli.mcp_cmd import LEVELS as CLI_LEVELS
-    from agent.mcp_server import LEVELS
+    from agent.mcp_server.server import LEVELS
 
     assert tuple(CLI_LEVELS) == tuple(LEVELS)

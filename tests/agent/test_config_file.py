@@ -11,6 +11,7 @@ import pytest
 
 from agent import paths
 from agent.cli.main import main
+from agent.config import Settings, load_settings
 
 
 def run_ask(demo_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
@@ -50,3 +51,54 @@ def test_a_config_that_is_a_fifo_is_refused_without_waiting(demo_path: Path) -> 
     )
     assert done.returncode != 0
     assert "is a FIFO (named pipe), not a regular file" in done.stderr
+
+
+def _config(text: str) -> Path:
+    paths.ensure_dir(paths.config_dir())
+    paths.config_file().write_text(text, encoding="utf-8")
+    return paths.config_file()
+
+
+def test_every_invalid_field_is_named_with_its_problem_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = _config(
+        'step_limit = 101\nmode = "auto"\n[search]\nbogus = 1\nmin_probability = 1\n'
+        '[mcp_servers.notes]\ncommand = "x"\nargs = "not-a-list"\n[eval.prices.m]\ninput = 1\n'
+    )
+    assert main(["info"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: Config file {path} has invalid settings: "
+        "step_limit: Input should be less than or equal to 100; "
+        "search.bogus: Extra inputs are not permitted; "
+        "mcp_servers.notes.args: Input should be a valid list; "
+        "eval.prices.m.output: Field required",
+        f"  fix: Fix those fields in {path} (see README.md, Configuration).",
+    ]
+
+
+def test_values_written_loosely_are_read_as_their_fields_type() -> None:
+    _config(
+        "step_limit = 5.0\nstreaming = false\n[search]\nmin_probability = 1\n"
+        "[dynamodb]\nmax_read_units = 300\n[eval.prices.m]\ninput = 1\noutput = 2.5\n"
+    )
+    settings = load_settings()
+    assert settings.step_limit == 5 and type(settings.step_limit) is int
+    assert settings.search.min_probability == 1.0 and type(settings.search.min_probability) is float
+    assert settings.dynamodb.max_read_units == 300.0
+    assert settings.dynamodb.max_scan_items == 10_000
+    assert (settings.eval.prices["m"].input, settings.eval.prices["m"].output) == (1.0, 2.5)
+    assert settings.streaming is False
+
+
+def test_only_the_settings_written_in_the_file_or_given_count_as_set() -> None:
+    _config('region = "eu-west-1"\n[search]\nchunk_size = 10\n')
+    settings = load_settings()
+    assert settings.model_fields_set == {"region", "search"}
+    assert settings.search.model_fields_set == {"chunk_size"}
+    assert settings.model_copy(update={"model": "m"}).model_fields_set == {
+        "region", "search", "model",
+    }
+    assert Settings(model="x").model_fields_set == {"model"}
+    again = Settings.model_validate(settings.model_dump())
+    assert again == settings and again.search.chunk_size == 10

@@ -178,3 +178,55 @@ def test_ask_stages_a_bulk_edit_of_35_orders_and_the_cli_commits_it(
         ExpressionAttributeValues={":h": {"S": "held"}},
     )
     assert held["Count"] == 35
+
+
+@pytest.fixture
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore's retries without their waits (the retries themselves still happen)."""
+    from botocore.retries import standard
+
+    monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
+
+
+def throttle_scans(monkeypatch: pytest.MonkeyPatch, times: int | None) -> list[int]:
+    """Every store the CLI opens answers its first `times` Scans (None: all) with throttling."""
+    opened = DynamoDBStore.open
+    sent: list[int] = []
+
+    def open_throttled(*args: Any, **kwargs: Any) -> DynamoDBStore:
+        store = opened(*args, **kwargs)
+
+        def throttle(**_: Any) -> Any:
+            sent.append(1)
+            return _throttled() if times is None or len(sent) <= times else None
+
+        store.client.meta.events.register("before-send.dynamodb.Scan", throttle)
+        return store
+
+    monkeypatch.setattr(DynamoDBStore, "open", open_throttled)
+    return sent
+
+
+def test_the_cli_says_on_stderr_while_it_retries_and_when_it_gives_up(
+    dynamo_endpoint: str,
+    no_backoff: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    make_orders(raw_client(), 3)
+    sent = throttle_scans(monkeypatch, 2)
+    assert main(["info", "--db", DB]) == 0
+    captured = capsys.readouterr()
+    assert "orders" in captured.out and len(sent) == 3
+    lines = captured.err.splitlines()
+    assert [line for line in lines if "retrying" in line] == [
+        "DynamoDB is throttling Scan; retrying (attempt 2 of 6)…",
+        "DynamoDB is throttling Scan; retrying (attempt 3 of 6)…",
+    ]
+    assert "gave up" not in captured.err
+    sent = throttle_scans(monkeypatch, None)
+    assert main(["info", "--db", DB]) == 2
+    err = capsys.readouterr().err
+    assert len(sent) == 6 and err.count("retrying") == 5
+    assert "DynamoDB throttled Scan 6 times; gave up." in err
+    assert "Traceback" not in err

@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 import pytest
 
+from agent.errors import UnknownTableError
 from agent.staging import StagingArea
 from agent.stores.dynamodb.reads import Limits
 from agent.stores.dynamodb.store import DynamoDBStore
@@ -74,7 +75,7 @@ def area(store: DynamoDBStore, tmp_path: Path) -> Any:
     staging.close()
 
 
-def tool(store: DynamoDBStore, tmp_path: Path, name: str, **args: Any) -> dict[str, Any]:
+def tool(store: DynamoDBStore, tmp_path: Path, name: str, /, **args: Any) -> dict[str, Any]:
     from agent.attachments import AttachmentSet
     from agent.specs import SpecBook
     from agent.ui_port import HeadlessUi
@@ -110,7 +111,11 @@ def test_table_glob_limits_the_tables(store: DynamoDBStore) -> None:
         BillingMode="PAY_PER_REQUEST",
     )
     assert store.list_tables() == ["audit", "orders"]
-    assert open_store(f"dynamodb://{REGION}?tables=ord*").list_tables() == ["orders"]
+    limited = open_store(f"dynamodb://{REGION}?tables=ord*")
+    assert limited.list_tables() == ["orders"]
+    with pytest.raises(UnknownTableError):
+        limited.get_item("audit", {"k": "x"})
+    assert store.get_item("ORDERS", {"id": 1}) is not None, "a unique case-insensitive match"
 
 
 def test_read_tools_report_capacity(store: DynamoDBStore, tmp_path: Path) -> None:
@@ -263,3 +268,35 @@ def test_a_transaction_retried_after_a_timeout_carries_the_same_request_token(
     report = area.commit()
     assert len(report.committed) == 2
     assert len(tokens) == 2 and tokens[0] == tokens[1], "DynamoDB dedupes a retry by this token"
+
+
+def test_the_diff_names_the_types_an_update_changes(
+    store: DynamoDBStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.cli.main import main
+
+    area = StagingArea(store)  # the default place, where `tabletalk staged` looks
+    raw_client().update_item(
+        TableName="orders",
+        Key={"id": {"N": "5"}},
+        UpdateExpression="SET tags = :t",
+        ExpressionAttributeValues={":t": {"L": [{"S": "gift"}]}},
+    )
+    change = area.stage(
+        "orders",
+        "update",
+        {"id": 5},
+        {"total": "5.1", "status": "held", "tags": {"$set": ["gift"]}},
+    )
+    diffs = {d.attribute: d for d in area.diff(change)}
+    assert (diffs["total"].old_type, diffs["total"].new_type) == ("Number", "String")
+    assert (diffs["tags"].old_type, diffs["tags"].new_type) == ("List", "String Set")
+    assert diffs["status"].old_type is None, "no type shown when it stays a String"
+    area.close()
+    assert main(["staged", "list", "--db", f"dynamodb://{REGION}"]) == 0
+    listed = capsys.readouterr().out
+    assert 'total: 5.1 (Number) → "5.1" (String)' in listed
+    assert 'tags: ["gift"] (List) → {"$set": ["gift"]} (String Set)' in listed
+    assert 'status: "pending" → "held"' in listed
+    assert main(["staged", "diff", "--db", f"dynamodb://{REGION}"]) == 0
+    assert 'total: 5.1 (Number) → "5.1" (String)' in capsys.readouterr().out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -89,16 +88,11 @@ def test_more_than_the_limit_stages_nothing(tmp_path: Path) -> None:
     with pytest.raises(StagingError, match="10,000"):
         staging.stage_many("orders", keys=keys, delete=True)
     assert staging.count() == 0
-    started = time.perf_counter()
     changes = staging.stage_many(
         "orders", query="SELECT id FROM orders WHERE id <= 10000", set={"status": "x"}
     )
-    staged_in = time.perf_counter() - started
     assert len(changes) == MAX_ITEMS_PER_CALL == staging.count()
-    assert staged_in < 5.0
-    started = time.perf_counter()
     assert staging.commit().ok
-    assert time.perf_counter() - started < 5.0
     assert staging.store.count("orders", "status = 'x'") == MAX_ITEMS_PER_CALL
 
 

@@ -152,3 +152,93 @@ def test_mcp_lists_vector_search_only_with_an_index(
         assert not answer.is_error
     finally:
         served.close()
+
+
+def _tool_result(scripted: ScriptedBedrock) -> dict:
+    last = scripted.requests[-1].body["messages"][-1]
+    return next(b["toolResult"] for b in last["content"] if "toolResult" in b)
+
+
+def test_an_index_built_or_dropped_mid_session_changes_the_next_turn(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    session = ChatSession.open(Settings(streaming=False, mode="auto"), open_store(db_path))
+    try:
+        scripted_bedrock.add(Reply(text="hello"))
+        session.run_turn("hi")
+        assert "vectorSearch" not in json.dumps(scripted_bedrock.requests[-1].body["toolConfig"])
+        build_index(db_path)  # another process builds it while the session is open
+        scripted_bedrock.add(
+            Reply(tool_uses=[ToolUse("searchTools", {"query": "semantic similar products"})]),
+            Reply(
+                tool_uses=[
+                    ToolUse("vectorSearch", {"table": "products", "query": "lamp", "limit": 2})
+                ]
+            ),
+            Reply(text="Here they are."),
+        )
+        session.run_turn("find products like a lamp")
+        # searchTools' description names it, search finds it, and the call works
+        assert "vectorSearch" in json.dumps(scripted_bedrock.requests[-3].body["toolConfig"])
+        found = _tool_result(scripted_bedrock)
+        assert found["status"] == "success" and len(found["content"][0]["json"]["results"]) == 2
+        assert main(["index", "drop", "products", "--db", str(db_path)]) == 0
+        scripted_bedrock.add(Reply(text="ok"))
+        session.run_turn("thanks")
+        assert "vectorSearch" not in json.dumps(scripted_bedrock.requests[-1].body["toolConfig"])
+        assert "vectorSearch" not in session.active
+    finally:
+        session.store.close()
+
+
+def test_a_running_mcp_server_lists_vector_search_once_an_index_exists(
+    scripted_bedrock: ScriptedBedrock,
+    demo_template: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    served = Served("read", tmp_path, demo_template)
+    try:
+        assert "vectorSearch" not in [t.name for t in served.session.tools()]
+        for name, value in served.env.items():
+            if name.startswith("XDG_"):
+                monkeypatch.setenv(name, value)
+        build_index(served.db)
+        assert "vectorSearch" in [t.name for t in served.session.tools()]
+        answer = served.session.call("vectorSearch", {"table": "products", "query": "lamp"})
+        assert not answer.is_error
+    finally:
+        served.close()
+
+
+def test_a_table_without_an_index_gets_a_build_chip_in_chat_only(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, ctx: ToolContext
+) -> None:
+    assert (
+        main(["index", "build", "customers", "--db", str(db_path), "--columns", "name", "--yes"])
+        == 0
+    )
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("searchTools", {"query": "semantic similar meaning"})]),
+        Reply(tool_uses=[ToolUse("vectorSearch", {"table": "products", "query": "lamp"})]),
+        Reply(text="No index yet."),
+    )
+    chips: list = []
+    session = ChatSession.open(Settings(streaming=False, mode="auto"), open_store(db_path))
+    try:
+        session.run_turn("products like a lamp", on_event=chips.append)
+        shown = [e.chip for e in chips if type(e).__name__ == "ChipProposed"]
+        action = {"kind": "buildIndex", "table": "products", "columns": ["name", "category"]}
+        assert [c.action for c in shown] == [action]
+        result = _tool_result(scripted_bedrock)
+        assert result["status"] == "error"
+        assert "no embedding index" in result["content"][0]["json"]["error"]
+        assert "nothing happens until they click" in result["content"][0]["json"]["message"]
+        # a resumed conversation shows the same chip
+        assert {"chip": {"label": shown[0].label, "action": action}} in session.display_items()
+    finally:
+        session.store.close()
+    # an MCP client (no chat to show it in) gets the error and the command, no chip
+    ctx.origin = "mcp:read"
+    failure = err(ctx, "vectorSearch", table="products", query="lamp")
+    assert "chip" not in failure and "tabletalk index build products" in failure["fix"]

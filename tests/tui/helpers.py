@@ -23,8 +23,13 @@ async def settle(app: TabletalkApp, pilot: Any) -> None:
         await pilot.pause()
         while app.chat.rendering:
             await pilot.pause()
-        if not any(w.is_running for w in app.workers):
+        if not any(w.is_running for w in app.workers) and not _staging_reading(app):
             break
+
+
+def _staging_reading(app: TabletalkApp) -> bool:
+    """A staging panel painted its page and has yet to read its summaries (groups, orphans)."""
+    return any(not panel.snapshot.complete for panel in app.query("StagingPanel"))  # type: ignore[attr-defined]
 
 
 async def refreshed_until(

@@ -31,6 +31,15 @@ async def open_change(app, pilot, change_id: str) -> ChangeCard:
     return app.screen.query_one(ChangeCard)
 
 
+async def until(app, pilot, condition, rounds: int = 200) -> None:
+    """Let workers and messages run until `condition()` holds (waits on the app, not a clock)."""
+    for _ in range(rounds):
+        if condition():
+            return
+        await settle(app, pilot)
+    assert condition()
+
+
 def screen_text(app) -> str:
     """What the terminal shows, line by line."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
@@ -178,6 +187,7 @@ async def test_commit_n_commits_what_the_panel_shows_and_refreshes_when_the_set_
         late = area.stage("orders", "update", {"id": 12}, {"status": "unseen"}, origin="mcp:x")
         await pilot.click("#commit-all")  # the panel has not shown `late` yet
         await settle(app, pilot)
+        await until(app, pilot, lambda: str(panel.query_one("#commit-all").label) == "Commit 2")
         assert _statuses(demo_path, [11, 12]) != {11: "seen", 12: "unseen"}
         assert {c.id for c in area.list()} == {seen.id, late.id}, "nothing committed unseen"
         assert any("changed since" in n.message for n in app._notifications)
@@ -512,3 +522,91 @@ async def test_the_staging_panel_keeps_textual_reactive_watching(make_app) -> No
         app.theme = "textual-light"
         await pilot.pause()
         assert seen == ["textual-light"]
+
+
+async def test_paging_keeps_the_summaries_and_commit_ready(make_app, demo_store) -> None:
+    """Turning pages reads only the page: the bulk group stays listed and Commit stays enabled
+    (the groups and orphan check are read again only when the staged set moves)."""
+    area = StagingArea(demo_store)
+    area.stage_many("orders", query="SELECT id FROM orders LIMIT 120", set={"status": "held"})
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        panel = app.query_one(StagingPanel)
+        commit_all = panel.query_one("#commit-all")
+        assert not commit_all.disabled
+        toggled: list[bool] = []
+
+        def disabled_changed(disabled: bool) -> None:
+            toggled.append(disabled)
+
+        panel.watch(commit_all, "disabled", disabled_changed, init=False)
+        first = listed(app)
+        for _ in range(2):
+            await pilot.click("#page-next")
+            await settle(app, pilot)
+        assert listed(app) != first and "101–120 of 120" in screen_text(app)
+        assert "120 orders: status" in screen_text(app), "the bulk group stays listed"
+        assert toggled == [], "Commit was never disabled while paging"
+        area.stage("orders", "update", {"id": 500}, {"status": "x"})
+        panel._refresh()
+        await settle(app, pilot)
+        assert "121 staged changes" in screen_text(app)
+
+
+async def test_the_keyboard_turns_pages_past_either_end_of_the_list(
+    make_app, demo_store
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage_many("orders", query="SELECT id FROM orders LIMIT 120", set={"status": "held"})
+    order = [c.id for c in area.list()]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        view = app.query_one("#staging-list")
+        view.focus()
+        await pilot.press("end", "down")
+        await settle(app, pilot)
+        assert "51–100 of 120" in screen_text(app)
+        assert listed(app)[view.highlighted] == order[50], "the next page opens on its first"
+        await pilot.press("up")
+        await settle(app, pilot)
+        assert "1–50 of 120" in screen_text(app)
+        assert listed(app)[view.highlighted] == order[49], "the previous page opens on its last"
+        for _ in range(2):  # to page 2, then page 3 (101–120)
+            await pilot.press("end", "pagedown")
+            await settle(app, pilot)
+        assert "101–120 of 120" in screen_text(app)
+        await pilot.press("end", "down")  # the last change: nothing further
+        await settle(app, pilot)
+        assert "101–120 of 120" in screen_text(app)
+        assert listed(app)[view.highlighted] == order[-1]
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#staging-filter"), "/ goes to the filter box"
+        await pilot.press(*"op:delete", "enter")
+        await settle(app, pilot)
+        assert "No staged change matches the filter." in screen_text(app)
+
+
+async def test_the_keyboard_stays_in_the_panel_after_committing_what_the_filter_matches(
+    make_app, demo_store
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage_many("orders", query="SELECT id FROM orders LIMIT 30", set={"status": "held"})
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.press("slash", *"id", "enter")  # every change matches "id"
+        await settle(app, pilot)
+        app.query_one("#commit-matching").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert area.review().count() == 0
+        assert app.focused is not None and app.query_one(StagingPanel) in app.focused.ancestors
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#staging-filter"), "/ still reaches the filter"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.table import Table
@@ -12,6 +13,15 @@ from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+
+def detail_text(value: Any) -> str:
+    """A value in full: ∅ for null, nested values (maps, lists, sets) as indented JSON."""
+    if value is None:
+        return "∅"
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return str(value)
 
 
 class RowDetailScreen(ModalScreen[None]):
@@ -40,10 +50,17 @@ class RowDetailScreen(ModalScreen[None]):
         staged = self.staged
         new_values = dict(staged.values) if staged is not None else {}
         for name, value in self.values.items():
-            cell = Text("∅" if value is None else str(value))
+            cell = Text(detail_text(value))
             if staged is not None and name in new_values and staged.op == "update":
-                cell = Text.assemble(cell, (" → ", "dim"), (str(new_values[name]), "bold yellow"))
+                new = detail_text(new_values[name])
+                cell = Text.assemble(cell, (" → ", "dim"), (new, "bold yellow"))
             grid.add_row(Text(name), cell)
+        if staged is not None and staged.op == "update":  # attributes the update adds
+            for name in sorted(new_values.keys() - self.values.keys()):
+                grid.add_row(
+                    Text(name),
+                    Text.assemble(("∅ → ", "dim"), (detail_text(new_values[name]), "bold yellow")),
+                )
         with VerticalScroll() as scroll:
             scroll.border_title = escape(self.row_title)
             if self.staged is not None:

@@ -33,6 +33,7 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
+from agent.stop import StopSignal
 from agent.transcript import ReviewMarker
 from tui.input_history import InputHistory
 from tui.messages import TurnEventsReady
@@ -237,7 +238,7 @@ class ChatPanel(Vertical):
         self.log_view.mount(UserMessage(text, [p.name for p in files]))
         self.log_view.anchor()
         self.turn += 1
-        self.cancel = threading.Event()
+        self.cancel = StopSignal()  # Stop interrupts the turn's read or stream at once
         self._set_busy(True)
         if session is None:  # still starting: the message goes out when the session is ready
             self._queued = (self.turn, text, files, self.cancel)

@@ -10,11 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich import box
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import Markdown as RichMarkdown
-from rich.markdown import TableElement
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -77,33 +72,17 @@ class AssistantMessage(Static):
     """
 
     def __init__(self, source: str = "") -> None:
+        from tui.widgets.answer_markdown import AnswerMarkdown
+
         super().__init__(AnswerMarkdown(source))
         self.source = source
 
     def append(self, text: str) -> None:
         """Add streamed text and re-render."""
+        from tui.widgets.answer_markdown import AnswerMarkdown
+
         self.source += text
         self.update(AnswerMarkdown(self.source))
-
-
-class BoxedTable(TableElement):
-    """A Markdown table drawn in a grid (Rich's default draws it almost without lines)."""
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for table in super().__rich_console__(console, options):
-            if isinstance(table, Table):
-                table.box = box.SQUARE
-                table.show_lines = True
-                table.expand = True
-                table.pad_edge = True
-                table.collapse_padding = False
-            yield table
-
-
-class AnswerMarkdown(RichMarkdown):
-    """Rich Markdown with tables in a grid, for live and saved answers alike."""
-
-    elements = {**RichMarkdown.elements, "table_open": BoxedTable}
 
 
 class SavedAnswer(Static):
@@ -115,6 +94,8 @@ class SavedAnswer(Static):
     """
 
     def __init__(self, source: str) -> None:
+        from tui.widgets.answer_markdown import AnswerMarkdown
+
         super().__init__(AnswerMarkdown(source))
         self.source = source
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,7 +17,8 @@ from textual.widgets import Button, Static
 from agent.staging import AttributeDiff, StagedChange
 from agent.staging.review import show_value
 
-OP_STYLE = {"create": "green", "update": "yellow", "delete": "red"}
+OP_STYLE = {"create": "ansi_green", "update": "ansi_yellow", "delete": "ansi_red"}
+"""Terminal colours, as the rest of the change is drawn in."""
 VALUE_LIMIT = 160
 """Characters of a value shown in the list; the detail shows all of it."""
 ATTRIBUTES_SHOWN = 6
@@ -59,47 +59,57 @@ def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
     return ["⚠ conflict: changed in the table since it was staged", *lines]
 
 
-def head_text(change: StagedChange, *, table: bool = True) -> Text:
+def head_text(change: StagedChange, *, table: bool = True) -> Content:
     """`UPDATE orders id=5   chat · 2026-11-30 16:00`."""
-    return Text.assemble(
+    return Content.assemble(
         (change.op.upper(), f"bold {OP_STYLE.get(change.op, '')}"),
         " ",
-        (f"{change.table} " if table else "", ""),
+        f"{change.table} " if table else "",
         (key_text(change.key), "bold"),
         (f"   {origin_text(change.origin)} · {change.created_at[:16].replace('T', ' ')}", "dim"),
     )
 
 
-def diff_text(op: str, diff: AttributeDiff, limit: int | None) -> Text:
+def diff_parts(op: str, diff: AttributeDiff, limit: int | None) -> list[str | tuple[str, str]]:
     """One attribute: `status: delivered → cancelled`; old and new on their own lines when
     either is long, so both stay readable at any width."""
-    line = Text("  ")
-    line.append(diff.attribute, style="bold")
-    line.append(": ")
+    parts: list[str | tuple[str, str]] = ["  ", (diff.attribute, "bold"), ": "]
     if op == "create":
-        line.append(show_value(diff.new, limit), style="green")
+        parts.append((show_value(diff.new, limit), "ansi_green"))
     elif op == "delete":
-        line.append(show_value(diff.old, limit), style="red strike")
+        parts.append((show_value(diff.old, limit), "ansi_red strike"))
     else:
         old, new = show_value(diff.old, limit), show_value(diff.new, limit)
-        line.append(old, style="dim strike")
-        line.append("\n    → " if len(diff.attribute) + len(old) + len(new) > 40 else " → ")
-        line.append(new, style="bold yellow")
-    return line
+        wide = len(diff.attribute) + len(old) + len(new) + len(diff.old_type or "") * 2 > 40
+        parts.append((old, "dim strike"))
+        if diff.old_type:
+            parts.append((f" ({diff.old_type})", "dim"))
+        parts += ["\n    → " if wide else " → ", (new, "bold ansi_yellow")]
+        if diff.new_type:
+            parts.append((f" ({diff.new_type})", "ansi_yellow"))
+    return parts
 
 
-def change_text(change: StagedChange, diffs: list[AttributeDiff], conflict: Any | None) -> Text:
-    """The change as a few lines for the panel's list."""
-    text = head_text(change)
+def diff_text(op: str, diff: AttributeDiff, limit: int | None) -> Content:
+    """One attribute's change, as `diff_parts` lays it out."""
+    return Content.assemble(*diff_parts(op, diff, limit))
+
+
+def change_text(
+    change: StagedChange, diffs: list[AttributeDiff], conflict: Any | None
+) -> Content:
+    """The change as a few lines for the panel's list (built as one Content: a page of them
+    is drawn without converting Rich text)."""
+    parts: list[str | tuple[str, str] | Content] = [head_text(change)]
     for diff in diffs[:ATTRIBUTES_SHOWN]:
-        text.append("\n")
-        text.append_text(diff_text(change.op, diff, VALUE_LIMIT))
+        parts.append("\n")
+        parts += diff_parts(change.op, diff, VALUE_LIMIT)
     if len(diffs) > ATTRIBUTES_SHOWN:
         more = len(diffs) - ATTRIBUTES_SHOWN
-        text.append(f"\n  … {more} more attribute{'s' * (more != 1)} (enter: all)", style="dim")
+        parts.append((f"\n  … {more} more attribute{'s' * (more != 1)} (enter: all)", "dim"))
     if conflict is not None:
-        text.append("\n" + "\n".join(conflict_lines(change, conflict)), style="bold red")
-    return text
+        parts.append(("\n" + "\n".join(conflict_lines(change, conflict)), "bold ansi_red"))
+    return Content.assemble(*parts)
 
 
 class SmallButton(Button):
@@ -156,12 +166,12 @@ class ChangeCard(Vertical):
                 yield Static(diff_text(change.op, diff, None), classes="attr")
                 if change.op != "delete" and diff.attribute in change.values:
                     button = SmallButton("✕", "reject_attribute", change.id, diff.attribute)
-                    button.tooltip = f"Reject the change to {diff.attribute}"
+                    button.tooltip = Content(f"Reject the change to {diff.attribute}")
                     yield button
         if self.conflict is not None:
             with Horizontal():
                 yield Static(
-                    Text("\n".join(conflict_lines(change, self.conflict))), classes="conflict"
+                    Content("\n".join(conflict_lines(change, self.conflict))), classes="conflict"
                 )
                 button = SmallButton("Take current", "take_current", change.id, variant="warning")
                 button.tooltip = "Stage this change on top of the item as it is now"

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
@@ -23,9 +23,11 @@ from textual.widgets.option_list import Option
 
 from agent.errors import TabletalkError
 from agent.staging import StagedChange
-from agent.staging.review import FILTER_HELP, ChangeFilter, ChangeGroup
+from agent.staging.review import ChangeFilter, ChangeGroup
 from agent.stores.base import transaction_plan
 from agent.stores.references import ReferencingRows
+from tui.messages import signature
+from tui.widgets.change_list import ChangeList
 from tui.widgets.staged_change import (
     ChangeCard,
     ChangeDetailScreen,
@@ -45,22 +47,18 @@ __all__ = [
     "StagingPanel",
     "conflict_lines",
     "origin_text",
-    "panel_ready",
 ]
 
 PAGE = 50
 """Changes per page of the list."""
+FILTER_PLACEHOLDER = "/ filter · table:NAME op:OP attr:COLUMN words · enter applies"
+"""The filter box's hint, most useful first (cut at narrow widths; F1 lists the syntax)."""
 
 
-def signature(changes: list[StagedChange]) -> list[tuple[str, str, Any]]:
-    """What identifies a staged set as the user saw it: ids, ops and staged values (compared
-    with ==, which is C-speed even for 10,000 changes)."""
-    return [(c.id, c.op, c.values) for c in changes]
-
-
-def panel_ready(app: Any) -> bool:
-    """The panel shows its first page (for benchmarks and tests)."""
-    return any(p.loaded for p in app.query(StagingPanel))
+def page_signature(snap: Snapshot, conflicts: dict[str, Any]) -> tuple[Any, ...]:
+    """What the list draws for a snapshot: the page's changes and their conflicts."""
+    ids = [c.id for c in snap.page]
+    return (signature(snap.page), [(i, id(conflicts.get(i))) for i in ids], snap.total > 0)
 
 
 @dataclass
@@ -88,6 +86,8 @@ class CommitProgress(Message):
 class StagingPanel(TabPane):
     """The panel; `show(changes)` re-reads what it shows when the staged set changed."""
 
+    BINDINGS = [Binding("slash", "focus_filter", "Filter", id="staging.filter", show=False)]
+
     DEFAULT_CSS = """
     StagingPanel { padding: 0 1; }
     StagingPanel > #staging-summary { height: auto; }
@@ -95,6 +95,8 @@ class StagingPanel(TabPane):
     StagingPanel.-orphans > #staging-orphans { display: block; }
     StagingPanel Horizontal { height: 1; }
     StagingPanel Horizontal Button { margin: 0 1 0 0; min-width: 6; }
+    StagingPanel > #staging-matching { display: none; }
+    StagingPanel.-filtered > #staging-matching { display: block; }
     StagingPanel > #commit-progress { display: none; height: 1; }
     StagingPanel.-committing > #commit-progress { display: block; }
     StagingPanel > #staging-groups { height: auto; max-height: 3; border: none; padding: 0; }
@@ -112,9 +114,12 @@ class StagingPanel(TabPane):
         self.conflicts: dict[str, Any] = {}
         self.filter = ChangeFilter()
         self.snapshot = Snapshot()
-        self.loaded = False
         self._shown: Any = None
-        self._summary = Static(Text("Reading staged changes…"), id="staging-summary")
+        self._drawn: Any = None
+        self._generation = 0
+        self._summaries_read = False
+        self._group_lines: list[Content] = []
+        self._summary = Static(Content("Reading staged changes…"), id="staging-summary")
         self._orphans = Static("", id="staging-orphans")
         self._commit_all = Button(
             Content("Commit all"), id="commit-all", variant="success", compact=True, disabled=True
@@ -138,10 +143,12 @@ class StagingPanel(TabPane):
         self._take_current.display = False
         self._groups = OptionList(id="staging-groups", compact=True)
         self._filter_input = Input(
-            placeholder=f"filter: {FILTER_HELP}  (enter applies)", id="staging-filter", compact=True
+            placeholder=FILTER_PLACEHOLDER, id="staging-filter", compact=True
         )
         self._showing = Static("", id="staging-showing")
-        self._list = OptionList(id="staging-list", compact=True)
+        self._list = ChangeList(id="staging-list", compact=True)
+        self._land: int | None = None
+        """Where the cursor lands on the next page drawn (after a page turn by keyboard)."""
         self._progress = ProgressBar(id="commit-progress", show_eta=False)
 
     def compose(self) -> ComposeResult:
@@ -153,19 +160,26 @@ class StagingPanel(TabPane):
             yield self._take_current
             yield self._reject_all
             yield Button(Content("Refresh"), id="refresh", compact=True)
-        yield self._progress
         yield self._groups
         yield self._filter_input
         with Horizontal(id="staging-pager"):
             yield Button(Content("◀"), id="page-prev", compact=True)
             yield self._showing
             yield Button(Content("▶"), id="page-next", compact=True)
+        with Horizontal(id="staging-matching"):  # its own row: it fits at 80 columns too
             yield Button(Content("Commit these"), id="commit-matching", compact=True)
             yield Button(Content("Reject these"), id="reject-matching", compact=True)
         yield self._list
 
     def on_mount(self) -> None:
-        self.show(getattr(self.app, "staged_changes", []), force=True)
+        """Read the first page at once; the set's signature is left to the next refresh (it
+        costs a pass over every staged change, on the way to the first frame)."""
+        self.changes = getattr(self.app, "staged_changes", [])
+        self.load(0)
+
+    def action_focus_filter(self) -> None:
+        """`/`: the keyboard to the filter box (Enter applies it)."""
+        self._filter_input.focus()
 
     def focus_first(self) -> None:
         """Keyboard to the panel: the list of changes when there are some, else Refresh."""
@@ -174,47 +188,85 @@ class StagingPanel(TabPane):
 
     # ----- reading -----------------------------------------------------------------------------
 
-    def show(self, changes: list[StagedChange], *, force: bool = False) -> None:
-        """Re-read what the panel shows when `changes` (the whole staged set) moved."""
-        shown = (signature(changes), sorted(self.conflicts))
+    def show(
+        self,
+        changes: list[StagedChange],
+        *,
+        force: bool = False,
+        signed: list[tuple[str, str, Any]] | None = None,
+    ) -> None:
+        """Re-read what the panel shows when `changes` (the whole staged set) moved; `signed`
+        is their `signature` when the caller has it (computed off the app's thread)."""
+        shown = (signed if signed is not None else signature(changes), sorted(self.conflicts))
         if shown == self._shown and not force:
             return
         self._shown = shown
         self.changes = changes
         ids = {c.id for c in changes}
         self.conflicts = {k: v for k, v in self.conflicts.items() if k in ids}
+        self._summaries_read = False
         self.load(self.snapshot.offset)
 
     def load(self, offset: int = 0) -> None:
-        """Read totals, groups and the page at `offset` of the filtered changes on a worker."""
+        """Read the totals and the page at `offset` of the filtered changes on a worker. The
+        summaries (bulk groups, orphaned rows) cover the whole staged set: they are read after
+        that page is painted, and again only when the staged set moved."""
+        self._generation += 1
+        generation = self._generation
         flt = self.filter
         if flt.ids is not None:
             flt = replace(flt, ids=tuple(i for i in flt.ids if i in self.conflicts))
-        relationships = self._relationships
+        known = self._summaries_read
+        groups, orphans = self.snapshot.groups, self.snapshot.orphans
 
         def job(area: Any) -> Snapshot:
             review = area.review()
             matching = review.count(flt)
             start = max(0, min(offset, (max(matching, 1) - 1) // PAGE * PAGE))
-            first = Snapshot(
+            return Snapshot(
                 total=review.count(),
                 tables=review.tables(),
-                groups=self.snapshot.groups,
+                groups=groups,
                 matching=matching,
                 offset=start,
                 page=review.page(flt, offset=start, limit=PAGE),
-                complete=False,
+                orphans=orphans if known else [],
+                complete=known,
             )
-            self.app.call_from_thread(self._loaded, first)  # the page first; summaries next
+
+        self.staging_watch.read(job, done=lambda snap: self._page_read(snap, generation))
+
+    def _page_read(self, snap: Snapshot, generation: int) -> None:
+        if generation != self._generation:  # a later read is on its way
+            return
+        self._loaded(snap)
+        if not snap.complete:
+            self.call_after_refresh(self._read_summaries, generation)
+
+    def _read_summaries(self, generation: int) -> None:
+        """The bulk groups and the rows staged deletes would orphan, on a worker."""
+        if generation != self._generation:
+            return
+        relationships = self._relationships
+
+        def job(area: Any) -> tuple[list[ChangeGroup], list[ReferencingRows]]:
+            review = area.review()
             deletes = review.deletes()
             orphans: list[ReferencingRows] = []
             if deletes:
                 from agent.staging.orphans import orphaned_by
 
                 orphans = orphaned_by(area.store, deletes, relationships())
-            return replace(first, groups=review.groups(), orphans=orphans, complete=True)
+            return review.groups(), orphans
 
-        self.staging_watch.read(job, done=self._loaded)
+        def done(found: tuple[list[ChangeGroup], list[ReferencingRows]]) -> None:
+            if generation != self._generation:  # the page moved meanwhile; it reads them again
+                return
+            self._summaries_read = True
+            groups, orphans = found
+            self._loaded(replace(self.snapshot, groups=groups, orphans=orphans, complete=True))
+
+        self.staging_watch.read(job, done=done)
 
     def _relationships(self) -> list[Any]:
         from agent.specs import SpecBook
@@ -240,7 +292,7 @@ class StagingPanel(TabPane):
         plan = transaction_plan(self.staging_watch.area.store, count)
         if plan:
             summary += f"\nCommitting them takes {plan}."
-        self._summary.update(Text(summary))
+        self._summary.update(Content(summary))
         self._show_orphans(snap.orphans)
         self._commit_all.label = Content(f"Commit {count:,}")
         self._commit_all.disabled = not count or not snap.complete
@@ -252,19 +304,21 @@ class StagingPanel(TabPane):
         self._commit_all.display = not self.conflicts
         self._take_current.display = bool(self.conflicts)
         self._take_current.label = Content(f"Take current for {len(self.conflicts):,}")
-        self._groups.clear_options()
-        self._groups.add_options(
-            [Option(Text("▸ " + g.summary()), id=str(i)) for i, g in enumerate(snap.groups)]
-        )
+        groups = [Content("▸ " + g.summary()) for g in snap.groups]
+        if groups != self._group_lines:
+            self._group_lines = groups
+            self._groups.clear_options()
+            self._groups.add_options([Option(g, id=str(i)) for i, g in enumerate(groups)])
         self._groups.display = bool(snap.groups)
         end = snap.offset + len(snap.page)
         self._showing.update(
-            Text(f"{snap.offset + 1:,}–{end:,} of {snap.matching:,}")
+            Content(f"{snap.offset + 1:,}–{end:,} of {snap.matching:,}")
             if snap.matching
-            else Text("none")
+            else Content("none")
         )
         self.query_one("#page-prev", Button).disabled = snap.offset == 0
         self.query_one("#page-next", Button).disabled = end >= snap.matching
+        self.set_class(not self.filter.empty, "-filtered")  # acting on "these" needs a filter
         for name in ("#commit-matching", "#reject-matching"):
             button = self.query_one(name, Button)
             button.disabled = self.filter.empty or not snap.matching or not snap.complete
@@ -272,8 +326,12 @@ class StagingPanel(TabPane):
             button.label = Content(
                 f"{verb} these" if self.filter.empty else f"{verb} {snap.matching:,}"
             )
-        self._fill_list(snap)
-        self.loaded = True
+        drawn = page_signature(snap, self.conflicts)
+        if drawn != self._drawn:  # the same page again (summaries arrived): keep the list as is
+            self._drawn = drawn
+            self._fill_list(snap)
+        if self.app.focused is None and self.display and self.screen is self.app.screen:
+            self.focus_first()  # the focused button went away (disabled, e.g. "Commit 0")
 
     def _fill_list(self, snap: Snapshot) -> None:
         area = self.staging_watch.area
@@ -286,7 +344,7 @@ class StagingPanel(TabPane):
                 else "No staged change matches the filter."
             )
             self._list.add_option(
-                Option(Text(text, style="dim"), id="staging-empty", disabled=True)
+                Option(Content.styled(text, "dim"), id="staging-empty", disabled=True)
             )
             return
         self._list.add_options(
@@ -295,6 +353,8 @@ class StagingPanel(TabPane):
                 for c in snap.page
             ]
         )
+        if self._land is not None:
+            highlighted, self._land = self._land % len(snap.page), None
         if highlighted is not None:
             self._list.highlighted = min(highlighted, len(snap.page) - 1)
 
@@ -305,7 +365,7 @@ class StagingPanel(TabPane):
             rows = sum(o.count for o in orphans)
             where = ", ".join(f"{o.count:,} in {o.reference.table}" for o in orphans)
             self._orphans.update(
-                Text(
+                Content(
                     f"⚠ Staged deletes leave {rows:,} row{'s' * (rows != 1)} pointing at nothing "
                     f"({where}); the commit asks first."
                 )
@@ -319,8 +379,8 @@ class StagingPanel(TabPane):
         self.set_filter(event.value)
 
     def set_filter(self, typed: str) -> None:
-        """Show only the changes matching `typed` (see FILTER_HELP); a bad filter says why."""
-        self._filter_input.placeholder = f"filter: {FILTER_HELP}  (enter applies)"
+        """Show only the changes matching `typed` (see ChangeFilter.parse); a bad filter says why."""
+        self._filter_input.placeholder = FILTER_PLACEHOLDER
         words = typed.split()
         conflicts = "is:conflict" in words
         try:
@@ -340,6 +400,19 @@ class StagingPanel(TabPane):
         self._filter_input.placeholder = f"showing the bulk edit “{group.summary()}” (enter: all)"
         self.filter = ChangeFilter(table=group.table, op=group.op, values_json=group.values_json)
         self.load(0)
+
+    @on(ChangeList.PageTurn)
+    def _page_turn(self, event: ChangeList.PageTurn) -> None:
+        """The cursor went past the page: the next page opens on its first change, the
+        previous one on its last."""
+        event.stop()
+        snap = self.snapshot
+        if event.step > 0 and snap.offset + len(snap.page) < snap.matching:
+            self._land = 0
+            self.load(snap.offset + PAGE)
+        elif event.step < 0 and snap.offset > 0:
+            self._land = -1
+            self.load(snap.offset - PAGE)
 
     @on(Button.Pressed, "#page-prev")
     def _prev(self) -> None:
@@ -528,6 +601,8 @@ class StagingPanel(TabPane):
         panel showed) nothing is committed if the staging area no longer holds that set."""
         self.add_class("-committing")
         self._progress.update(total=max(len(ids), 1), progress=0)
+        if not self._progress.is_attached:  # mounted at the first commit, not on every open
+            self.mount(self._progress, after="#staging-bar")
 
         def job(area: Any) -> Any:
             if expect is not None and signature(area.list()) != signature(expect):

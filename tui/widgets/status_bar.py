@@ -1,4 +1,5 @@
-"""The one-line header: store, model, permission mode, token counts and staged changes."""
+"""The one-line header: store, model, permission mode, token counts (and the turn's read
+units on a store that counts them), staged changes, and a store's retrying notice."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ def short_count(n: int) -> str:
     if n >= 1_000:
         return f"{n / 1_000:.1f}k"
     return str(n)
+
+
+def short_units(units: float) -> str:
+    """Read units as DynamoDB bills them (halves): 0.5, 12, 1.2k."""
+    if units >= 1_000:
+        return short_count(int(units))
+    return f"{units:.1f}".removesuffix(".0")
 
 
 def short_model(model_id: str) -> str:
@@ -54,6 +62,10 @@ class StatusBar(Static):
     tokens: reactive[tuple[int, int, int]] = reactive((0, 0, 0))
     staged: reactive[int] = reactive(0)
     busy: reactive[bool] = reactive(False)
+    read_units: reactive[float | None] = reactive(None)
+    """Read units the current (or last) turn consumed; None: the store does not count them."""
+    notice: reactive[str] = reactive("")
+    """A passing store status (DynamoDB throttling: retrying), shown first while set."""
 
     def render(self) -> Text:
         """The widest layout that fits, from labelled to terse; the store name is the last
@@ -88,6 +100,8 @@ class StatusBar(Static):
             self.mode, ""
         )
         head = Text(no_wrap=True)
+        if self.notice:
+            head.append(f"⟳ {self.notice}  ", style="bold yellow")
         if self.busy:
             head.append("● working  " if wide else "● ", style="bold cyan")
         if style != "bare":  # the app's own name goes before the store's
@@ -109,6 +123,9 @@ class StatusBar(Static):
         else:
             tail.append("  tokens " if style == "compact" else "  tok ", style="dim")
             tail.append(f"{short_count(tokens_in)}/{short_count(tokens_out)}")
+        if self.read_units is not None:
+            tail.append("  read units " if wide else "  RU ", style="dim")
+            tail.append(short_units(self.read_units))
         return head, tail
 
     @staticmethod

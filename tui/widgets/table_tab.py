@@ -30,13 +30,16 @@ def elide(text: str, width: int = TITLE_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def example_condition(columns: list[Any]) -> str:
-    """A filter example built from the table's first non-key column (`price > 100`)."""
+def example_condition(columns: list[Any], language: str = "SQL") -> str:
+    """A filter example built from the table's first non-key column (`price > 100`); PartiQL
+    has no LIKE, so text there starts with begins_with."""
     column = next((c for c in columns if not c.key), columns[0] if columns else None)
     if column is None:
         return "1 = 1"
     if any(word in column.type.lower() for word in NUMERIC_TYPES):
         return f"{column.name} > 100"
+    if language == "PartiQL":
+        return f"begins_with(\"{column.name}\", 'A')"
     return f"{column.name} LIKE 'A%'"
 
 
@@ -78,7 +81,7 @@ class TableTab(TabPane):
         if self.make_source is not None:
             yield Input(
                 placeholder=f"filter: a {self.language} condition such as  "
-                f"{example_condition(self._source.columns)}"
+                f"{example_condition(self._source.columns, self.language)}"
                 "  (Enter applies, empty clears)",
                 id="filter",
                 compact=True,

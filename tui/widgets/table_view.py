@@ -6,6 +6,7 @@ so a table of a million rows opens at once and the scrollbar spans the whole tab
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.cells import cell_len, set_cell_size
@@ -38,6 +39,8 @@ def cell_text(value: Any) -> str:
         return "∅"
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
+    if isinstance(value, dict | list):  # nested (DynamoDB maps, lists, sets): compact JSON
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     text = str(value)
     if "\n" in text or "\t" in text or "\r" in text:
         text = text.replace("\r", "").replace("\n", "⏎").replace("\t", " ")
@@ -150,6 +153,7 @@ class TableView(ScrollView, can_focus=True):
         page = message.page
         self._pending.discard(page.number)
         self._pages[page.number] = page
+        self._adopt_columns(page.columns)
         if len(self._pages) > 40:
             far = max(self._pages, key=lambda n: abs(n - self._cursor_page()))
             self._pages.pop(far, None)
@@ -168,10 +172,23 @@ class TableView(ScrollView, can_focus=True):
         self._update_virtual_size()
         self.refresh()
 
+    def _adopt_columns(self, columns: list[ColumnSpec] | None) -> None:
+        """A source that found more attributes sends its longer column list: add the new
+        columns at the right (rows read before it lack them)."""
+        if columns is None or len(columns) <= len(self.columns):
+            return
+        added = columns[len(self.columns) :]
+        self.columns = list(columns)
+        self.widths += [min(MAX_COLUMN_WIDTH, max(cell_len(self._header(c)), 4)) for c in added]
+        self._update_virtual_size()
+
     def _fit_widths(self, page: Page) -> None:
         """Grow columns to fit this page's values (never shrink: no jitter while scrolling)."""
         for i, column in enumerate(self.columns):
-            longest = max((cell_len(cell_text(row[i])) for row in page.rows[:100]), default=0)
+            longest = max(
+                (cell_len(cell_text(row[i])) for row in page.rows[:100] if i < len(row)),
+                default=0,
+            )
             header = max(cell_len(self._header(column)), len(column.type))
             self.widths[i] = min(MAX_COLUMN_WIDTH, max(self.widths[i], header, longest, 4))
         self._update_virtual_size()
@@ -230,7 +247,18 @@ class TableView(ScrollView, can_focus=True):
         if offset >= len(page.rows):
             return None, None
         staged = self._staged.get(key_signature(page.keys[offset])) if self._staged else None
-        return page.rows[offset], staged
+        row = page.rows[offset]
+        if len(row) < len(self.columns):  # read before later pages added columns
+            row = row + (None,) * (len(self.columns) - len(row))
+        return row, staged
+
+    def record_at(self, index: int) -> dict[str, Any] | None:
+        """The whole row as its source read it (every attribute), when the source sends it."""
+        data_index = index - len(self._creates)
+        page = self._pages.get(data_index // PAGE_SIZE) if data_index >= 0 else None
+        if page is None or page.records is None or data_index % PAGE_SIZE >= len(page.records):
+            return None
+        return page.records[data_index % PAGE_SIZE]
 
     # ----- drawing ----------------------------------------------------------------------
 
@@ -328,8 +356,10 @@ class TableView(ScrollView, can_focus=True):
         self._keep_cursor_visible()
         values, staged = self.row_at(self.cursor_row)
         if values is not None:
-            mapping = {c.name: v for c, v in zip(self.columns, values, strict=False)}
-            self.post_message(self.RowChosen(self, mapping, staged))
+            mapping = self.record_at(self.cursor_row) or {
+                c.name: v for c, v in zip(self.columns, values, strict=False)
+            }
+            self.post_message(self.RowChosen(self, dict(mapping), staged))
 
     def on_click(self, event: events.Click) -> None:
         if event.y >= HEADER_LINES:

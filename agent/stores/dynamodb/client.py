@@ -14,6 +14,7 @@ import botocore.config
 import botocore.exceptions
 
 from agent.errors import StoreError
+from agent.stores.dynamodb.retries import THROTTLE_CODES
 
 SCHEME = "dynamodb://"
 ENDPOINT_ENV = "AWS_ENDPOINT_URL_DYNAMODB"
@@ -107,11 +108,7 @@ def translate(
                 f"DynamoDB has no table {table or '(unknown)'} in {region or 'this region'}",
                 fix="Check the table name (listTables) and the region in --db dynamodb://REGION.",
             )
-        if code in (
-            "ProvisionedThroughputExceededException",
-            "ThrottlingException",
-            "RequestLimitExceeded",
-        ):
+        if code in THROTTLE_CODES:
             return StoreError(
                 f"DynamoDB throttled {action}{where} after several retries",
                 fix="Wait a moment and retry, or narrow the read; nothing was lost.",

@@ -10,7 +10,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from agent.stores.dynamodb.client import translate
 from agent.stores.dynamodb.partiql_guard import check_select, quote_name
-from agent.stores.dynamodb.types import item_to_plain
+from agent.stores.dynamodb.types import TYPE_NAMES, item_to_plain, type_name
 from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, TabClosed
 
 if TYPE_CHECKING:
@@ -18,9 +18,12 @@ if TYPE_CHECKING:
 
 
 class DynamoRowSource:
-    """Items of one table in scan order; columns are the key, then attributes of the first page."""
+    """Items of one table in scan order; columns are the key attributes, then every other
+    attribute in the order first seen, growing as later pages load (at most MAX_COLUMNS: the
+    row detail shows the whole item)."""
 
     truncated = False
+    MAX_COLUMNS = 60
 
     def __init__(self, store: DynamoDBStore, table: str, where: str | None = None) -> None:
         self.store = store
@@ -38,11 +41,13 @@ class DynamoRowSource:
         self._done = False
         self._closed = False
         self._count: int | None = None
+        self._seen: dict[str, None] = dict.fromkeys(self.key_columns)
+        key_types = store.key_types(table)
+        self.columns = [
+            ColumnSpec(c, TYPE_NAMES.get(key_types.get(c, ""), "").lower(), key=True)
+            for c in self.key_columns
+        ]
         self._fill(PAGE_SIZE)
-        seen: dict[str, None] = dict.fromkeys(self.key_columns)
-        for row in self._rows:
-            seen.update(dict.fromkeys(row))
-        self.columns = [ColumnSpec(c, "", key=c in self.key_columns) for c in seen]
 
     def _fetch(self) -> None:
         """One more chunk from DynamoDB (caller holds the lock)."""
@@ -64,8 +69,23 @@ class DynamoRowSource:
                 raise TabClosed from exc
             action = "dynamodb:PartiQLSelect" if self._statement else "dynamodb:Scan"
             raise translate(exc, action=action, table=self.table, region=self.store.region) from exc
-        self._rows.extend(item_to_plain(i) for i in response.get("Items", []))
+        keys = self.key_columns
+        for raw in response.get("Items", []):
+            item = item_to_plain(raw)
+            self._rows.append({**{k: item[k] for k in keys if k in item}, **item})
+            if len(self._seen) < self.MAX_COLUMNS and not self._seen.keys() >= item.keys():
+                self._grow(raw)
         self._done = not self._cursor
+
+    def _grow(self, raw: dict[str, Any]) -> None:
+        """Add the item's new attributes as columns, typed by the value first seen (a new
+        list: readers keep theirs)."""
+        added = [a for a in raw if a not in self._seen][: self.MAX_COLUMNS - len(self._seen)]
+        self._seen.update(dict.fromkeys(added))
+        self.columns = [
+            *self.columns,
+            *(ColumnSpec(a, TYPE_NAMES.get(type_name(raw[a]), "").lower()) for a in added),
+        ]
 
     def _fill(self, upto: int) -> None:
         while len(self._rows) < upto and not self._done and not self._closed:
@@ -86,15 +106,17 @@ class DynamoRowSource:
         with self._lock:
             self._fill((number + 1) * PAGE_SIZE)
             chunk = self._rows[number * PAGE_SIZE : (number + 1) * PAGE_SIZE]
-        names = [c.name for c in self.columns]
+            columns = self.columns
+        names = [c.name for c in columns]
         rows = [tuple(r.get(n) for n in names) for r in chunk]
         keys = [{k: r.get(k) for k in self.key_columns} for r in chunk]
-        return Page(number, rows, keys, [])
+        return Page(number, rows, keys, [], columns=columns, records=chunk)
 
     def invalidate(self) -> None:
         """Read again from the start (the table changed)."""
         with self._lock:
             self._rows, self._cursor, self._done, self._count = [], None, False, None
+            # the columns seen stay: a tab never loses a column it showed
 
     def close(self) -> None:
         """Stop fetching; a read in flight ends as TabClosed."""

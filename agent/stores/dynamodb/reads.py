@@ -73,16 +73,22 @@ def stop_note(report: ReadReport, limits: Limits, table: str, hint: str) -> str:
 
 
 def scan_pages(
-    client: Any, request: dict[str, Any], report: ReadReport, limits: Limits
+    client: Any,
+    request: dict[str, Any],
+    report: ReadReport,
+    limits: Limits,
+    operation: str = "scan",
 ) -> Iterator[dict[str, Any]]:
-    """Scan responses until the table ends or a cap is reached (then `report.stopped_early`)."""
+    """Scan (or Query) responses until the end or a cap is reached (then
+    `report.stopped_early`)."""
     start: dict[str, Any] | None = None
+    send = getattr(client, operation)
     while True:
         left = limits.max_scan_items - report.items_scanned
         kwargs = {**request, "ReturnConsumedCapacity": "TOTAL", "Limit": max(1, min(left, 1000))}
         if start:
             kwargs["ExclusiveStartKey"] = start
-        response = client.scan(**kwargs)
+        response = send(**kwargs)
         report.add(response)
         yield response
         start = response.get("LastEvaluatedKey")

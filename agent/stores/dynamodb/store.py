@@ -8,13 +8,13 @@ import fnmatch
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent.errors import BadKeyError, UnknownTableError
+from agent.errors import BadKeyError, StagingError, UnknownTableError
 from agent.stores.base import (
     ApplyResult,
     ChangeToApply,
@@ -24,6 +24,7 @@ from agent.stores.base import (
     Key,
     Landed,
     QueryResult,
+    RetryListener,
     Store,
     TableInfo,
 )
@@ -40,8 +41,16 @@ from agent.stores.dynamodb.client import (
 )
 from agent.stores.dynamodb.partiql_guard import check_select, quote_name, table_of
 from agent.stores.dynamodb.reads import Limits, ReadReport, scan_pages, statement_pages, stop_note
-from agent.stores.dynamodb.types import from_plain, item_to_plain, type_name, value_to_wire
+from agent.stores.dynamodb.retries import RetryWatch
+from agent.stores.dynamodb.types import (
+    TYPE_NAMES,
+    from_plain,
+    item_to_plain,
+    type_name,
+    value_to_wire,
+)
 from agent.stores.paging import RowSource
+from agent.stores.references import Reference, ReferencingRows
 
 _TYPE_NAMES = {"S": "string", "N": "number", "B": "binary"}
 SAMPLE_ITEMS = 50
@@ -83,10 +92,12 @@ class DynamoDBStore(Store):
         self.identity = f"dynamodb:{account}:{region}:{self.endpoint or 'aws'}"
         self.label = f"DynamoDB {region}" + (f" at {self.endpoint}" if self.endpoint else "")
         self._described: dict[str, dict[str, Any]] = {}
+        self._key_shapes: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {}
         self._samples: dict[str, tuple[dict[str, Counter[str]], int]] = {}
         self._local = threading.local()
         self._lock = threading.Lock()
         self._read_units = 0.0
+        self._retries = RetryWatch(client)
 
     @classmethod
     def open(
@@ -154,7 +165,7 @@ class DynamoDBStore(Store):
             return self._read_units
 
     @contextlib.contextmanager
-    def _bounded(self, table: str | None, action: str) -> Iterator[ReadReport]:
+    def bounded(self, table: str | None, action: str) -> Iterator[ReadReport]:
         """One capped read: its own caps, its cost added to the call's report, errors in one
         line; an early stop is explained with the key and indexes to narrow by."""
         op = ReadReport()
@@ -190,7 +201,28 @@ class DynamoDBStore(Store):
         return sorted(n for n in names if glob is None or fnmatch.fnmatchcase(n, glob))
 
     def _resolve(self, table: str) -> str:
-        tables = self.list_tables() if table not in self._described else [table]
+        """The table's exact name: DescribeTable first (one request, cached), then the table
+        list for a case-insensitive match or an error naming the tables."""
+        if table in self._described:
+            return table
+        glob = self.target.tables
+        if glob is None or fnmatch.fnmatchcase(str(table), glob):
+            try:
+                found = self.client.describe_table(TableName=str(table))
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code")
+                if code not in ("ResourceNotFoundException", "ValidationException"):
+                    raise translate(
+                        exc, action="dynamodb:DescribeTable", table=table, region=self.region
+                    ) from exc
+            except BotoCoreError as exc:
+                raise translate(
+                    exc, action="dynamodb:DescribeTable", table=table, region=self.region
+                ) from exc
+            else:
+                self._described[table] = found["Table"]
+                return table
+        tables = self.list_tables()
         if table in tables:
             return table
         match = next((t for t in tables if t.lower() == str(table).lower()), None)
@@ -208,22 +240,31 @@ class DynamoDBStore(Store):
             self._described[name] = found["Table"]
         return self._described[name]
 
+    def _key_shape(self, table: str) -> tuple[str, tuple[str, ...], dict[str, str]]:
+        """(table name, key attributes, their types), from the cached DescribeTable; looked up
+        once per name, as staging asks it for every key."""
+        shape = self._key_shapes.get(table)
+        if shape is None:
+            raw = self._describe(table)
+            schema = raw["KeySchema"]
+            keys = tuple(
+                k["AttributeName"] for k in sorted(schema, key=lambda k: k["KeyType"] != "HASH")
+            )
+            types = {
+                d["AttributeName"]: d["AttributeType"]
+                for d in raw["AttributeDefinitions"]
+                if d["AttributeName"] in keys
+            }
+            shape = self._key_shapes[table] = (str(raw["TableName"]), keys, types)
+        return shape
+
     def key_attributes(self, table: str) -> tuple[str, ...]:
         """Partition key, then sort key."""
-        schema = self._describe(table)["KeySchema"]
-        return tuple(
-            k["AttributeName"] for k in sorted(schema, key=lambda k: k["KeyType"] != "HASH")
-        )
+        return self._key_shape(table)[1]
 
     def key_types(self, table: str) -> dict[str, str]:
         """Key attribute → S, N or B."""
-        raw = self._describe(table)
-        keys = set(self.key_attributes(table))
-        return {
-            d["AttributeName"]: d["AttributeType"]
-            for d in raw["AttributeDefinitions"]
-            if d["AttributeName"] in keys
-        }
+        return dict(self._key_shape(table)[2])
 
     def schema(self, table: str) -> TableInfo:
         """Name, key and the attributes seen in a small sample (keys first)."""
@@ -309,9 +350,7 @@ class DynamoDBStore(Store):
 
     def normalize_key(self, table: str, key: Key) -> Key:
         """Check `key` names exactly the key attributes; coerce numbers given as text."""
-        name = self._resolve(table)
-        types = self.key_types(name)
-        wanted = self.key_attributes(name)
+        name, wanted, types = self._key_shape(table)
         by_lower = {str(k).lower(): v for k, v in key.items()}
         if len(key) != len(wanted) or any(k.lower() not in by_lower for k in wanted):
             raise BadKeyError(
@@ -370,11 +409,15 @@ class DynamoDBStore(Store):
 
     def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
         """Items for many keys with BatchGetItem (100 keys a call, consistent reads)."""
-        name = self._resolve(table)
+        name, attrs, _ = self._key_shape(table)
         normalized = [self.normalize_key(name, k) for k in keys]
-        attrs = self.key_attributes(name)
-        found: dict[str, Item] = {}
-        unique = list({json.dumps(k, sort_keys=True): k for k in normalized}.values())
+
+        def signature(key: Key) -> tuple[Any, ...]:  # binary keys are dicts: compared as JSON
+            values = (key.get(a) for a in attrs)
+            return tuple(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for v in values)
+
+        found: dict[tuple[Any, ...], Item] = {}
+        unique = list({signature(k): k for k in normalized}.values())
         for start in range(0, len(unique), 100):
             pending: dict[str, Any] = {
                 name: {
@@ -395,12 +438,12 @@ class DynamoDBStore(Store):
                 for raw in response.get("Responses", {}).get(name, []):
                     item = self._ordered(name, item_to_plain(raw))
                     report.items_scanned += 1
-                    found[json.dumps({a: item[a] for a in attrs}, sort_keys=True)] = item
+                    found[signature(item)] = item
                 pending = response.get("UnprocessedKeys") or {}
-        return [found.get(json.dumps(k, sort_keys=True)) for k in normalized]
+        return [found.get(signature(k)) for k in normalized]
 
     def _ordered(self, table: str, item: Item) -> Item:
-        keys = self.key_attributes(table)
+        keys = self._key_shape(table)[1]
         return {
             **{k: item[k] for k in keys if k in item},
             **{k: v for k, v in item.items() if k not in keys},
@@ -413,7 +456,7 @@ class DynamoDBStore(Store):
         table = self._resolve(named[0]) if named else None
         want = limit if limit is not None else self.limits.max_scan_items
         rows: list[Item] = []
-        with self._bounded(table, "dynamodb:PartiQLSelect") as report:
+        with self.bounded(table, "dynamodb:PartiQLSelect") as report:
             for response in statement_pages(self.client, sql, report, self.limits, want + 1):
                 rows.extend(item_to_plain(i) for i in response.get("Items", []))
         truncated = len(rows) > want or report.stopped_early is not None
@@ -446,7 +489,7 @@ class DynamoDBStore(Store):
             return len(self.query(sql, limit=self.limits.max_scan_items).rows)
         total = 0
         request = {"TableName": name, "Select": "COUNT"}
-        with self._bounded(name, "dynamodb:Scan") as report:
+        with self.bounded(name, "dynamodb:Scan") as report:
             for response in scan_pages(self.client, request, report, self.limits):
                 total += int(response.get("Count", 0))
         return total
@@ -461,7 +504,7 @@ class DynamoDBStore(Store):
             "ProjectionExpression": "#a",
             "ExpressionAttributeNames": {"#a": column},
         }
-        with self._bounded(name, "dynamodb:Scan") as report:
+        with self.bounded(name, "dynamodb:Scan") as report:
             for response in scan_pages(self.client, request, report, self.limits):
                 for raw in response.get("Items", []):
                     if column in raw:
@@ -488,6 +531,55 @@ class DynamoDBStore(Store):
                     }
                 )
         return out
+
+    def referencing_rows(
+        self,
+        table: str,
+        keys: list[Key],
+        also: tuple[Reference, ...] = (),
+        examples: int = 3,
+        deleted: Mapping[str, list[Key]] | None = None,
+    ) -> list[ReferencingRows]:
+        """Items that reference these items of `table` through declared relationships (DynamoDB
+        has no foreign keys): an index Query per value when an index fits, else a bounded Scan.
+        Items `deleted` names (keys per table, deleted in the same commit) are not counted."""
+        from agent.stores.dynamodb.references import referencing
+
+        gone = {n.lower(): k for n, k in (deleted or {}).items()}
+        name = self._resolve(table)
+        references = [r for r in also if r.target.lower() == name.lower()]
+        if not references:
+            return []
+        items = [i for i in self.get_items(name, keys) if i is not None]
+        found = []
+        for reference in references:
+            child = Reference(
+                self._resolve(reference.table),
+                reference.columns,
+                name,
+                reference.target_columns,
+                reference.via,
+            )
+            attributes = self.key_attributes(child.table)
+            excluded = {
+                tuple(self.normalize_key(child.table, k).get(a) for a in attributes)
+                for k in gone.get(reference.table.lower(), [])
+            }
+            rows = referencing(self, child, items, examples, excluded)
+            if rows is not None:
+                found.append(rows)
+        return found
+
+    def watch_retries(self, listener: RetryListener | None) -> None:
+        """Tell `listener` while DynamoDB throttles and botocore retries (see retries.py)."""
+        self._retries.listener = listener
+
+    def value_type(self, value: Any) -> str | None:
+        """DynamoDB's type of a plain value: Number, String, String Set, List, Map, ..."""
+        try:
+            return TYPE_NAMES.get(type_name(value_to_wire(value)))
+        except StagingError:
+            return None
 
     def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
         """Like Store.holds, with null meaning "no such attribute" (how updates remove one)."""
@@ -516,6 +608,16 @@ class DynamoDBStore(Store):
 
         name = self._resolve(table)
         return DynamoRowSource(self, name, where)
+
+    def scan_rows(
+        self, table: str, columns: Sequence[str], batch_size: int = 1000
+    ) -> Generator[list[Item], None, None]:
+        """Every item's key and `columns` by paginated Scan, uncapped (`Store.scan_rows`)."""
+        from agent.stores.dynamodb.scan_rows import scan_all
+
+        name = self._resolve(table)
+        keys = self.key_attributes(name)
+        return scan_all(self.client, name, [*keys, *columns], batch_size, region=self.region)
 
     # -- writes ---------------------------------------------------------------------------------
 

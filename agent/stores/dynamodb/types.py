@@ -19,6 +19,19 @@ from agent.errors import StagingError
 _SERIALIZER = TypeSerializer()
 _DESERIALIZER = TypeDeserializer()
 TAGS = ("$set", "$binary", "$decimal")
+TYPE_NAMES = {
+    "S": "String",
+    "N": "Number",
+    "B": "Binary",
+    "BOOL": "Boolean",
+    "NULL": "Null",
+    "L": "List",
+    "M": "Map",
+    "SS": "String Set",
+    "NS": "Number Set",
+    "BS": "Binary Set",
+}
+"""DynamoDB's data type names, by type descriptor."""
 
 
 def number_to_plain(value: Decimal) -> int | float | dict[str, str]:

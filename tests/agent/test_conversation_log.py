@@ -1,0 +1,319 @@
+"""Conversation files as append-only logs: what a step writes, what a crash leaves, old files.
+
+Every saved history must be one Converse accepts, and a step is saved whole or not at all,
+wherever a crash cuts the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent import paths
+from agent.cli.main import main
+from agent.config import Settings
+from agent.conversations import Conversation, ConversationNotFound, ConversationStore
+from agent.session import ChatSession, list_conversations
+from agent.stores.open import open_store
+from tests.support.replay import ReplayCaller, Step, repeating
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def assert_converse_accepts(messages: list[dict[str, Any]]) -> None:
+    """The rules Bedrock enforces on a history: starts with user, roles alternate, every
+    toolUse is answered (same ids) in the next user message, no empty message."""
+    assert messages and messages[0]["role"] == "user"
+    for index, message in enumerate(messages):
+        assert message["content"], f"message {index} is empty"
+        if index:
+            assert message["role"] != messages[index - 1]["role"], f"message {index} repeats"
+        uses = [b["toolUse"]["toolUseId"] for b in message["content"] if "toolUse" in b]
+        if message["role"] == "assistant" and uses:
+            assert index + 1 < len(messages), "a toolUse without its results"
+            answer = messages[index + 1]["content"]
+            results = [b["toolResult"]["toolUseId"] for b in answer if "toolResult" in b]
+            assert results == uses, f"message {index + 1} does not answer {uses}"
+
+
+def session(demo_path: Path, caller: ReplayCaller, conversation_id: str | None = None) -> ChatSession:
+    return ChatSession.open(
+        Settings(step_limit=50), open_store(demo_path), conversation_id=conversation_id, caller=caller
+    )
+
+
+def log_path(conversation_id: str) -> Path:
+    return paths.conversations_dir() / f"{conversation_id}.jsonl"
+
+
+def varied_conversation(demo_path: Path) -> ChatSession:
+    """Two turns touching every kind of save: text, two tools in one answer, a search that
+    discovers tools, an ask ending the turn, and a prompt merged after the ask's result."""
+    first = session(
+        demo_path,
+        ReplayCaller(
+            [
+                Step("Looking.", [("listTables", {}), ("describeTable", {"table": "orders"})]),
+                Step(tool_uses=[("searchTools", {"query": "export to csv"})]),
+                Step(tool_uses=[("ask", {"question": "Which table?", "choices": ["a", "b"]})]),
+            ]
+        ),
+    )
+    first.run_turn("show me the tables")
+    second = session(
+        demo_path,
+        ReplayCaller([Step(tool_uses=[("getCurrentTime", {})]), Step("It is today.")]),
+        first.conversation_id,
+    )
+    second.run_turn("orders, please")
+    return second
+
+
+def test_a_step_appends_to_the_file_instead_of_rewriting_the_history(demo_path: Path) -> None:
+    chat = session(demo_path, repeating(41))
+    sizes: list[int] = []
+    inodes: set[int] = set()
+
+    def measure(_event: object) -> None:
+        path = log_path(chat.conversation_id)
+        if path.exists():
+            sizes.append(path.stat().st_size)
+            inodes.add(path.stat().st_ino)
+
+    chat.run_turn("list the tables, 40 times", on_event=measure)
+    assert len(inodes) == 1  # one file, never replaced
+    growth = [b - a for a, b in zip(sizes, sizes[1:], strict=False) if b != a]
+    assert len(growth) >= 40
+    tool_steps = growth[:-1]  # the last save is the final answer
+    assert max(tool_steps) < 1.1 * tool_steps[0]  # the 40th step writes what the 1st did
+    assert sizes[-1] > 30 * max(growth)  # not the history
+    loaded = ConversationStore().load(chat.conversation_id)
+    assert loaded.messages == chat.conversation.messages
+    assert loaded.usage == chat.conversation.usage
+
+
+def test_a_file_cut_at_any_byte_loads_a_whole_number_of_steps(demo_path: Path) -> None:
+    chat = varied_conversation(demo_path)
+    path = log_path(chat.conversation_id)
+    data = path.read_bytes()
+    first_line = data.index(b"\n") + 1  # written whole (temp file + rename), never cut
+    saves = {}
+    for end in range(first_line, len(data) + 1):
+        path.write_bytes(data[:end])
+        loaded = ConversationStore().load(chat.conversation_id)
+        assert_converse_accepts(loaded.messages)
+        complete = data.rindex(b"\n", 0, end) + 1  # the last save that was written whole
+        saves.setdefault(complete, loaded.messages)
+        assert loaded.messages == saves[complete], f"cut at byte {end}"
+    assert len(saves) == data.count(b"\n")  # every save is its own loadable state
+    assert saves[len(data)] == chat.conversation.messages
+    assert ConversationStore().load(chat.conversation_id).discovered == list(chat.active.discovered)
+
+
+def test_a_cut_save_is_dropped_and_the_next_turn_continues_cleanly(demo_path: Path) -> None:
+    chat = varied_conversation(demo_path)
+    path = log_path(chat.conversation_id)
+    data = path.read_bytes()
+    cut = len(data) - 7  # inside the last save
+    path.write_bytes(data[:cut])
+    before = ConversationStore().load(chat.conversation_id).messages
+    assert before != chat.conversation.messages
+
+    more = session(demo_path, ReplayCaller([Step("Hello again.")]), chat.conversation_id)
+    more.run_turn("one more")
+    loaded = ConversationStore().load(chat.conversation_id)
+    assert_converse_accepts(loaded.messages)
+    assert loaded.messages == more.conversation.messages
+    kept = len(before) - 1  # the cut dropped the last answer: "one more" joins its results
+    assert loaded.messages[:kept] == before[:kept]
+    assert loaded.messages[kept]["content"][:-1] == before[kept]["content"]
+    assert loaded.messages[-1] == {"role": "assistant", "content": [{"text": "Hello again."}]}
+
+
+def test_a_damaged_line_before_the_end_is_reported_not_skipped(demo_path: Path) -> None:
+    chat = varied_conversation(demo_path)
+    path = log_path(chat.conversation_id)
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = b'{"at": "nonsense"}'
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(ConversationNotFound, match="damaged: line 3"):
+        ConversationStore().load(chat.conversation_id)
+    summaries, broken = ConversationStore().scan()
+    assert summaries == [] and [b.path for b in broken] == [path]
+
+
+def test_a_killed_process_leaves_a_history_converse_accepts(demo_path: Path, tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from agent.config import Settings
+        from agent.session import ChatSession
+        from agent.stores.open import open_store
+        from tests.support.replay import repeating
+
+        chat = ChatSession.open(
+            Settings(step_limit=100), open_store({str(demo_path)!r}), caller=repeating(100)
+        )
+        print(chat.conversation_id, flush=True)
+        while True:
+            chat.run_turn("again")
+        """
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy()
+    )
+    try:
+        assert child.stdout is not None
+        conversation_id = child.stdout.readline().strip()
+        path = log_path(conversation_id)
+        while not path.exists() or path.read_bytes().count(b"\n") < 60:
+            assert child.poll() is None, "the child ended early"
+            time.sleep(0.01)  # polling the file, not timing anything
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    finally:
+        if child.poll() is None:
+            child.kill()
+    loaded = ConversationStore().load(conversation_id)
+    assert len(loaded.messages) >= 60
+    assert_converse_accepts(loaded.messages)
+    after = session(demo_path, ReplayCaller([Step("Still here.")]), conversation_id)
+    assert after.run_turn("are you there?").reason == "end_turn"
+    reloaded = ConversationStore().load(conversation_id)
+    assert_converse_accepts(reloaded.messages)
+    assert reloaded.messages == after.conversation.messages
+
+
+OLD_FILE = {
+    "id": "20260101-120000-abcdef",
+    "store": "",
+    "model": "us.amazon.nova-2-lite-v1:0",
+    "created_at": "2026-01-01T12:00:00+00:00",
+    "updated_at": "2026-01-01T12:05:00+00:00",
+    "title": "what tables are there",
+    "messages": [
+        {"role": "user", "content": [{"text": "what tables are there"}]},
+        {
+            "role": "assistant",
+            "content": [{"toolUse": {"toolUseId": "t1", "name": "listTables", "input": {}}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "toolResult": {
+                        "toolUseId": "t1",
+                        "content": [{"json": {"tables": ["customers"]}}],
+                        "status": "success",
+                    }
+                }
+            ],
+        },
+        {"role": "assistant", "content": [{"text": "customers, orders, products."}]},
+    ],
+    "discovered": ["exportCsv"],
+    "attachments": [],
+    "attached": [],
+    "granted": ["runQuery"],
+    "usage": {
+        "inputTokens": 100,
+        "outputTokens": 20,
+        "cacheReadInputTokens": 0,
+        "cacheWriteInputTokens": 0,
+    },
+}
+
+
+def test_a_conversation_saved_in_the_old_format_lists_resumes_and_continues(
+    demo_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = paths.conversations_dir()
+    folder.mkdir(parents=True)
+    conversation_id = OLD_FILE["id"]
+    store = open_store(demo_path)
+    old = dict(OLD_FILE, store=store.identity)
+    (folder / f"{conversation_id}.json").write_text(json.dumps(old, indent=1), encoding="utf-8")
+
+    assert main(["conversations", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(c["id"], c["title"], c["message_count"]) for c in listed] == [
+        (conversation_id, "what tables are there", 4)
+    ]
+
+    chat = session(demo_path, ReplayCaller([Step("Three tables.")]), conversation_id)
+    assert chat.conversation.messages == old["messages"]
+    assert "exportCsv" in chat.active.names() and chat.gate.granted == {"runQuery"}
+    assert chat.usage.input == 100
+    chat.run_turn("and again?")
+
+    assert not (folder / f"{conversation_id}.json").exists()
+    loaded = ConversationStore().load(conversation_id)
+    assert loaded.messages[:4] == old["messages"] and len(loaded.messages) == 6
+    assert loaded.discovered == ["exportCsv"] and loaded.granted == ["runQuery"]
+    assert loaded.created_at == old["created_at"] and loaded.title == old["title"]
+    assert [(s.id, s.message_count) for s in list_conversations()] == [(conversation_id, 6)]
+
+
+def test_an_old_file_left_beside_its_log_lists_once_and_loads_the_log(demo_path: Path) -> None:
+    chat = session(demo_path, ReplayCaller([Step("Hi.")]))
+    chat.run_turn("hello")
+    stale = dict(OLD_FILE, id=chat.conversation_id, title="stale")
+    folder = paths.conversations_dir()
+    (folder / f"{chat.conversation_id}.json").write_text(json.dumps(stale), encoding="utf-8")
+    assert [(s.id, s.title) for s in list_conversations()] == [(chat.conversation_id, "hello")]
+    assert ConversationStore().load(chat.conversation_id).title == "hello"
+    ConversationStore().delete(chat.conversation_id)
+    assert list(folder.iterdir()) == []
+
+
+def test_rewind_and_compaction_rewrite_the_file_to_what_is_kept(demo_path: Path) -> None:
+    chat = varied_conversation(demo_path)
+    store = ConversationStore()
+    first_text = chat.user_messages()[-1][0]
+    chat.rewind(first_text)
+    assert store.load(chat.conversation_id).messages == chat.conversation.messages
+    assert chat.conversation.compact_tool_results() >= 1
+    store.save(chat.conversation)
+    loaded = store.load(chat.conversation_id)
+    assert loaded.messages == chat.conversation.messages
+    assert "was removed" in json.dumps(loaded.messages[2])
+    assert log_path(chat.conversation_id).read_bytes().count(b"\n") == 1
+
+
+def test_another_process_saving_the_same_conversation_is_not_interleaved(
+    demo_path: Path,
+) -> None:
+    chat = session(demo_path, ReplayCaller([Step("One.")]))
+    chat.run_turn("first")
+    here = session(demo_path, ReplayCaller([Step("Here.")]), chat.conversation_id)
+    there = session(demo_path, ReplayCaller([Step("There.")]), chat.conversation_id)
+    here.run_turn("from here")
+    there.run_turn("from there")  # saved last: its whole view wins, as one file
+    loaded = ConversationStore().load(chat.conversation_id)
+    assert_converse_accepts(loaded.messages)
+    assert loaded.messages == there.conversation.messages
+    here.run_turn("here again")
+    loaded = ConversationStore().load(chat.conversation_id)
+    assert_converse_accepts(loaded.messages)
+    assert loaded.messages == here.conversation.messages
+
+
+def test_a_conversation_object_saved_twice_under_new_ids_keeps_both(tmp_path: Path) -> None:
+    store = ConversationStore(tmp_path)
+    conversation = Conversation("a", "demo", "m")
+    conversation.append_user([{"text": "hi"}])
+    store.save(conversation)
+    conversation.id = "b"
+    conversation.append_assistant({"content": [{"text": "hello"}]})
+    store.save(conversation)
+    assert len(store.load("a").messages) == 1 and len(store.load("b").messages) == 2

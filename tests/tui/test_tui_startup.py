@@ -1,0 +1,76 @@
+"""The app's first screen comes before anything it does not need: the chat session, the tool
+models, staging, boto3, the MCP SDK and Markdown load afterwards, on a worker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import json, sys
+from agent.stores.open import open_store
+from tui.app import TabletalkApp
+
+HEAVY = (
+    "agent.session", "agent.conversations", "agent.tools.registry", "agent.staging",
+    "agent.loop", "pydantic", "boto3", "botocore", "mcp", "anyio", "markdown_it", "rapidfuzz",
+)
+
+
+class Probe(TabletalkApp):
+    def on_ready(self) -> None:  # the first frame is on screen
+        loaded = [name for name in HEAVY if name in sys.modules]
+        tables = self.query_one("#table-list").option_count
+        print(json.dumps({"loaded": loaded, "tables": tables,
+                          "focused": self.chat.composer.has_focus}))
+        self.exit()
+
+
+Probe(open_store(None), staging_poll_seconds=0).run(headless=True, size=(120, 36))
+"""
+
+
+def test_the_first_screen_is_usable_before_the_session_and_its_imports(
+    isolated_dirs: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    first = json.loads(done.stdout.strip().splitlines()[-1])
+    assert first["tables"] >= 4 and first["focused"], first
+    assert first["loaded"] == [], f"imported before the first screen: {first['loaded']}"
+
+
+def test_the_session_and_the_staged_changes_arrive_after_the_first_screen(
+    isolated_dirs: Path,
+) -> None:
+    code = PROBE.replace(
+        "        self.exit()\n",
+        "        self.set_interval(0.05, self._wait_for_session)\n\n"
+        "    def _wait_for_session(self) -> None:\n"
+        "        self.ticks = getattr(self, 'ticks', 0) + 1\n"
+        "        opened = self.session is not None and self.staging_watch._area is not None\n"
+        "        if opened or self.ticks > 2000:  # 100 s: it never came\n"
+        "            print(json.dumps({'opened': opened}))\n"
+        "            self.exit()\n",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"opened": True}
