@@ -12,6 +12,7 @@ Usage: .venv/bin/python bench/staging_panel.py [counts, default 1,1000,10000] [r
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import re
@@ -140,8 +141,16 @@ def figures(name: str, values: list[float]) -> str:
 
 
 def main() -> None:
-    counts = [int(c) for c in (sys.argv[1] if len(sys.argv) > 1 else "1,1000,10000").split(",")]
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    parser = argparse.ArgumentParser(
+        description="Staging panel open time: ctrl+s to the first frame showing a change."
+    )
+    parser.add_argument(
+        "counts", nargs="?", default="1,1000,10000", help="staged changes, comma-separated"
+    )
+    parser.add_argument("runs", nargs="?", type=int, default=5, help="runs per count (default 5)")
+    args = parser.parse_args()
+    counts = [int(c) for c in args.counts.split(",")]
+    runs: int = args.runs
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for count in counts:
         with tempfile.TemporaryDirectory() as tmp:
