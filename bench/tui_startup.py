@@ -10,6 +10,7 @@ Usage: .venv/bin/python bench/tui_startup.py [runs] [--before DIR]
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -63,10 +64,15 @@ def floor_run() -> float:
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    before = Path(args[args.index("--before") + 1]).resolve() if "--before" in args else None
-    numbers = [a for a in args if a.isdigit()]
-    runs = int(numbers[0]) if numbers else 5
+    parser = argparse.ArgumentParser(
+        description="The app's cold start: launch to the first usable screen, against "
+        "`python -c pass`."
+    )
+    parser.add_argument("runs", nargs="?", type=int, default=5, help="runs (default 5)")
+    parser.add_argument("--before", type=Path, help="another source tree, timed in the same rounds")
+    parsed = parser.parse_args()
+    before = parsed.before.resolve() if parsed.before else None
+    runs: int = parsed.runs
     sources = [ROOT] + ([before] if before else [])
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ)
