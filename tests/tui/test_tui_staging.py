@@ -610,3 +610,33 @@ async def test_the_keyboard_stays_in_the_panel_after_committing_what_the_filter_
         assert app.focused is not None and app.query_one(StagingPanel) in app.focused.ancestors
         await pilot.press("slash")
         assert app.focused is app.query_one("#staging-filter"), "/ still reaches the filter"
+
+
+async def test_the_list_gets_the_keyboard_when_its_first_page_arrives_late(
+    make_app, demo_store, monkeypatch
+) -> None:
+    """Opened while the page is still being read (a loaded machine), the panel first has
+    nothing but Refresh to focus; once the page arrives the keyboard moves to the changes."""
+    import threading
+
+    area = StagingArea(demo_store)
+    area.stage("orders", "update", {"id": 1}, {"status": "on hold"})
+    area.close()
+    gate = threading.Event()
+    listing = StagingArea.list
+
+    def slow_list(self, *args, **kwargs):
+        gate.wait(30)
+        return listing(self, *args, **kwargs)
+
+    monkeypatch.setattr(StagingArea, "list", slow_list)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await pilot.pause()
+        panel = app.query_one(StagingPanel)
+        assert not panel.changes and app.focused is app.query_one("#refresh")
+        gate.set()
+        await until(app, pilot, lambda: bool(panel.changes))
+        await settle(app, pilot)
+        assert app.focused is app.query_one("#staging-list")

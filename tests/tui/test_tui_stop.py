@@ -27,7 +27,9 @@ async def start_long_answer(app: TabletalkApp, pilot, scripted_bedrock) -> None:
     await settle(app, pilot)
     app.chat.composer.text = "write me a report"
     await pilot.press("enter")
-    while not app.query(AssistantMessage):
+    # Until part of the answer is shown and more of it waits (a loaded machine may deliver the
+    # stream in pieces, and a piece can be drawn whole before the next one arrives).
+    while not (app.query(AssistantMessage) and app.chat.rendering):
         await pilot.pause()
 
 

@@ -118,6 +118,8 @@ class StagingPanel(TabPane):
         self._drawn: Any = None
         self._generation = 0
         self._summaries_read = False
+        self._list_wanted = False
+        """Focus was given to the panel before its first page arrived: it goes to the list then."""
         self._group_lines: list[Content] = []
         self._summary = Static(Content("Reading staged changes…"), id="staging-summary")
         self._orphans = Static("", id="staging-orphans")
@@ -182,8 +184,10 @@ class StagingPanel(TabPane):
         self._filter_input.focus()
 
     def focus_first(self) -> None:
-        """Keyboard to the panel: the list of changes when there are some, else Refresh."""
+        """Keyboard to the panel: the list of changes when there are some, else Refresh (and
+        the list once a page that is still being read arrives)."""
         target = self._list if self.changes else self.query_one("#refresh")
+        self._list_wanted = not self.changes
         target.focus()
 
     # ----- reading -----------------------------------------------------------------------------
@@ -332,6 +336,10 @@ class StagingPanel(TabPane):
             self._fill_list(snap)
         if self.app.focused is None and self.display and self.screen is self.app.screen:
             self.focus_first()  # the focused button went away (disabled, e.g. "Commit 0")
+        elif self._list_wanted and self.changes:
+            self._list_wanted = False
+            if self.app.focused is self.query_one("#refresh"):
+                self._list.focus()  # opened before its first page was read
 
     def _fill_list(self, snap: Snapshot) -> None:
         area = self.staging_watch.area
