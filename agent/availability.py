@@ -15,11 +15,14 @@ if TYPE_CHECKING:
 
 def met_requirements(store: Store) -> frozenset[Requirement]:
     """The requirements `store` meets now (cheap: a file check, a one-row read at most)."""
-    from agent.vectors.sidecar import has_index  # apsw only when a tool needs asking
+    from agent.vectors.location import sidecar_path
 
     met: set[Requirement] = set()
-    if has_index(store.identity):
-        met.add(Requirement.VECTOR_INDEX)
+    if sidecar_path(store.identity).exists():
+        from agent.vectors.sidecar import has_index  # apsw and sqlite-vec only when one exists
+
+        if has_index(store.identity):
+            met.add(Requirement.VECTOR_INDEX)
     return frozenset(met)
 
 

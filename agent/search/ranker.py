@@ -10,7 +10,7 @@ import math
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from rapidfuzz import process
@@ -164,7 +164,6 @@ class KeywordRanker:
         self._surface_to_terms = self._surface_forms(tokens)
         self._surfaces: list[str] = sorted(self._surface_to_terms)
         self._expansions: dict[str, tuple[_Alternative, ...]] = {}
-        self._near = self._near_terms()
 
     # --- index -------------------------------------------------------------------------
 
@@ -220,9 +219,11 @@ class KeywordRanker:
                         forms.setdefault(word, set()).add(term)
         return forms
 
-    def _near_terms(self) -> dict[str, dict[str, float]]:
+    @cached_property
+    def _near(self) -> dict[str, dict[str, float]]:
         """Word stem → catalog terms near it in meaning, both ways round: the term's neighbours
-        lead to it (document side) and the word's own neighbours do (query side)."""
+        lead to it (document side) and the word's own neighbours do (query side). Built at the
+        first query, so a turn that never searches does not read the neighbour table."""
         table = neighbours()
         near: dict[str, dict[str, float]] = {}
         for term in self._postings:

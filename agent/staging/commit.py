@@ -222,7 +222,7 @@ def _mark_indexes_stale(store: Store, landed: Iterable[tuple[str, Key]]) -> None
     failure here never fails the commit: the next `tabletalk index build` rereads every row."""
     if not landed:
         return
-    from agent.vectors.sidecar import sidecar_path  # light: the index module loads boto3
+    from agent.vectors.location import sidecar_path  # light: the index module loads boto3
 
     if not sidecar_path(store.identity).exists():
         return

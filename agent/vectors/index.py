@@ -22,12 +22,12 @@ from agent.errors import TabletalkError
 from agent.stores.base import Key, Store, TableInfo
 from agent.vectors import knn
 from agent.vectors.embedder import Embedder
+from agent.vectors.location import sidecar_path
 from agent.vectors.sidecar import (
     PARTITIONS,
     create_vector_tables,
     float_table,
     open_sidecar,
-    sidecar_path,
     vec_table,
 )
 from agent.vectors.source import key_json, read_rows, row_text, text_hash

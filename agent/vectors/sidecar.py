@@ -8,13 +8,10 @@ The store itself is never opened through apsw; only this sidecar is.
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
 import apsw
 import sqlite_vec
 
-from agent import paths
+from agent.vectors.location import sidecar_path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS indexes (
@@ -40,12 +37,6 @@ CREATE TABLE IF NOT EXISTS stale (
     PRIMARY KEY (tbl, key_json)
 );
 """
-
-
-def sidecar_path(identity: str) -> Path:
-    """The sidecar file of the store named `identity` (a hash, so any identity is a file name)."""
-    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:24]
-    return paths.data_dir() / "vectors" / f"{digest}.sqlite"
 
 
 def open_sidecar(identity: str, *, create: bool = True) -> apsw.Connection | None:

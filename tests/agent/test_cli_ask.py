@@ -116,7 +116,8 @@ def test_console_script_runs_a_turn_without_textual_boto3_or_mcp(
         "from tui.entry import main\n"
         "status = main(sys.argv[1:])\n"
         "assert 'textual' not in sys.modules, 'headless path imported textual'\n"
-        "unused = [m for m in ('boto3', 's3transfer', 'mcp') if m in sys.modules]\n"
+        "unused = [m for m in ('boto3', 's3transfer', 'mcp', 'apsw', 'sqlite_vec', 'numpy')"
+        " if m in sys.modules]\n"
         "assert not unused, f'a turn imported {unused}'\n"
         "sys.exit(status)\n"
     )

@@ -17,8 +17,9 @@ from agent.staging import StagingArea
 from agent.stores.open import open_store
 from agent.vectors.embedder import Embedder, model_format
 from agent.vectors.index import VectorIndex
+from agent.vectors.location import sidecar_path
 from agent.vectors.search import search
-from agent.vectors.sidecar import open_sidecar, sidecar_path
+from agent.vectors.sidecar import open_sidecar
 from tests.support.scripted_bedrock import Error, ScriptedBedrock
 
 NAMES = [
