@@ -640,3 +640,21 @@ async def test_the_list_gets_the_keyboard_when_its_first_page_arrives_late(
         await until(app, pilot, lambda: bool(panel.changes))
         await settle(app, pilot)
         assert app.focused is app.query_one("#staging-list")
+
+
+async def test_the_commit_button_shows_its_whole_count_after_it_grows(make_app, demo_path) -> None:
+    """Opened with nothing staged ("Commit 0"), the button then reads "Commit 1,400" whole (it
+    kept the width of its first label and showed only "Commit")."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        other = SQLiteStore.open(demo_path)
+        StagingArea(other).stage_many(
+            "orders", query="SELECT id FROM orders WHERE id <= 1400", set={"status": "x"}
+        )
+        other.close()
+        app.staging_watch._check()
+        await settle(app, pilot)
+        assert app.status.staged == 1400
+        assert "Commit 1,400" in screen_text(app)

@@ -83,6 +83,14 @@ class CommitProgress(Message):
         self.total = total
 
 
+def relabel(button: Button, label: Content) -> None:
+    """Give `button` a new label and lay it out again (a Button keeps the width of its first
+    label otherwise, so "Commit 0" would cut "Commit 1,429" to "Commit")."""
+    if button.label != label:
+        button.label = label
+        button.refresh(layout=True)
+
+
 class StagingPanel(TabPane):
     """The panel; `show(changes)` re-reads what it shows when the staged set changed."""
 
@@ -298,16 +306,16 @@ class StagingPanel(TabPane):
             summary += f"\nCommitting them takes {plan}."
         self._summary.update(Content(summary))
         self._show_orphans(snap.orphans)
-        self._commit_all.label = Content(f"Commit {count:,}")
+        relabel(self._commit_all, Content(f"Commit {count:,}"))
         self._commit_all.disabled = not count or not snap.complete
         self._reject_all.disabled = not count
         clean = count - len(self.conflicts)
-        self._commit_clean.label = Content(f"Commit the {clean:,} without conflict")
+        relabel(self._commit_clean, Content(f"Commit the {clean:,} without conflict"))
         self._commit_clean.display = bool(self.conflicts) and clean > 0
         self._commit_clean.disabled = not snap.complete
         self._commit_all.display = not self.conflicts
         self._take_current.display = bool(self.conflicts)
-        self._take_current.label = Content(f"Take current for {len(self.conflicts):,}")
+        relabel(self._take_current, Content(f"Take current for {len(self.conflicts):,}"))
         groups = [Content("▸ " + g.summary()) for g in snap.groups]
         if groups != self._group_lines:
             self._group_lines = groups
@@ -327,8 +335,9 @@ class StagingPanel(TabPane):
             button = self.query_one(name, Button)
             button.disabled = self.filter.empty or not snap.matching or not snap.complete
             verb = "Commit" if name == "#commit-matching" else "Reject"
-            button.label = Content(
-                f"{verb} these" if self.filter.empty else f"{verb} {snap.matching:,}"
+            relabel(
+                button,
+                Content(f"{verb} these" if self.filter.empty else f"{verb} {snap.matching:,}"),
             )
         drawn = page_signature(snap, self.conflicts)
         if drawn != self._drawn:  # the same page again (summaries arrived): keep the list as is
