@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agent.errors import StagingError
+from agent.errors import StagingError, TabletalkError
 from agent.staging import StagingArea
 from agent.staging.commit import commit_changes, pending_all
 from agent.stores.sqlite import SQLiteStore
@@ -218,3 +218,35 @@ def test_committing_chosen_ids_commits_exactly_those_in_the_order_given(
     with pytest.raises(StagingError, match="no staged change 'gone'"):
         area.commit([changes[1].id, "gone"])
     assert area.count() == 3
+
+
+def test_a_query_keeps_its_order_and_an_item_selected_twice_is_staged_once(
+    area: StagingArea,
+) -> None:
+    picked = "WITH w(k, o) AS (VALUES (3, 1), (1, 2), (3, 3), (5, 4)) SELECT k AS ID FROM w ORDER BY o"
+    changes = area.stage_many("t", query=picked, set={"s": "q"})
+    assert [c.key for c in changes] == [{"id": 3}, {"id": 1}, {"id": 5}]
+    assert [c.id for c in area.list()] == [c.id for c in changes]
+    assert changes[-1] == area.get(changes[-1].id) and changes[:1] == [area.get(changes[0].id)]
+
+
+def test_a_query_naming_a_missing_item_or_selecting_too_many_stages_nothing(
+    area: StagingArea, store: SQLiteStore
+) -> None:
+    with pytest.raises(TabletalkError, match="no item with key id=99"):
+        area.stage_many("t", query="SELECT 99 AS id UNION ALL SELECT 1", set={"s": "q"})
+    many = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 10001) SELECT 1 AS id FROM n"
+    with pytest.raises(StagingError, match="10,000 per call"):
+        area.stage_many("t", query=many, set={"s": "q"})
+    with pytest.raises(StagingError, match="key columns"):
+        area.stage_many("t", query="SELECT s FROM t", set={"s": "q"})
+    assert area.count() == 0
+    assert [c.key for c in area.stage_many("t", query="SELECT id FROM t;  ", delete=True)] == [
+        {"id": i} for i in range(1, 7)
+    ]
+
+
+def test_a_query_that_writes_is_refused_and_stages_nothing(area: StagingArea) -> None:
+    with pytest.raises(TabletalkError, match="(?i)read-only"):
+        area.stage_many("t", query="DELETE FROM t RETURNING id", set={"s": "q"})
+    assert area.count() == 0 and area.store.count("t") == 6
