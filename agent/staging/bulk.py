@@ -29,6 +29,7 @@ from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op, Store, TableShape
 from agent.stores.sqlite_json import literal, register, row_json_sql
 from agent.stores.sqlite_readonly import QUERY_TIMEOUT_S, json_value, quote_ident
+from agent.stores.sqlite_snapshot import file_stamp
 
 STAGING = "tt_stage"
 """The staging database's name on the shared connection (the store's file is `main`)."""
@@ -133,9 +134,9 @@ def _insert_sql(shape: TableShape, op: Op, source: str) -> str:
     missing = f"t.{quote_ident(keys[0])} IS NULL"
     return (
         f"INSERT INTO {STAGING}.staged_changes (id, store, tbl, key_json, op, values_json, "
-        "pre_image_json, origin, created_at) "
+        "pre_image_json, origin, created_at, snapshot) "
         f"SELECT {ID_SQL}, ?, ?, CASE WHEN {missing} THEN NULL ELSE {_key_sql(keys)} END, ?, ?, "
-        f"{'NULL' if op == 'create' else row_json_sql('t', columns)}, ?, ? "
+        f"{'NULL' if op == 'create' else row_json_sql('t', columns)}, ?, ?, ? "
         f"FROM {source} LEFT JOIN main.{quote_ident(shape.name)} t ON {join} ORDER BY b.n"
     )
 
@@ -251,7 +252,8 @@ def _run(
         (before,) = conn.execute(
             f"SELECT coalesce(max(seq), 0) FROM {STAGING}.staged_changes"
         ).fetchone()
-        params = (store.identity, shape.name, op, dumps(values), origin, now)
+        stamp = file_stamp(store_file)
+        params = (store.identity, shape.name, op, dumps(values), origin, now, stamp)
         for attempt in range(ID_ATTEMPTS):
             try:
                 conn.execute(sql, params)
@@ -267,6 +269,12 @@ def _run(
         if not rows:
             conn.execute("ROLLBACK")
             return None  # nothing selected, or more than one call stages: row by row says so
+        if stamp is not None and file_stamp(store_file) != stamp:
+            # The store changed while it was read: the pre-images are exact, but no stamp
+            # vouches for them, so a commit compares each one.
+            conn.execute(
+                f"UPDATE {STAGING}.staged_changes SET snapshot = NULL WHERE seq > ?", (before,)
+            )
         conn.execute("COMMIT")
     except (_Undecided, sqlite3.Error, ValueError, TypeError, OverflowError):
         if conn.in_transaction:

@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS staged_changes (
     values_json TEXT NOT NULL,
     pre_image_json TEXT,
     origin TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    snapshot TEXT  -- the store file's stamp when a set-based stage read the pre-image, or NULL
 )"""
 
 _SCHEMA = f"""
@@ -154,6 +155,7 @@ def connect(path: Path) -> sqlite3.Connection:
                 _rebuild_slow_check(conn)
                 for statement in _statements():
                     conn.execute(statement)
+                _add_snapshot_column(conn)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         return conn
     except BaseException:
@@ -190,7 +192,16 @@ def _needs_rebuild(conn: sqlite3.Connection) -> bool:
     row = conn.execute(
         "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'staged_changes'"
     ).fetchone()
-    return row is None or "op IN (" in row[0]
+    return row is None or "op IN (" in row[0] or "snapshot" not in row[0]
+
+
+def _add_snapshot_column(conn: sqlite3.Connection) -> None:
+    """Give a staging file written before set-based stamps its `snapshot` column; its rows keep
+    NULL there (a commit then compares their pre-images row by row in SQL, as before). Older
+    tabletalk versions name their columns and ignore it, so the schema version stays."""
+    names = {r[1] for r in conn.execute("PRAGMA table_info(staged_changes)")}
+    if "snapshot" not in names:
+        conn.execute("ALTER TABLE staged_changes ADD COLUMN snapshot TEXT")
 
 
 def _rebuild_slow_check(conn: sqlite3.Connection) -> None:

@@ -137,7 +137,9 @@ class StagedSource:
 
     `path` is that SQLite file; `select` (with `params`) is a SELECT over it, naming it
     `{db}` (the store attaches it under a name of its choosing), returning the columns id, tbl,
-    key_json, op, values_json, pre_image_json of exactly the changes `ids` (in any order).
+    key_json, op, values_json, pre_image_json, snapshot of exactly the changes `ids` (in any
+    order). `snapshot` is the stamp (`stores.sqlite_snapshot`) of the store's file when the
+    pre-image was read set-based, else NULL.
     """
 
     path: Path
