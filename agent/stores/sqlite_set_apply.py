@@ -177,20 +177,25 @@ def _apply_group(
     mine = "c.tbl = ? AND c.op = ? AND c.values_json = ?"
     join = " AND ".join(f"t.{quote_ident(k)} = json_extract(c.key_json, '$.{k}')" for k in keys)
     target = quote_ident(schema.name)
-    # The keys of the rows whose JSON text is their staged pre-image, read (and materialised)
-    # before the write: one per change exactly when nothing changed since staging. The text
-    # holds the key too, so a key JSON parsed inexactly cannot pick another row; unchanged
-    # rows are not compared, so there only integer and text keys (parsed exactly) are taken.
     if unchanged:
-        same = "AND " + " AND ".join(
-            f"typeof(t.{quote_ident(k)}) IN ('integer', 'text')" for k in keys
+        # Every row is its pre-image (the file is as it was when they were read), so only
+        # the keys are needed: integer and text keys, which JSON gives back exactly (a change
+        # with any other key is left out, so the count differs and the row-by-row path runs).
+        extract = [f"json_extract(c.key_json, '$.{k}')" for k in keys]
+        exact = " AND ".join(
+            f"json_type(c.key_json, '$.{k}') IN ('integer', 'text')" for k in keys
         )
+        matching = f"SELECT {', '.join(extract)} FROM {staged} c WHERE {mine} AND {exact}"
     else:
-        same = f"AND c.pre_image_json = {row_json_sql('t', schema.column_names)}"
-    matching = (
-        f"SELECT {', '.join(f't.{quote_ident(k)}' for k in keys)} FROM {staged} c "
-        f"JOIN main.{target} t ON {join} WHERE {mine} {same}"
-    )
+        # The keys of the rows whose JSON text is their staged pre-image, read (and
+        # materialised) before the write: one per change exactly when nothing changed since
+        # staging. The text holds the key too, so a key JSON parsed inexactly cannot pick
+        # another row.
+        matching = (
+            f"SELECT {', '.join(f't.{quote_ident(k)}' for k in keys)} FROM {staged} c "
+            f"JOIN main.{target} t ON {join} WHERE {mine} "
+            f"AND c.pre_image_json = {row_json_sql('t', schema.column_names)}"
+        )
     lhs = quote_ident(keys[0]) if len(keys) == 1 else f"({', '.join(map(quote_ident, keys))})"
     if op == "delete":
         sql = f"DELETE FROM main.{target} WHERE {lhs} IN ({matching})"
