@@ -11,6 +11,10 @@ table and inserts. The texts are the ones the row-by-row path writes: the pre-im
 no item, more rows than one call stages, a value JSON cannot hold, an unreadable file) it writes
 nothing and returns None, and the caller stages row by row, which folds, refuses and explains as
 always. What it staged comes back as a `StagedBatch`, decoded only where it is read.
+
+Each staged row also records the store file's stamp (`stores.sqlite_snapshot`), taken before
+and after the read (NULL when they differ): a commit that finds the file with the same stamp
+knows no row changed since and need not compare them one by one.
 """
 
 from __future__ import annotations
