@@ -25,14 +25,19 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from agent.errors import TabletalkError
 from agent.staging.checks import MAX_ITEMS_PER_CALL
 from agent.staging.db import BUSY_TIMEOUT_S, busy, busy_error
 from agent.staging.encoding import dumps, key_json, loads
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op, Store, TableShape
 from agent.stores.sqlite_json import literal, register, row_json_sql
-from agent.stores.sqlite_readonly import QUERY_TIMEOUT_S, json_value, quote_ident
+from agent.stores.sqlite_readonly import (
+    QUERY_TIMEOUT_S,
+    json_value,
+    quote_ident,
+    stopped_error,
+    timeout_error,
+)
 from agent.stores.sqlite_snapshot import file_stamp
 
 STAGING = "tt_stage"
@@ -192,10 +197,9 @@ def stage_query_set_based(
     body = query.strip()
     while body.endswith(";"):
         body = body[:-1].rstrip()
-    try:  # the store's own checks of a read: one read-only statement, its columns
-        columns = store.query(f"SELECT * FROM (\n{body}\n) LIMIT 0").columns
-    except TabletalkError:
-        return None  # the row-by-row path runs it alone and says what is wrong
+    # The store's own checks of a read (one read-only statement, stoppable, timed), run up to
+    # its first row, give its columns; an error here is the one the row-by-row path would give.
+    columns = store.query(body, limit=0).columns
     by_lower = {c.lower(): i for i, c in enumerate(columns)}
     picks = [by_lower.get(k.lower()) for k in shape.key_columns]
     if len(by_lower) != len(columns) or None in picks:
@@ -243,7 +247,34 @@ def _run(
     except sqlite3.Error:
         return None
     deadline = time.monotonic() + QUERY_TIMEOUT_S
-    conn.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+    stopped: list[bool] = []
+    conn.set_progress_handler(lambda: bool(stopped) or time.monotonic() > deadline, 10_000)
+    try:
+        with store.watch_stop(lambda: stopped.append(True)):
+            return _write(store, conn, staging, shape, op, values, origin, now, sql, fill)
+    except sqlite3.OperationalError as exc:  # interrupted (rolled back: nothing was written)
+        if stopped:
+            raise stopped_error() from exc
+        raise timeout_error(QUERY_TIMEOUT_S) from exc
+    finally:
+        conn.close()
+
+
+def _write(
+    store: Store,
+    conn: sqlite3.Connection,
+    staging: Path,
+    shape: TableShape,
+    op: Op,
+    values: Item,
+    origin: str,
+    now: str,
+    sql: str,
+    fill: Callable[[sqlite3.Connection], None] | None,
+) -> StagedBatch | None:
+    """The staging transaction of `_run`; an interruption is rolled back and raised."""
+    store_file = store.sqlite_file
+    assert store_file is not None
     try:
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -280,10 +311,11 @@ def _run(
                 f"UPDATE {STAGING}.staged_changes SET snapshot = NULL WHERE seq > ?", (before,)
             )
         conn.execute("COMMIT")
-    except (_Undecided, sqlite3.Error, ValueError, TypeError, OverflowError):
+    except (_Undecided, sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
+        conn.set_progress_handler(None, 0)
         if conn.in_transaction:
             conn.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
+            raise  # Stop or the time limit: said as a stopped read says it
         return None
-    finally:
-        conn.close()
     return StagedBatch((store.identity, shape.name, op, values, origin, now), rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
@@ -371,6 +372,12 @@ class Store(ABC):
         stopped read raises StoreError("the query was stopped", fix=...).
         """
         return None
+
+    def watch_stop(self, stop: Callable[[], None]) -> AbstractContextManager[None]:
+        """While the context is open, `interrupt` also calls `stop`: a read of this store
+        that a caller runs on a connection of its own (a set-based stage) stops with the
+        store's reads. The default store never calls it."""
+        return nullcontext()
 
     # -- writes ---------------------------------------------------------------------------------
 

@@ -250,3 +250,46 @@ def test_a_query_that_writes_is_refused_and_stages_nothing(area: StagingArea) ->
     with pytest.raises(TabletalkError, match="(?i)read-only"):
         area.stage_many("t", query="DELETE FROM t RETURNING id", set={"s": "q"})
     assert area.count() == 0 and area.store.count("t") == 6
+
+
+ENDLESS = (  # its first two rows come at once (the store reads it that far), then it runs on
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
+    "SELECT i AS id FROM n WHERE i <= 2 OR i < 0"
+)
+
+
+def test_stop_stops_a_bulk_edit_whose_query_runs_on_and_stages_nothing(
+    area: StagingArea, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import agent.staging.bulk as bulk
+
+    monkeypatch.setattr(bulk, "QUERY_TIMEOUT_S", 120.0)  # only Stop can end it here
+    failures: list[BaseException] = []
+
+    def stage() -> None:
+        try:
+            area.stage_many("t", query=ENDLESS, set={"s": "q"})
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            failures.append(exc)
+
+    worker = threading.Thread(target=stage)
+    worker.start()
+    while worker.is_alive():
+        store.interrupt()  # Stop, pressed until the staging call gives up
+        worker.join(0.05)
+    (failure,) = failures
+    assert isinstance(failure, TabletalkError) and failure.message == "the query was stopped"
+    assert area.count() == 0
+
+
+def test_a_bulk_edit_whose_query_runs_past_the_limit_says_so_and_stages_nothing(
+    area: StagingArea, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agent.staging.bulk as bulk
+
+    monkeypatch.setattr(bulk, "QUERY_TIMEOUT_S", 0.2)
+    with pytest.raises(TabletalkError, match="ran longer than 0.2 s"):
+        area.stage_many("t", query=ENDLESS, set={"s": "q"})
+    assert area.count() == 0
