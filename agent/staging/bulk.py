@@ -3,14 +3,15 @@
 The staging database and the store's file share one short-lived connection, and the staged
 rows (key text, pre-image, id) are built by SQLite from the table itself in one statement, in
 one read snapshot. A bulk edit selected by a query never brings its keys into Python: the store
-first checks the query as it checks any read (read-only, its columns), then the statement runs
-it as a subquery, numbers its rows (the first occurrence of a key keeps its place), joins the
-table and inserts. The texts are the ones the row-by-row path writes: the pre-image through
+first runs the query as it runs any read, up to its first row (read-only, its columns), then a
+statement runs it as a subquery into a temp table, in its own order, which the INSERT joins to
+the table. The texts are the ones the row-by-row path writes: the pre-image through
 `stores.sqlite_json` (exact, see there), an integer key inline, every other key through
-`encoding.key_json`. Whenever this path cannot decide alone (an item already staged, a key with
-no item, more rows than one call stages, a value JSON cannot hold, an unreadable file) it writes
-nothing and returns None, and the caller stages row by row, which folds, refuses and explains as
-always. What it staged comes back as a `StagedBatch`, decoded only where it is read.
+`encoding.key_json`. Whenever this path cannot decide alone (an item already staged or selected
+twice, a key with no item, more rows than one call stages, a value JSON cannot hold, an
+unreadable file) it writes nothing and returns None, and the caller stages row by row, which
+folds, refuses and explains as always. What it staged comes back as a `StagedBatch`, decoded
+only where it is read.
 
 Each staged row also records the store file's stamp (`stores.sqlite_snapshot`), taken before
 and after the read (NULL when they differ): a commit that finds the file with the same stamp
