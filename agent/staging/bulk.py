@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from agent.staging.checks import MAX_ITEMS_PER_CALL
-from agent.staging.db import BUSY_TIMEOUT_S, busy, busy_error
+from agent.staging.db import BUSY_TIMEOUT_S, WAL_CHECKPOINT_PAGES, busy, busy_error
 from agent.staging.encoding import dumps, key_json, loads
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op, Store, TableShape
@@ -126,6 +126,7 @@ def _connect(staging: Path, store_file: Path, keys: tuple[str, ...]) -> sqlite3.
     try:
         conn.execute(f"ATTACH ? AS {STAGING}", (staging.resolve().as_uri(),))
         conn.execute(f"PRAGMA {STAGING}.synchronous=FULL")
+        conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         register(conn)
         conn.create_function("tt_key", len(keys), _key_json(keys), deterministic=True)
     except BaseException:

@@ -19,6 +19,11 @@ from agent.errors import StagingError
 from agent.staging.history import SCHEMA as HISTORY_SCHEMA
 
 SCHEMA_VERSION = 2  # 2: the commit history tables
+WAL_CHECKPOINT_PAGES = 4096
+"""Pages the WAL may hold before a write copies them into the file (SQLite's default is 1,000):
+a 10,000-item bulk edit writes about 1,000 pages when staged and 600 when committed, and a
+checkpoint inside that commit (two more fsyncs, 4 MB of writes) is work nobody waits for when
+it runs every few bulk edits, or when the last connection closes, as SQLite does then."""
 BUSY_TIMEOUT_S = 10.0
 """How long a staging write waits for another process's write before saying it is busy."""
 
@@ -140,6 +145,7 @@ def connect(path: Path) -> sqlite3.Connection:
     try:
         _enable_wal(conn)
         conn.execute("PRAGMA synchronous=FULL")
+        conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise StagingError(
