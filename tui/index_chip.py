@@ -109,7 +109,8 @@ class IndexBuildLine(Static):
 
         try:
             info = self.store.describe_table(self.table)
-            columns = check_columns(info, self.columns)
+            any_attribute = self.store.value_checker is not None
+            columns = check_columns(info, self.columns, any_attribute=any_attribute)
             index = VectorIndex.open(self.store)
             try:
                 plan, estimate = plan_build(index, info, columns)
