@@ -114,3 +114,20 @@ def test_an_unwritable_cache_directory_only_costs_the_full_read(
     _fresh_process(monkeypatch)
     client = make_client(None, "eu-central-1")
     assert client.meta.endpoint_url == "https://bedrock-runtime.eu-central-1.amazonaws.com"
+
+
+def test_a_damaged_cached_copy_is_made_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fresh_process(monkeypatch)
+    make_client(None, "us-east-1")
+    cached = endpoint_data.cache_file(SERVICE)
+    stored = json.loads(cached.read_text())
+    stored["data"] = {"no": "partitions"}  # the right stamp over the wrong data
+    cached.write_text(json.dumps(stored))
+    _fresh_process(monkeypatch)
+    assert make_client(None, "eu-west-1").meta.endpoint_url == (
+        "https://bedrock-runtime.eu-west-1.amazonaws.com"
+    )
+    cached.write_text('{"stamp": [')  # cut short
+    _fresh_process(monkeypatch)
+    assert make_client(None, "eu-west-1").meta.region_name == "eu-west-1"
+    assert "partitions" in json.loads(cached.read_text())["data"]
