@@ -9,10 +9,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import printable_line, report_error, resolve_settings, store_path
+from agent.cli.common import open_cli_store, printable_line, report_error
 from agent.errors import TabletalkError
 from agent.stores.base import Store
-from agent.stores.open import open_store
 
 if TYPE_CHECKING:
     from agent.vectors.index import VectorIndex
@@ -80,8 +79,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, stdin: TextIO | Non
 
     out = out or sys.stdout
     try:
-        settings = resolve_settings(args)
-        store = open_store(store_path(args, settings))
+        settings, store = open_cli_store(args)
     except TabletalkError as exc:
         return report_error(exc)
     try:
