@@ -25,7 +25,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agent import paths
 from agent.errors import TabletalkError
@@ -71,6 +71,17 @@ class LogState:
     last_blocks: int
     fields: dict[str, bytes] = field(default_factory=dict)
     """Every other field, encoded, as saved (a save appends the ones that changed)."""
+
+
+class Record(NamedTuple):
+    """One appended save, as read back: where it continues the history (message count,
+    blocks of the last message), blocks added to the last message, new messages, changed
+    fields."""
+
+    at: tuple[int, int]
+    extend: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
+    set: dict[str, Any]
 
 
 @dataclass(frozen=True)

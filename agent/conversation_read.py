@@ -1,66 +1,110 @@
 """Reading conversation files back (both formats of `agent.conversation_files`), checked
-against the shape a conversation must have; anything else is reported as damaged."""
+against the shape a conversation must have; anything else is reported as damaged.
+
+Data already exactly in shape (what tabletalk writes) is read as it is; anything else (values
+to coerce, or damage to name) goes to the pydantic models of `agent.conversation_models`,
+which decide as before. So continuing a conversation does not cost pydantic's import.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from agent.conversation_files import (
+    LOG_SUFFIX,
+    LOG_VERSION,
+    DamagedConversation,
+    LogContents,
+    Record,
+)
 
-from agent.conversation_files import LOG_SUFFIX, LOG_VERSION, DamagedConversation, LogContents
-
-
-class _Message(BaseModel):
-    role: Literal["user", "assistant"]
-    content: list[dict[str, Any]]
-
-
-class _ConversationFile(BaseModel):
-    """The shape a conversation must have; anything else is reported as damaged."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    store: str = ""
-    model: str = ""
-    created_at: str | None = None
-    updated_at: str | None = None
-    title: str = ""
-    messages: list[_Message] = []
-    discovered: list[str] = []
-    attachments: list[dict[str, Any]] = []
-    granted: list[str] = []
-    usage: dict[str, int] = {}
+ROLES = ("user", "assistant")
+RECORD_KEYS = frozenset({"at", "extend", "messages", "set"})
 
 
-class _Record(BaseModel):
-    """One appended save."""
+def _plain_messages(value: Any) -> list[dict[str, Any]] | None:
+    """Messages that already have exactly their checked shape, as the model gives them back
+    (role and content only); None when any does not."""
+    if type(value) is not list:
+        return None
+    plain = []
+    for message in value:
+        if type(message) is not dict:
+            return None
+        role, content = message.get("role"), message.get("content")
+        if role not in ROLES or type(content) is not list:
+            return None
+        if any(type(block) is not dict for block in content):
+            return None
+        plain.append({"role": role, "content": [dict(block) for block in content]})
+    return plain
 
-    model_config = ConfigDict(extra="forbid")
 
-    at: tuple[int, int]
-    extend: list[dict[str, Any]] = []
-    messages: list[_Message] = []
-    set: dict[str, Any] = {}
+def _texts(value: Any) -> bool:
+    return type(value) is list and all(type(item) is str for item in value)
+
+
+def _plain_conversation(data: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The messages of a conversation whose every field already has its checked type (so
+    the model would take it unchanged); None sends the data to the model."""
+    if type(data.get("id")) is not str:
+        return None
+    if any(name in data and type(data[name]) is not str for name in ("store", "model", "title")):
+        return None
+    if any(type(data.get(name)) not in (str, type(None)) for name in ("created_at", "updated_at")):
+        return None
+    if any(name in data and not _texts(data[name]) for name in ("discovered", "granted")):
+        return None
+    attachments = data.get("attachments", [])
+    if type(attachments) is not list or any(type(a) is not dict for a in attachments):
+        return None
+    usage = data.get("usage", {})
+    if type(usage) is not dict or any(type(count) is not int for count in usage.values()):
+        return None
+    return _plain_messages(data.get("messages", []))
 
 
 def _checked(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DamagedConversation(f"expected a JSON object, found {type(data).__name__}")
-    try:
-        checked = _ConversationFile.model_validate(data)
-    except ValidationError as exc:
-        raise DamagedConversation(_first_error(exc)) from exc
-    return dict(data, messages=[m.model_dump() for m in checked.messages])
+    messages = _plain_conversation(data)
+    if messages is None:  # values to coerce, or damage to name: pydantic's models decide
+        from agent.conversation_models import checked_messages
+
+        messages = checked_messages(data)
+    return dict(data, messages=messages)
 
 
-def _first_error(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first.get("loc", ())) or "(file)"
-    return f"field '{where}': {first.get('msg', 'invalid')}"
+def _plain_record(value: Any) -> Record | None:
+    """An appended save already exactly in shape, as the model gives it back; else None."""
+    if type(value) is not dict or not value.keys() <= RECORD_KEYS:
+        return None
+    at, extend = value.get("at"), value.get("extend", [])
+    changed, messages = value.get("set", {}), _plain_messages(value.get("messages", []))
+    if (
+        type(at) is not list
+        or len(at) != 2
+        or any(type(n) is not int for n in at)
+        or type(extend) is not list
+        or any(type(block) is not dict for block in extend)
+        or type(changed) is not dict
+        or messages is None
+    ):
+        return None
+    return Record((at[0], at[1]), [dict(block) for block in extend], messages, dict(changed))
+
+
+def _record(value: Any) -> Record:
+    """One appended save (raises DamagedConversation naming what is wrong)."""
+    record = _plain_record(value)
+    if record is None:  # values to coerce, or damage to name: pydantic's model decides
+        from agent.conversation_models import checked_record
+
+        record = checked_record(value)
+    return record
 
 
 def _parse(raw: bytes) -> Any:
@@ -70,7 +114,7 @@ def _parse(raw: bytes) -> Any:
         raise DamagedConversation(f"not valid JSON ({exc})") from exc
 
 
-def _apply(data: dict[str, Any], record: _Record) -> bool:
+def _apply(data: dict[str, Any], record: Record) -> bool:
     """Apply one record; False when it does not continue the history read so far."""
     messages: list[dict[str, Any]] = data["messages"]
     last = len(messages[-1]["content"]) if messages else 0
@@ -80,7 +124,7 @@ def _apply(data: dict[str, Any], record: _Record) -> bool:
         if not messages:
             return False
         messages[-1]["content"].extend(record.extend)
-    messages.extend(m.model_dump() for m in record.messages)
+    messages.extend(record.messages)
     data.update({k: v for k, v in record.set.items() if k not in ("messages", "id")})
     return True
 
@@ -100,12 +144,11 @@ def read_log(path: Path) -> LogContents:
     size = len(lines[0]) + 1
     for number, line in enumerate(lines[1:], start=2):
         try:
-            record = _Record.model_validate(_parse(line))
-        except (DamagedConversation, ValidationError) as exc:
+            record = _record(_parse(line))
+        except DamagedConversation as exc:
             if number == len(lines):  # a crash can only leave the last line incomplete
                 break
-            detail = _first_error(exc) if isinstance(exc, ValidationError) else str(exc)
-            raise DamagedConversation(f"line {number}: {detail}") from exc
+            raise DamagedConversation(f"line {number}: {exc}") from exc
         if not _apply(data, record):
             break  # a save that does not follow this history (two writers): keep what does
         size += len(line) + 1
