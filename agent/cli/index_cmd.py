@@ -108,18 +108,14 @@ def _build(
     out: TextIO,
     stdin: TextIO | None,
 ) -> int:
-    from agent.tools.base import ToolFailure, require_columns
-    from agent.vectors.build import plan_build, run_build
+    from agent.vectors.build import check_columns, plan_build, run_build
 
     table = _table(store, args.table)
     info = store.describe_table(table)
     columns = None
     if args.columns:
         wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
-        try:
-            columns = require_columns(info, wanted, "--columns")
-        except ToolFailure as exc:
-            raise TabletalkError(exc.message, fix=exc.fix) from exc
+        columns = list(check_columns(info, wanted, any_attribute=store.value_checker is not None))
     plan, estimate = plan_build(index, info, columns, args.embed_model, args.dims)
     todo = estimate.rows
     name = printable_line(table)
