@@ -18,9 +18,10 @@ committed is already in the store. Rebase ("take current"): `agent.staging.rebas
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from itertools import repeat
 from pathlib import Path
@@ -194,13 +195,20 @@ class StagingArea:
         """One INSERT … SELECT on a SQLite store of the items `keys` names or selects (a
         query: `staging.bulk`); None: stage row by row."""
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        if isinstance(keys, str):  # the query runs outside the lock; only the INSERT takes it
+            return stage_query_set_based(
+                self.store, self.path, info, op, keys, values, origin, now, self._settled()
+            )
+        return stage_set_based(
+            self.store, self.path, info, op, keys, values, origin, now, self._settled()
+        )
+
+    @contextlib.contextmanager
+    def _settled(self) -> Iterator[None]:
+        """Hold this area's lock with any interrupted commit settled (for a staging write)."""
         with self._lock:
             self._settle()
-            if isinstance(keys, str):
-                return stage_query_set_based(
-                    self.store, self.path, info, op, keys, values, origin, now
-                )
-            return stage_set_based(self.store, self.path, info, op, keys, values, origin, now)
+            yield
 
     def _shape(self, table: str) -> TableShape:
         """The table's name, columns and key; the SQLite store answers without counting rows."""

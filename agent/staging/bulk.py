@@ -5,7 +5,8 @@ rows (key text, pre-image, id) are built by SQLite from the table itself in one 
 one read snapshot. A bulk edit selected by a query never brings its keys into Python: the store
 first runs the query as it runs any read, up to its first row (read-only, its columns), then a
 statement runs it as a subquery into a temp table, in its own order, which the INSERT joins to
-the table. The texts are the ones the row-by-row path writes: the pre-image through
+the table. That query runs before the staging transaction opens and outside the caller's lock
+(it may run up to its time limit), so meanwhile others read and stage as usual. The texts are the ones the row-by-row path writes: the pre-image through
 `stores.sqlite_json` (exact, see there), an integer key inline, every other key through
 `encoding.key_json`. Whenever this path cannot decide alone (an item already staged or selected
 twice, a key with no item, more rows than one call stages, a value JSON cannot hold, an
@@ -23,6 +24,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, overload
 
@@ -161,6 +163,7 @@ def stage_set_based(
     values: Item,
     origin: str,
     now: str,
+    guard: AbstractContextManager[object],
 ) -> StagedBatch | None:
     """Stage `op` with `values` on the items of `raw_keys` in one statement; None when the
     row-by-row path must decide (nothing was written then)."""
@@ -179,7 +182,7 @@ def stage_set_based(
         )
 
     sql = _insert_sql(shape, op, "temp.tt_bulk b")
-    return _run(store, staging, shape, op, values, origin, now, sql, fill)
+    return _run(store, staging, shape, op, values, origin, now, sql, fill, guard)
 
 
 def stage_query_set_based(
@@ -191,6 +194,7 @@ def stage_query_set_based(
     values: Item,
     origin: str,
     now: str,
+    guard: AbstractContextManager[object],
 ) -> StagedBatch | None:
     """Stage `op` with `values` on the items `query` selects, its keys never read into Python;
     None when the row-by-row path must decide (nothing was written then)."""
@@ -223,7 +227,7 @@ def stage_query_set_based(
             raise _Undecided
 
     sql = _insert_sql(shape, op, "temp.tt_bulk b")
-    return _run(store, staging, shape, op, values, origin, now, sql, fill)
+    return _run(store, staging, shape, op, values, origin, now, sql, fill, guard)
 
 
 class _Undecided(Exception):
@@ -239,9 +243,13 @@ def _run(
     origin: str,
     now: str,
     sql: str,
-    fill: Callable[[sqlite3.Connection], None] | None,
+    fill: Callable[[sqlite3.Connection], None],
+    guard: AbstractContextManager[object],
 ) -> StagedBatch | None:
-    """Run the INSERT in one staging transaction; None (nothing written) when it cannot."""
+    """Select the items (`fill`: the model's query may run up to its time limit), then, under
+    `guard` (the caller's lock), run the INSERT in one short staging transaction; None (nothing
+    written) when it cannot. The selection runs before the transaction, as the row-by-row path
+    reads before it writes, so a long query holds no staging lock and no caller's lock."""
     store_file = store.sqlite_file
     assert store_file is not None
     try:
@@ -253,7 +261,14 @@ def _run(
     conn.set_progress_handler(lambda: bool(stopped) or time.monotonic() > deadline, 10_000)
     try:
         with store.watch_stop(lambda: stopped.append(True)):
-            return _write(store, conn, staging, shape, op, values, origin, now, sql, fill)
+            try:
+                fill(conn)
+            except (_Undecided, sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
+                if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
+                    raise
+                return None
+            with guard:
+                return _write(store, conn, staging, shape, op, values, origin, now, sql)
     except sqlite3.OperationalError as exc:  # interrupted (rolled back: nothing was written)
         if stopped:
             raise stopped_error() from exc
@@ -272,7 +287,6 @@ def _write(
     origin: str,
     now: str,
     sql: str,
-    fill: Callable[[sqlite3.Connection], None] | None,
 ) -> StagedBatch | None:
     """The staging transaction of `_run`; an interruption is rolled back and raised."""
     store_file = store.sqlite_file
@@ -284,8 +298,6 @@ def _write(
             if busy(exc):  # another process writes staging: the row-by-row path would wait again
                 raise busy_error(staging) from exc
             raise
-        if fill is not None:
-            fill(conn)
         (before,) = conn.execute(
             f"SELECT coalesce(max(seq), 0) FROM {STAGING}.staged_changes"
         ).fetchone()

@@ -293,3 +293,58 @@ def test_a_bulk_edit_whose_query_runs_past_the_limit_says_so_and_stages_nothing(
     with pytest.raises(TabletalkError, match="ran longer than 0.2 s"):
         area.stage_many("t", query=ENDLESS, set={"s": "q"})
     assert area.count() == 0
+
+
+SLOW_ONE = (  # selects item 1 after counting to 200,000: long enough for the progress handler
+    "SELECT id FROM t WHERE id = 1 AND (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
+    "SELECT i + 1 FROM n WHERE i < 200000) SELECT count(*) FROM n) > 0"
+)
+
+
+def test_while_a_bulk_edits_query_runs_others_can_read_and_stage(
+    area: StagingArea, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query may run up to its time limit: meanwhile the panel in this process reads the
+    staged changes and another program stages, as they can while the row-by-row path reads."""
+    import threading
+    import time
+
+    import agent.staging.bulk as bulk
+
+    other = StagingArea(SQLiteStore.open(store.path), area.path)  # another program's session
+    seen: list[object] = []
+    state = {"running": True, "calls": 0}
+
+    def meanwhile() -> None:
+        def read() -> None:
+            count = area.count()
+            seen.append(("count", count, "during" if state["running"] else "after"))
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join(60)  # only a guard against a hang: the read does not wait on the query
+        try:
+            seen.append(other.stage("t", "update", {"id": 2}, {"s": "other"}, origin="other").key)
+        except TabletalkError as exc:
+            seen.append(exc.message)
+
+    class Clock:  # the set-based path's clock; its second reading is the query's progress handler
+        @staticmethod
+        def monotonic() -> float:
+            state["calls"] += 1
+            if state["calls"] == 2:
+                meanwhile()
+            return time.monotonic()
+
+    monkeypatch.setattr(bulk, "time", Clock)
+    try:
+        changes = area.stage_many("t", query=SLOW_ONE, set={"s": "bulk"})
+        state["running"] = False
+    finally:
+        other.close()
+        other.store.close()
+    assert state["calls"] > 2  # the hook ran while the query ran
+    assert seen[0] == ("count", 0, "during")
+    assert seen[1] == {"id": 2}
+    assert [c.key for c in changes] == [{"id": 1}]
+    assert sorted(c.key["id"] for c in area.list()) == [1, 2]
