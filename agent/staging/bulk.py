@@ -4,9 +4,10 @@ The staging database and the store's file share one short-lived connection, and 
 rows (key text, pre-image, id) are built by SQLite from the table itself in one statement, in
 one read snapshot. A bulk edit selected by a query never brings its keys into Python: the store
 first runs the query as it runs any read, up to its first row (read-only, its columns), then a
-statement runs it as a subquery into a temp table, in its own order, which the INSERT joins to
-the table. That query runs before the staging transaction opens and outside the caller's lock
-(it may run up to its time limit), so meanwhile others read and stage as usual. The texts are the ones the row-by-row path writes: the pre-image through
+statement runs it as a subquery into a scratch table, in its own order, seeing only what the
+store's read connection shows (`_only_the_store`); the INSERT joins that table to the store's.
+The query runs before staging is attached and outside the caller's lock (it may run up to its
+time limit), so meanwhile others read and stage as usual. The texts are the ones the row-by-row path writes: the pre-image through
 `stores.sqlite_json` (exact, see there), an integer key inline, every other key through
 `encoding.key_json`. Whenever this path cannot decide alone (an item already staged or selected
 twice, a key with no item, more rows than one call stages, a value JSON cannot hold, an
@@ -45,6 +46,10 @@ from agent.stores.sqlite_snapshot import file_stamp
 
 STAGING = "tt_stage"
 """The staging database's name on the shared connection (the store's file is `main`)."""
+SCRATCH = "tt_scratch"
+"""The in-memory database on the shared connection that holds the selected keys."""
+BULK = f"{SCRATCH}.tt_bulk"
+"""The selected keys (k0…kn) in staging order (n)."""
 ID_SQL = "lower(hex(randomblob(4)))"
 """A new change id made by SQLite: 8 hex digits, like `encoding.take_ids`."""
 ID_ATTEMPTS = 5
@@ -116,9 +121,10 @@ def _key_sql(keys: tuple[str, ...]) -> str:
     return f"tt_key({args})"
 
 
-def _connect(staging: Path, store_file: Path, keys: tuple[str, ...]) -> sqlite3.Connection:
-    """The store's file read-only as `main` (so a query's table names are the store's) and
-    the staging database attached writable, with the SQL functions the statement uses."""
+def _connect(store_file: Path, keys: tuple[str, ...]) -> sqlite3.Connection:
+    """The store's file read-only as `main` (so a query's table names are the store's), an
+    in-memory scratch database for the selected keys, and the SQL functions the statement
+    uses; staging is attached once the selection is made (`_attach_staging`)."""
     conn = sqlite3.connect(
         f"{store_file.resolve().as_uri()}?mode=ro",
         uri=True,
@@ -126,8 +132,7 @@ def _connect(staging: Path, store_file: Path, keys: tuple[str, ...]) -> sqlite3.
         timeout=BUSY_TIMEOUT_S,
     )
     try:
-        conn.execute(f"ATTACH ? AS {STAGING}", (staging.resolve().as_uri(),))
-        conn.execute(f"PRAGMA {STAGING}.synchronous=FULL")
+        conn.execute(f"ATTACH ':memory:' AS {SCRATCH}")
         conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         register(conn)
         conn.create_function("tt_key", len(keys), _key_json(keys), deterministic=True)
@@ -135,6 +140,12 @@ def _connect(staging: Path, store_file: Path, keys: tuple[str, ...]) -> sqlite3.
         conn.close()
         raise
     return conn
+
+
+def _attach_staging(conn: sqlite3.Connection, staging: Path) -> None:
+    """Attach the staging database writable, as durable as its own connections write."""
+    conn.execute(f"ATTACH ? AS {STAGING}", (staging.resolve().as_uri(),))
+    conn.execute(f"PRAGMA {STAGING}.synchronous=FULL")
 
 
 def _insert_sql(shape: TableShape, op: Op, source: str) -> str:
@@ -176,12 +187,12 @@ def stage_set_based(
     key_cols = ", ".join(f"k{i}" for i in range(width))
 
     def fill(conn: sqlite3.Connection) -> None:
-        conn.execute(f"CREATE TEMP TABLE tt_bulk (n INTEGER PRIMARY KEY, {key_cols})")
+        conn.execute(f"CREATE TABLE {BULK} (n INTEGER PRIMARY KEY, {key_cols})")
         conn.executemany(
-            f"INSERT INTO temp.tt_bulk ({key_cols}) VALUES (?{', ?' * (width - 1)})", unique
+            f"INSERT INTO {BULK} ({key_cols}) VALUES (?{', ?' * (width - 1)})", unique
         )
 
-    sql = _insert_sql(shape, op, "temp.tt_bulk b")
+    sql = _insert_sql(shape, op, f"{BULK} b")
     return _run(store, staging, shape, op, values, origin, now, sql, fill, guard)
 
 
@@ -218,16 +229,39 @@ def stage_query_set_based(
         # The query's rows in its own order (a lone source with no ORDER BY around it keeps
         # the query's ORDER BY); a key selected twice makes the INSERT fail on the item index,
         # and the row-by-row path folds it, as it does more rows than one call stages.
-        conn.execute(f"CREATE TEMP TABLE tt_bulk (n INTEGER PRIMARY KEY, {key_cols})")
-        found = conn.execute(
-            f"INSERT INTO temp.tt_bulk ({key_cols}) WITH tt_q({names}) AS (\n{body}\n) "
-            f"SELECT {', '.join(f'c{p}' for p in picks)} FROM tt_q LIMIT {MAX_ITEMS_PER_CALL + 1}"
-        ).rowcount
+        conn.execute(f"CREATE TABLE {BULK} (n INTEGER PRIMARY KEY, {key_cols})")
+        conn.set_authorizer(_only_the_store)
+        try:
+            found = conn.execute(
+                f"INSERT INTO {BULK} ({key_cols}) WITH tt_q({names}) AS (\n{body}\n) "
+                f"SELECT {', '.join(f'c{p}' for p in picks)} FROM tt_q "
+                f"LIMIT {MAX_ITEMS_PER_CALL + 1}"
+            ).rowcount
+        finally:
+            conn.set_authorizer(None)
         if not 0 < found <= MAX_ITEMS_PER_CALL:
             raise _Undecided
 
-    sql = _insert_sql(shape, op, "temp.tt_bulk b")
+    sql = _insert_sql(shape, op, f"{BULK} b")
     return _run(store, staging, shape, op, values, origin, now, sql, fill, guard)
+
+
+def _only_the_store(
+    action: int, arg1: str | None, _arg2: str | None, db: str | None, _src: str | None
+) -> int:
+    """The authorizer while the model's query fills the scratch table: it reads what the
+    store's own read connection shows (the store checked and ran the query there) and fills
+    the scratch table, nothing else. The scratch database is the one thing here that
+    connection lacks, and the ways to see it by another name (a pragma listing every schema,
+    dbstat) are refused: a refusal fails the statement, and the row-by-row path runs the
+    query on the store alone. Staging is not attached yet."""
+    if action == sqlite3.SQLITE_INSERT:
+        return sqlite3.SQLITE_OK if (arg1, db) == ("tt_bulk", SCRATCH) else sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_READ:
+        return sqlite3.SQLITE_DENY if db == SCRATCH or arg1 == "dbstat" else sqlite3.SQLITE_OK
+    if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE):
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
 
 
 class _Undecided(Exception):
@@ -253,7 +287,7 @@ def _run(
     store_file = store.sqlite_file
     assert store_file is not None
     try:
-        conn = _connect(staging, store_file, shape.key_columns)
+        conn = _connect(store_file, shape.key_columns)
     except sqlite3.Error:
         return None
     deadline = time.monotonic() + QUERY_TIMEOUT_S
@@ -263,6 +297,7 @@ def _run(
         with store.watch_stop(lambda: stopped.append(True)):
             try:
                 fill(conn)
+                _attach_staging(conn, staging)
             except (_Undecided, sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
                 if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
                     raise

@@ -348,3 +348,25 @@ def test_while_a_bulk_edits_query_runs_others_can_read_and_stage(
     assert seen[1] == {"id": 2}
     assert [c.key for c in changes] == [{"id": 1}]
     assert sorted(c.key["id"] for c in area.list()) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT rowid AS id FROM sqlite_temp_master",
+        "SELECT rowid AS id FROM temp.sqlite_master",
+        "SELECT cid + 1 AS id FROM pragma_table_info('staged_changes')",
+        "SELECT count(*) AS id FROM pragma_table_list",
+        "SELECT count(*) + 1 AS id FROM pragma_table_info('tt_bulk')",
+        "SELECT count(*) + 1 AS id FROM pragma_table_info('staged_changes')",
+        "SELECT 1 AS id FROM dbstat('tt_scratch')",
+    ],
+)
+def test_a_bulk_edits_query_selects_the_items_it_selects_when_run_as_a_query(
+    area: StagingArea, store: SQLiteStore, query: str
+) -> None:
+    """The query is checked and previewed (runQuery) on the store alone: staging must select
+    the same items, not also see the staging database or its own scratch table."""
+    shown = sorted(row["id"] for row in store.query(query).rows if 1 <= row["id"] <= 6)
+    changes = area.stage_many("t", query=query, set={"s": "q"})
+    assert sorted(c.key["id"] for c in changes) == shown
