@@ -16,6 +16,24 @@ class _Message(BaseModel):
     content: list[dict[str, Any]]
 
 
+class _Attachment(BaseModel):
+    """A file attached to the conversation (`Attachment.to_dict`)."""
+
+    id: str
+    name: str
+    path: str
+    size: int
+    kind: Literal["text", "csv", "json", "pdf"]
+
+
+class _Attached(BaseModel):
+    """The files sent with one user text (`Conversation.attached`)."""
+
+    message: int
+    block: int
+    names: list[str]
+
+
 class _ConversationFile(BaseModel):
     """The shape a conversation must have; anything else is reported as damaged."""
 
@@ -29,7 +47,8 @@ class _ConversationFile(BaseModel):
     title: str = ""
     messages: list[_Message] = []
     discovered: list[str] = []
-    attachments: list[dict[str, Any]] = []
+    attachments: list[_Attachment] = []
+    attached: list[_Attached] = []
     granted: list[str] = []
     usage: dict[str, int] = {}
 
@@ -45,13 +64,14 @@ class _Record(BaseModel):
     set: dict[str, Any] = {}
 
 
-def checked_messages(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The conversation's messages as its model reads them; DamagedConversation otherwise."""
+def checked_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The fields of the conversation its model reads, as the model reads them (a count
+    written "12" is 12), those the file has; DamagedConversation otherwise."""
     try:
         checked = _ConversationFile.model_validate(data)
     except ValidationError as exc:
         raise DamagedConversation(_first_error(exc)) from exc
-    return [m.model_dump() for m in checked.messages]
+    return checked.model_dump(exclude_unset=True)
 
 
 def checked_record(value: Any) -> Record:

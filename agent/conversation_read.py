@@ -47,6 +47,29 @@ def _texts(value: Any) -> bool:
     return type(value) is list and all(type(item) is str for item in value)
 
 
+ATTACHMENT_KINDS = ("text", "csv", "json", "pdf")
+
+
+def _plain_attachment(value: Any) -> bool:
+    """An attachment record exactly as `Attachment.to_dict` writes it."""
+    return (
+        type(value) is dict
+        and all(type(value.get(name)) is str for name in ("id", "name", "path"))
+        and type(value.get("size")) is int
+        and value.get("kind") in ATTACHMENT_KINDS
+    )
+
+
+def _plain_attached(value: Any) -> bool:
+    """A record of the files sent with one user text, exactly as tabletalk writes it."""
+    return (
+        type(value) is dict
+        and type(value.get("message")) is int
+        and type(value.get("block")) is int
+        and _texts(value.get("names"))
+    )
+
+
 def _plain_conversation(data: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The messages of a conversation whose every field already has its checked type (so
     the model would take it unchanged); None sends the data to the model."""
@@ -59,7 +82,10 @@ def _plain_conversation(data: dict[str, Any]) -> list[dict[str, Any]] | None:
     if any(name in data and not _texts(data[name]) for name in ("discovered", "granted")):
         return None
     attachments = data.get("attachments", [])
-    if type(attachments) is not list or any(type(a) is not dict for a in attachments):
+    if type(attachments) is not list or not all(map(_plain_attachment, attachments)):
+        return None
+    attached = data.get("attached", [])
+    if type(attached) is not list or not all(map(_plain_attached, attached)):
         return None
     usage = data.get("usage", {})
     if type(usage) is not dict or any(type(count) is not int for count in usage.values()):
@@ -72,9 +98,9 @@ def _checked(data: Any) -> dict[str, Any]:
         raise DamagedConversation(f"expected a JSON object, found {type(data).__name__}")
     messages = _plain_conversation(data)
     if messages is None:  # values to coerce, or damage to name: pydantic's models decide
-        from agent.conversation_models import checked_messages
+        from agent.conversation_models import checked_fields
 
-        messages = checked_messages(data)
+        return {**data, "messages": [], **checked_fields(data)}
     return dict(data, messages=messages)
 
 

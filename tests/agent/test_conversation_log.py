@@ -368,3 +368,61 @@ def test_values_the_models_coerce_still_load_as_before(demo_path: Path) -> None:
     loaded = ConversationStore().load(chat.conversation_id)
     assert loaded.messages == chat.conversation.messages
     assert "note" not in loaded.messages[0]
+
+
+def edit_snapshot(conversation_id: str, **fields: Any) -> None:
+    """Rewrite a log as one snapshot line with `fields` replaced (a hand-edited file)."""
+    path = log_path(conversation_id)
+    lines = path.read_bytes().split(b"\n")[:-1]
+    head = json.loads(lines[0])
+    snapshot = head["snapshot"]
+    for line in lines[1:]:
+        record = json.loads(line)
+        if record.get("extend"):
+            snapshot["messages"][-1]["content"].extend(record["extend"])
+        snapshot["messages"].extend(record.get("messages", []))
+        snapshot.update(record.get("set", {}))
+    snapshot.update(fields)
+    path.write_bytes(json.dumps(head).encode() + b"\n")
+
+
+def test_a_count_the_models_coerce_is_continued_as_a_number(demo_path: Path) -> None:
+    chat = varied_conversation(demo_path)
+    edit_snapshot(chat.conversation_id, usage={"inputTokens": "12", "outputTokens": True})
+    loaded = ConversationStore().load(chat.conversation_id)
+    assert (loaded.usage.input, loaded.usage.output) == (12, 1)
+    more = session(demo_path, ReplayCaller([Step("Still here.")]), chat.conversation_id)
+    more.run_turn("and now?")  # adds this turn's usage to the loaded one
+    assert more.conversation.usage.input > 12
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"attached": 5}, "attached"),
+        ({"attached": [{"message": "x", "block": 0, "names": ["a.csv"]}]}, "attached.0.message"),
+        ({"attached": [{"message": 1, "block": 0, "names": 3}]}, "attached.0.names"),
+        ({"attachments": [{"name": "a.csv"}]}, "attachments.0.id"),
+        ({"attachments": [{"id": "1", "name": "a", "path": "/a", "size": 1, "kind": "exe"}]},
+         "attachments.0.kind"),
+    ],
+)
+def test_a_hand_edited_file_with_wrong_attachment_records_is_named_damaged(
+    demo_path: Path, fields: dict[str, Any], named: str
+) -> None:
+    """Continuing it (or opening it in the app) would otherwise fail on a TypeError or
+    KeyError deep inside; the file is reported as damaged, naming the field."""
+    chat = varied_conversation(demo_path)
+    edit_snapshot(chat.conversation_id, **fields)
+    with pytest.raises(ConversationNotFound, match=f"damaged: field '{named}'"):
+        more = session(demo_path, ReplayCaller([Step("Still here.")]), chat.conversation_id)
+        more.display_items()
+
+
+def test_a_file_without_messages_whose_counts_are_coerced_loads_empty(demo_path: Path) -> None:
+    chat = varied_conversation(demo_path)
+    path = log_path(chat.conversation_id)
+    path.write_text(json.dumps({"log": 1, "snapshot": {"id": chat.conversation_id,
+                                                       "usage": {"inputTokens": "3"}}}) + "\n")
+    loaded = ConversationStore().load(chat.conversation_id)
+    assert loaded.messages == [] and loaded.usage.input == 3
