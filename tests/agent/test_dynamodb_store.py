@@ -300,3 +300,26 @@ def test_the_diff_names_the_types_an_update_changes(
     assert 'status: "pending" → "held"' in listed
     assert main(["staged", "diff", "--db", f"dynamodb://{REGION}"]) == 0
     assert 'total: 5.1 (Number) → "5.1" (String)' in capsys.readouterr().out
+
+
+def test_a_query_cannot_read_a_table_the_glob_hides_by_changing_case(store: DynamoDBStore) -> None:
+    """`?tables=ord*` shows "orders"; a table "ORDERS" exists too. A query naming "ORDERS" was
+    accepted as "orders" (a case-insensitive match) but sent as written: it read the hidden
+    table."""
+    client = raw_client()
+    client.create_table(
+        TableName="ORDERS",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "N"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    client.put_item(TableName="ORDERS", Item={"id": {"N": "1"}, "secret": {"S": "hidden"}})
+    limited = open_store(f"dynamodb://{REGION}?tables=ord*")
+    try:
+        for statement in ('SELECT * FROM "ORDERS"', "SELECT * FROM ORDERS WHERE id = 1"):
+            with pytest.raises(UnknownTableError, match="no table named 'ORDERS'") as refused:
+                limited.query(statement)
+            assert 'FROM "orders"' in refused.value.fix
+        assert "secret" not in limited.query('SELECT * FROM "orders"', limit=5).rows[0]
+    finally:
+        limited.close()

@@ -454,6 +454,13 @@ class DynamoDBStore(Store):
         tokens = check_select(sql)
         named = table_of(tokens)
         table = self._resolve(named[0]) if named else None
+        if named and table != named[0]:
+            # The statement runs as written, and DynamoDB's names are case-sensitive: a name
+            # matched case-insensitively may be another table, one the address's glob hides.
+            raise UnknownTableError(
+                f"no table named {named[0]!r} in {self.label}",
+                fix=f"Table names are case-sensitive; write FROM {quote_name(table or '')}.",
+            )
         want = limit if limit is not None else self.limits.max_scan_items
         rows: list[Item] = []
         with self.bounded(table, "dynamodb:PartiQLSelect") as report:
