@@ -9,7 +9,7 @@ from typing import Any
 import boto3
 import pytest
 
-from agent.errors import UnknownTableError
+from agent.errors import ReadOnlyQueryError, UnknownTableError
 from agent.staging import StagingArea
 from agent.stores.dynamodb.reads import Limits
 from agent.stores.dynamodb.store import DynamoDBStore
@@ -321,5 +321,27 @@ def test_a_query_cannot_read_a_table_the_glob_hides_by_changing_case(store: Dyna
                 limited.query(statement)
             assert 'FROM "orders"' in refused.value.fix
         assert "secret" not in limited.query('SELECT * FROM "orders"', limit=5).rows[0]
+    finally:
+        limited.close()
+
+
+def test_a_from_inside_an_ion_literal_cannot_name_the_table_the_glob_checks(
+    dynamo_endpoint: str,
+) -> None:
+    """The guard took the first FROM for the table; DynamoDB's parser reads the first one
+    below as part of a `...` Ion literal and reads the table named after the second."""
+    client = raw_client()
+    for name in ("orders", "secret"):
+        client.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "N"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        client.put_item(TableName=name, Item={"id": {"N": "1"}, "v": {"S": f"{name} value"}})
+    limited = open_store(f"dynamodb://{REGION}?tables=ord*")
+    try:
+        with pytest.raises(ReadOnlyQueryError, match="Ion literals"):
+            limited.query('SELECT v, `(FROM "orders")` FROM "secret"')
     finally:
         limited.close()

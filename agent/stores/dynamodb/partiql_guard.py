@@ -1,8 +1,9 @@
 """Read-only PartiQL: a small tokenizer that lets through exactly one SELECT statement.
 
 DynamoDB's ExecuteStatement also runs INSERT/UPDATE/DELETE, so read-only is ours to enforce.
-Quotes are honoured ('text' with '' escapes, "identifiers" with "" escapes); comments are
-refused outright, so nothing can hide behind one.
+Quotes are honoured ('text' with '' escapes, "identifiers" with "" escapes); comments and
+`Ion literals` are refused outright, so nothing can hide behind one (a FROM inside a literal
+would otherwise name the table the guard checks while DynamoDB reads another).
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ def tokenize(statement: str) -> list[Token]:
             i += 1
         elif statement.startswith(("--", "/*", "//"), i):
             raise ReadOnlyQueryError("comments are not allowed in a query", fix=READ_ONLY_FIX)
+        elif ch == "`":
+            raise ReadOnlyQueryError(
+                "Ion literals (`...`) are not allowed in a query",
+                fix="Write values as 'text' strings and plain numbers. " + READ_ONLY_FIX,
+            )
         elif ch in "'\"":
             end, text = _quoted(statement, i, ch)
             tokens.append(Token("string" if ch == "'" else "ident", text))
