@@ -93,6 +93,46 @@ def _plain_conversation(data: dict[str, Any]) -> list[dict[str, Any]] | None:
     return _plain_messages(data.get("messages", []))
 
 
+def _block_error(block: dict[str, Any]) -> str | None:
+    """What is wrong with a content block the chat and Converse read (text, toolUse,
+    toolResult: the parts tabletalk writes), as `name: problem`; None when in shape. Other
+    kinds (a model's reasoning, say) go back to the model as it gave them."""
+    if "text" in block and type(block["text"]) is not str:
+        return "text: expected a string"
+    if "toolUse" in block:
+        use = block["toolUse"]
+        if type(use) is not dict or not (type(use.get("toolUseId")) is type(use.get("name")) is str):
+            return "toolUse: expected an object with a toolUseId and a name (strings)"
+    if "toolResult" in block:
+        result = block["toolResult"]
+        if type(result) is not dict or type(result.get("toolUseId")) is not str:
+            return "toolResult: expected an object with a toolUseId (a string)"
+        if type(result.get("status", "")) is not str:
+            return "toolResult.status: expected a string"
+        content = result.get("content") or []
+        if type(content) is not list or not all(map(_result_part, content)):
+            return "toolResult.content: expected a list of {text: string} or {json: object}"
+    return None
+
+
+def _result_part(part: Any) -> bool:
+    return (
+        type(part) is dict
+        and type(part.get("text", "")) is str
+        and type(part.get("json", {})) is dict
+    )
+
+
+def _check_blocks(messages: list[dict[str, Any]]) -> None:
+    """Raise DamagedConversation naming the first content block not in shape."""
+    for m, message in enumerate(messages):
+        for b, block in enumerate(message["content"]):
+            problem = _block_error(block)
+            if problem is not None:
+                name, _, text = problem.partition(": ")
+                raise DamagedConversation(f"field 'messages.{m}.content.{b}.{name}': {text}")
+
+
 def _checked(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DamagedConversation(f"expected a JSON object, found {type(data).__name__}")
@@ -100,8 +140,11 @@ def _checked(data: Any) -> dict[str, Any]:
     if messages is None:  # values to coerce, or damage to name: pydantic's models decide
         from agent.conversation_models import checked_fields
 
-        return {**data, "messages": [], **checked_fields(data)}
-    return dict(data, messages=messages)
+        checked = {**data, "messages": [], **checked_fields(data)}
+    else:
+        checked = dict(data, messages=messages)
+    _check_blocks(checked["messages"])
+    return checked
 
 
 def _plain_record(value: Any) -> Record | None:

@@ -426,3 +426,39 @@ def test_a_file_without_messages_whose_counts_are_coerced_loads_empty(demo_path:
                                                        "usage": {"inputTokens": "3"}}}) + "\n")
     loaded = ConversationStore().load(chat.conversation_id)
     assert loaded.messages == [] and loaded.usage.input == 3
+
+
+def _edit_block(snapshot: dict[str, Any], where: str, block: dict[str, Any]) -> None:
+    role = "user" if where == "user" else "assistant"
+    message = next(m for m in snapshot["messages"] if m["role"] == role)
+    message["content"].insert(0, block)
+
+
+@pytest.mark.parametrize(
+    ("where", "block", "named"),
+    [
+        ("user", {"text": 5}, "text"),
+        ("assistant", {"text": ["a"]}, "text"),
+        ("assistant", {"toolUse": "listTables"}, "toolUse"),
+        ("assistant", {"toolUse": {"toolUseId": "t9", "input": {}}}, "toolUse"),
+        ("user", {"toolResult": {"toolUseId": 3, "content": []}}, "toolResult"),
+        ("user", {"toolResult": {"toolUseId": "t9", "content": ["ok"]}}, "toolResult"),
+        ("user", {"toolResult": {"toolUseId": "t9", "content": [{"json": [1]}]}}, "toolResult"),
+        ("user", {"toolResult": {"toolUseId": "t9", "content": [{"text": None}]}}, "toolResult"),
+        ("user", {"toolResult": {"toolUseId": "t9", "content": [], "status": 1}}, "toolResult"),
+    ],
+)
+def test_a_hand_edited_content_block_the_chat_cannot_show_is_named_damaged(
+    demo_path: Path, where: str, block: dict[str, Any], named: str
+) -> None:
+    """Opening it in the app (its transcript) failed on an AttributeError/TypeError deep
+    inside, and continuing it sent Bedrock a request it refuses with advice to retry."""
+    chat = varied_conversation(demo_path)
+    path = log_path(chat.conversation_id)
+    edit_snapshot(chat.conversation_id)
+    head = json.loads(path.read_bytes())
+    _edit_block(head["snapshot"], where, block)
+    path.write_bytes(json.dumps(head).encode() + b"\n")
+    with pytest.raises(ConversationNotFound, match=rf"damaged: field 'messages\.\d+\.content\.0\.{named}"):
+        more = session(demo_path, ReplayCaller([Step("Still here.")]), chat.conversation_id)
+        more.display_items()
