@@ -40,7 +40,7 @@ class RankerParams:
     name_b: float = 0.3  # length normalisation per field
     keyword_b: float = 0.3
     description_b: float = 0.56
-    k1: float = 1.6  # the shared saturation constant
+    k1: float = 1.2  # the shared saturation constant
     fuzzy: float = 0.7  # a typo-corrected term counts this much of an exact one
     prefix: float = 0.6  # an unknown word that starts a catalog word ('stat' → 'statistics')
     synonym: float = 0.6  # an abbreviation or synonym ('db' → 'database', 'film' → 'movie')
@@ -48,7 +48,7 @@ class RankerParams:
     phrase: float = 0.25  # two query terms adjacent in a field, per unit of their mean IDF
     name_coverage: float = 0.5  # all of a tool name's words asked for, per unit of mean IDF
     neighbour: float = 0.4  # a word near in meaning (neighbours.json), times its similarity
-    vector: float = 8.0  # static word vectors (wordvectors.bin): per unit of cosine over the floor
+    vector: float = 10.64  # static word vectors (wordvectors.bin): per unit of cosine over the floor
     vector_floor: float = 0.4  # cosine similarity under which a tool gets nothing from vectors
 
 
@@ -366,13 +366,9 @@ class KeywordRanker:
         vectors = self._vectors
         if vectors is None:
             return
-        similarities = vectors.similarities(words(query)[: MAX_QUERY_WORDS * 4])
-        if similarities is None:
-            return
         floor, weight = self.params.vector_floor, self.params.vector
-        for index, similarity in enumerate(similarities):
-            if similarity > floor:
-                totals[index] = totals.get(index, 0.0) + weight * (similarity - floor)
+        for index, similarity in vectors.above(words(query)[: MAX_QUERY_WORDS * 4], floor):
+            totals[index] = totals.get(index, 0.0) + weight * (similarity - floor)
 
     def _add_phrase_bonus(
         self, groups: list[tuple[_Alternative, ...]], totals: dict[int, float]

@@ -118,7 +118,13 @@ def word_vectors() -> WordVectorTable | None:
 
 class CatalogVectors:
     """The vectors of a fixed list of texts (a catalog's tools), and the cosine similarity of a
-    query with each of them."""
+    query with each of them.
+
+    Column j is one int holding coordinate j of every tool's unit vector (scaled to 127,
+    offset by +128) in a 32-bit field per tool, so sum_j (q_j + 128) * column_j holds, per
+    tool, its dot product with the query plus terms known in advance; `_bias` cancels the
+    per-tool term and keeps every field positive, and no field ever carries into the next.
+    """
 
     def __init__(self, texts: Sequence[Sequence[str]], table: WordVectorTable) -> None:
         """`texts`: each tool's lower-case words (name words and description)."""
@@ -136,11 +142,18 @@ class CatalogVectors:
         packed: dict[str, int | None] = {}
         vectors = [self._unit(self._sum(tokens, packed)) for tokens in pieces]
         dims = table.dims
-        zero = [0] * dims
-        rows = [vector or zero for vector in vectors]
-        self._columns = [_to_int(row[j] + _OFFSET for row in rows) for j in range(dims)]
-        self._row_sums = [sum(row) for row in rows]
         self._has_vector = [vector is not None for vector in vectors]
+        matrix = array("I")
+        zero = [_OFFSET] * dims
+        for vector in vectors:
+            matrix.extend([value + _OFFSET for value in vector] if vector else zero)
+        if sys.byteorder == "big":
+            matrix.byteswap()
+        view = memoryview(matrix)
+        self._columns = [int.from_bytes(view[j::dims].tobytes(), "little") for j in range(dims)]
+        self._margin = _OFFSET * _UNIT * dims  # ≥ any tool's |128 × coordinate sum|
+        self._bias = _to_int([self._margin - _OFFSET * sum(vector or ()) for vector in vectors])
+        self._ones = _to_int([1] * self.count)
 
     def _pieces(self, words: Sequence[str]) -> list[str]:
         tokens: list[str] = []
@@ -183,19 +196,52 @@ class CatalogVectors:
             return None
         return [round(_UNIT * value / norm) for value in vector]
 
-    def similarities(self, words: Sequence[str]) -> list[float] | None:
-        """Cosine similarity (about ±0.01) of the query's words with each text, in catalog
-        order; None when no query word has a vector."""
+    def _dot_fields(self, words: Sequence[str]) -> tuple[int, int] | None:
+        """(packed fields, base): field i minus base is tool i's dot product with the query
+        (units of 127²); None when no query word has a vector or the catalog is empty."""
         query = self._unit(self._sum(self._pieces(words), {}))
         if query is None or not self.count:
             return None
-        total = 0
+        total = self._bias
         for coordinate, column in zip(query, self._columns, strict=True):
             total += (coordinate + _OFFSET) * column
-        fields = _from_int(total, self.count)
-        constant = _OFFSET * sum(query) + _OFFSET * _OFFSET * self.table.dims
+        base = _OFFSET * sum(query) + _OFFSET * _OFFSET * self.table.dims + self._margin
+        return total, base
+
+    def similarities(self, words: Sequence[str]) -> list[float] | None:
+        """Cosine similarity (about ±0.01) of the query's words with each text, in catalog
+        order (0 for a text without vector); None when no query word has a vector."""
+        found = self._dot_fields(words)
+        if found is None:
+            return None
+        total, base = found
         scale = float(_UNIT * _UNIT)
         return [
-            (field - _OFFSET * row_sum - constant) / scale if has else 0.0
-            for field, row_sum, has in zip(fields, self._row_sums, self._has_vector, strict=True)
+            (field - base) / scale if has else 0.0
+            for field, has in zip(_from_int(total, self.count), self._has_vector, strict=True)
         ]
+
+    def above(self, words: Sequence[str], floor: float) -> list[tuple[int, float]]:
+        """(catalog index, cosine) of the texts more similar to the query than `floor`, in
+        catalog order. The comparison runs on all fields at once (one add and one shift of
+        the packed ints); only the texts over the floor cost Python work."""
+        found = self._dot_fields(words)
+        if found is None:
+            return []
+        total, base = found
+        top = 1 << (_FIELD - 1)
+        cut = min(max(math.floor(floor * _UNIT * _UNIT) + base + 1, 0), top)
+        flags = ((total + (top - cut) * self._ones) >> (_FIELD - 1)) & self._ones
+        if not flags:
+            return []
+        marks = flags.to_bytes(self.count * 4, "little")
+        fields = _from_int(total, self.count)
+        scale = float(_UNIT * _UNIT)
+        hits: list[tuple[int, float]] = []
+        position = marks.find(1)
+        while position >= 0:
+            index = position // 4
+            if self._has_vector[index]:
+                hits.append((index, (fields[index] - base) / scale))
+            position = marks.find(1, position + 4)
+        return hits

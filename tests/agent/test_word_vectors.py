@@ -60,6 +60,10 @@ def test_catalog_similarities_match_plain_float_cosines(tmp_path):
     for value, want in zip(got, expected, strict=True):
         assert abs(value - want) < 0.02
     assert got[3] == 0.0 and got[4] == 0.0  # no known token: no vector, no similarity
+    for floor in (-1.0, -0.3, 0.0, 0.2, 0.5, 0.99, 1.5):
+        want = [(i, value) for i, value in enumerate(got) if value > floor and texts[i]]
+        want = [(i, value) for i, value in want if i != 3]
+        assert catalog.above(query, floor) == want
 
 
 def test_a_query_with_no_known_word_has_no_similarities(tmp_path):
@@ -67,6 +71,7 @@ def test_a_query_with_no_known_word_has_no_similarities(tmp_path):
     assert table is not None
     catalog = CatalogVectors([["rain"], ["sun"]], table)
     assert catalog.similarities(["zzz", "the"]) is None
+    assert catalog.above(["zzz", "the"], 0.0) == []
     assert catalog.similarities(["rain"])[0] > 0.99
 
 
