@@ -26,6 +26,7 @@ from agent.search.text import STOP_WORDS
 MAGIC = b"tabletalk-word-vectors 1"
 VECTORS_FILE = Path(__file__).with_name("wordvectors.bin")
 MAX_TEXT_TOKENS = 256  # tokens of one text that count; the rest are ignored
+PIECE_CACHE_SIZE = 8192  # words whose split is remembered per catalog
 MAX_WORD_CHARS = 40  # longer "words" (hashes, pasted blobs) have no vector
 _FIELD = 32  # bits per packed coordinate
 _OFFSET = 128  # int8 coordinates are packed as unsigned (value + 128)
@@ -130,6 +131,7 @@ class CatalogVectors:
         """`texts`: each tool's lower-case words (name words and description)."""
         self.table = table
         self.count = len(texts)
+        self._piece_cache: dict[str, list[str]] = {}
         pieces = [self._pieces(words) for words in texts]
         document_frequency: dict[str, int] = {}
         for tokens in pieces:
@@ -156,11 +158,17 @@ class CatalogVectors:
         self._ones = _to_int([1] * self.count)
 
     def _pieces(self, words: Sequence[str]) -> list[str]:
+        """The table tokens of a text's content words (at most MAX_TEXT_TOKENS)."""
         tokens: list[str] = []
+        cache = self._piece_cache
         for word in words:
-            if word in STOP_WORDS or len(word) < 2 or not any(c.isalpha() for c in word):
-                continue
-            tokens.extend(self.table.pieces(word))
+            pieces = cache.get(word)
+            if pieces is None:
+                if len(cache) >= PIECE_CACHE_SIZE:
+                    cache.clear()
+                skip = word in STOP_WORDS or len(word) < 2 or not any(c.isalpha() for c in word)
+                pieces = cache[word] = [] if skip else self.table.pieces(word)
+            tokens.extend(pieces)
             if len(tokens) >= MAX_TEXT_TOKENS:
                 return tokens[:MAX_TEXT_TOKENS]
         return tokens
