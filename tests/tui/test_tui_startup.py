@@ -1,5 +1,7 @@
 """The app's first screen comes before anything it does not need: the chat session, the tool
-models, staging, boto3, the MCP SDK and Markdown load afterwards, on a worker."""
+models, staging, boto3, the MCP SDK and Markdown load afterwards, on a worker; table tabs,
+modal screens, the staging panel and a turn's events load on first use. The first frame
+already shows the footer's keys."""
 
 from __future__ import annotations
 
@@ -18,6 +20,10 @@ from tui.app import TabletalkApp
 HEAVY = (
     "agent.session", "agent.conversations", "agent.tools.registry", "agent.staging",
     "agent.loop", "pydantic", "boto3", "botocore", "mcp", "anyio", "markdown_it", "rapidfuzz",
+    "agent.events", "agent.attachments", "agent.transcript", "agent.mcp_server", "catalog",
+    "tui.tabs", "tui.widgets.table_tab", "tui.widgets.table_view", "tui.widgets.staging_panel",
+    "tui.screens.confirm", "tui.screens.error", "tui.screens.permission",
+    "textual.widgets._footer", "textual.widgets._markdown", "textual.widgets._data_table",
 )
 
 
@@ -25,7 +31,8 @@ class Probe(TabletalkApp):
     def on_ready(self) -> None:  # the first frame is on screen
         loaded = [name for name in HEAVY if name in sys.modules]
         tables = self.query_one("#table-list").option_count
-        print(json.dumps({"loaded": loaded, "tables": tables,
+        keys = self.query_one("KeyFooter").shown_actions()
+        print(json.dumps({"loaded": loaded, "tables": tables, "footer": keys,
                           "focused": self.chat.composer.has_focus}))
         self.exit()
 
@@ -48,6 +55,7 @@ def test_the_first_screen_is_usable_before_the_session_and_its_imports(
     assert done.returncode == 0, done.stderr
     first = json.loads(done.stdout.strip().splitlines()[-1])
     assert first["tables"] >= 4 and first["focused"], first
+    assert {"quit", "help", "open_staging_panel"} <= set(first["footer"]), first
     assert first["loaded"] == [], f"imported before the first screen: {first['loaded']}"
 
 
