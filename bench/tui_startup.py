@@ -1,6 +1,6 @@
-"""Cold start of the app: process start to the first usable screen: the tables listed, the footer's
-keys shown, and a key typed as soon as the first frame is out landed in the focused composer
-(shown on a later refresh).
+"""Cold start of the app: `tabletalk` (tui.entry.main: flags, config, store, app) from process
+start to the first usable screen: the tables listed, the footer's keys shown, and a key typed as
+soon as the first frame is out landed in the focused composer (shown on a later refresh).
 
 Runs `python -c` children so every run pays the imports; prints the median of N runs and its
 ratio to the floor (`python -c pass`, whole process) measured in the same run, interleaved.
@@ -26,33 +26,49 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import time, sys
 started = float(sys.argv[1])
-from textual import events
-from agent.stores.open import open_store
-from tui.app import TabletalkApp
+import tui.entry
 
-class Timed(TabletalkApp):
-    def on_ready(self) -> None:  # the first frame is out: type a key at once, as a person would
-        key = events.Key("x", "x")
-        key.set_sender(self)
-        self._driver.send_message(key)
-        self.call_after_refresh(self._check)
+opened = tui.entry.prepare
 
-    def _check(self) -> None:
-        listed = self.query_one("#table-list").option_count >= 4
-        keys_shown = any(f.shown_actions() for f in self.query("KeyFooter")) or bool(
-            self.query("FooterKey")  # Textual's own Footer (the app before KeyFooter)
-        )
-        typed = self.chat.composer.has_focus and self.chat.composer.text == "x"
-        if not (listed and keys_shown and typed):
+
+def prepare(argv):
+    # `tabletalk` as a user starts it (flags, config, store, then the app's import), with the
+    # app run headless at 120x36 and timed from its first frame.
+    found = opened(argv)
+    from textual import events
+    import tui.app
+
+    class Timed(tui.app.TabletalkApp):
+        def run(self, **_):
+            return super().run(headless=True, size=(120, 36))
+
+        def on_ready(self) -> None:  # the first frame is out: type a key at once
+            key = events.Key("x", "x")
+            key.set_sender(self)
+            self._driver.send_message(key)
             self.call_after_refresh(self._check)
-            return
-        self.call_after_refresh(self._done)  # a frame with the typed key has been painted
 
-    def _done(self) -> None:
-        print(f"first_screen={time.time() - started:.3f}")
-        self.exit()
+        def _check(self) -> None:
+            listed = self.query_one("#table-list").option_count >= 4
+            keys_shown = any(f.shown_actions() for f in self.query("KeyFooter")) or bool(
+                self.query("FooterKey")  # Textual's own Footer (the app before KeyFooter)
+            )
+            typed = self.chat.composer.has_focus and self.chat.composer.text == "x"
+            if not (listed and keys_shown and typed):
+                self.call_after_refresh(self._check)
+                return
+            self.call_after_refresh(self._done)  # a frame with the typed key has been painted
 
-Timed(open_store(None), staging_poll_seconds=0).run(headless=True, size=(120, 36))
+        def _done(self) -> None:
+            print(f"first_screen={time.time() - started:.3f}")
+            self.exit()
+
+    tui.app.TabletalkApp = Timed
+    return found
+
+
+tui.entry.prepare = prepare
+sys.exit(tui.entry.main([]))
 """
 
 

@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 from agent import paths
 from agent.config import Settings
 from agent.errors import TabletalkError
+from tui import startup_gc
 from tui.actions import AppActions
 from tui.bridge import AppBridge
 from tui.keys import APP_BINDINGS
@@ -117,7 +118,9 @@ class TabletalkApp(AppActions, App[int]):
 
     @on(events.Ready)
     def _start_after_first_frame(self) -> None:
-        """Once the first screen is shown: staging and the chat session open on a worker."""
+        """Once the first screen is shown: the garbage collector resumes (tui/startup_gc.py),
+        staging and the chat session open on a worker."""
+        startup_gc.resume()
         self._open_staging_then_session()
 
     def _warn_unknown_keys(self) -> None:

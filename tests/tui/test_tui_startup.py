@@ -82,3 +82,63 @@ def test_the_session_and_the_staged_changes_arrive_after_the_first_screen(
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"opened": True}
+
+
+ENTRY_PROBE = """
+import gc, json, sys
+import tui.entry
+
+opened = tui.entry.prepare
+seen = {}
+
+
+def prepare(argv):
+    found = opened(argv)
+    import tui.app
+
+    class Probe(tui.app.TabletalkApp):
+        def run(self, **_):
+            return super().run(headless=True, size=(80, 24))
+
+        def compose(self):
+            seen["collecting while composing"] = gc.isenabled()
+            yield from super().compose()
+
+        def on_ready(self) -> None:
+            self.call_after_refresh(self._after_first_frame)
+
+        def _after_first_frame(self) -> None:
+            seen["collecting after the first frame"] = gc.isenabled()
+            seen["start-up frozen"] = gc.get_freeze_count() > 0
+            self.exit()
+
+    tui.app.TabletalkApp = Probe
+    return found
+
+
+tui.entry.prepare = prepare
+status = tui.entry.main([])
+seen["collecting after the app"] = gc.isenabled()
+print(json.dumps(seen))
+sys.exit(status)
+"""
+
+
+def test_tabletalk_starts_without_the_garbage_collector_and_runs_it_after_the_first_frame(
+    isolated_dirs: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", ENTRY_PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "collecting while composing": False,
+        "collecting after the first frame": True,
+        "start-up frozen": True,
+        "collecting after the app": True,
+    }
