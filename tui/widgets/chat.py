@@ -118,7 +118,7 @@ class ChatPanel(Vertical):
     DEFAULT_CSS = """
     ChatPanel { height: 1fr; }
     ChatPanel > #chat-actions { height: 1; }
-    ChatPanel > #chat-actions > #chat-hint { width: 1fr; color: $text-muted; padding: 0 1; }
+    ChatPanel > #chat-actions > #chat-hint { width: 1fr; height: 1; color: $text-muted; padding: 0 1; }
     ChatPanel > #chat-actions Button { min-width: 6; margin: 0 0 0 1; }
     """
 
