@@ -83,7 +83,9 @@ class TabletalkApp(AppActions, App[int]):
         self.session: Any | None = None
         self.bridge = AppBridge(self)
         self.staging_watch = StagingWatch(
-            self, store, poll_seconds=staging_poll_seconds,
+            self,
+            store,
+            poll_seconds=staging_poll_seconds,
             keep=self.settings.history.retention,
         )
         self.mcp_serving = McpServing(self)
@@ -406,6 +408,15 @@ class TabletalkApp(AppActions, App[int]):
         if request is None:
             self.notify("This chip names no table and columns to index.", severity="warning")
             return
+        for running in self.chat.log_view.query(IndexBuildLine):
+            if running.active and running.table == request[0]:
+                self.notify(
+                    f"The index of {running.shown_table} is already being built: its line in "
+                    "the chat shows how far it is.",
+                    markup=False,
+                )
+                running.scroll_visible()
+                return
         line = IndexBuildLine(
             self.store,
             *request,

@@ -88,12 +88,15 @@ class IndexBuildLine(Static):
         self.aws_profile = profile
         self.aws_region = region
         self.shown_table = printable_line(table)
+        self.active = True
+        """Estimating, asking or building; False once done, declined or failed."""
         super().__init__(Text(f"Reading {self.shown_table} to estimate its index…"))
 
     def on_mount(self) -> None:
         run_in_thread(self, self._estimate, group="index", name="index-estimate")
 
-    def _say(self, text: str, level: str = "") -> None:
+    def _say(self, text: str, level: str = "", *, finished: bool = False) -> None:
+        self.active = self.active and not finished and not level
         self.update(Text(text))
         self.set_class(level == "done", "-done")
         self.set_class(level == "error", "-error")
@@ -106,7 +109,8 @@ class IndexBuildLine(Static):
 
         try:
             info = self.store.describe_table(self.table)
-            columns = check_columns(info, self.columns)
+            any_attribute = self.store.value_checker is not None
+            columns = check_columns(info, self.columns, any_attribute=any_attribute)
             index = VectorIndex.open(self.store)
             try:
                 plan, estimate = plan_build(index, info, columns)
@@ -179,7 +183,8 @@ class IndexBuildLine(Static):
             columns = ",".join(estimate.columns)
             self._say(
                 f"Nothing built. Later: tabletalk index build {self.shown_table} "
-                f"--columns {printable_line(columns)}"
+                f"--columns {printable_line(columns)}",
+                finished=True,
             )
             return
         self._say(f"Building the index of {self.shown_table}: 0/{estimate.rows:,} rows")

@@ -10,7 +10,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import printable_line, report_error, resolve_settings, store_path
+from agent.cli.common import open_cli_store, printable_line, report_error
 from agent.errors import TabletalkError
 
 if TYPE_CHECKING:  # staging loads only when `commits` runs
@@ -48,11 +48,10 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run `commits`; 0 done, 2 an unknown commit or a store error."""
     from agent.staging import StagingArea
-    from agent.stores.open import open_store
 
     out = out or sys.stdout
     try:
-        store = open_store(store_path(args, resolve_settings(args)))
+        _, store = open_cli_store(args)
     except TabletalkError as exc:
         return report_error(exc)
     try:

@@ -105,6 +105,18 @@ def store_path(args: argparse.Namespace, settings: Settings | None = None) -> st
     return getattr(args, "db", None) or (settings.db if settings else None)
 
 
+def open_cli_store(args: argparse.Namespace, err: TextIO | None = None) -> tuple[Settings, Store]:
+    """The settings and the store a command works on (see `store_path`), opened with the
+    settings' AWS profile, region and DynamoDB caps; while the store retries throttled requests
+    it says so on `err` (stderr)."""
+    from agent.stores.open import open_store
+
+    settings = resolve_settings(args)
+    store = open_store(store_path(args, settings), settings)
+    retries_to_stderr(store, err)
+    return settings, store
+
+
 def retries_to_stderr(store: Store, stream: TextIO | None = None) -> None:
     """A headless command says on stderr, one line each, while the store retries throttled
     requests and when it gives up."""

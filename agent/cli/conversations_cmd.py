@@ -7,7 +7,7 @@ import json
 import sys
 from dataclasses import asdict
 
-from agent.cli.common import printable_line
+from agent.cli.common import open_cli_store, printable_line
 
 
 def add_parser(
@@ -21,17 +21,6 @@ def add_parser(
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     return parser
-
-
-def _store_identity(db: str) -> str:
-    """The identity conversations record for the store at `db` (opening it checks the path)."""
-    from agent.stores.open import open_store
-
-    store = open_store(db)
-    try:
-        return store.identity
-    finally:
-        store.close()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,7 +37,11 @@ def run(args: argparse.Namespace) -> int:
         )
     db = getattr(args, "db", None)
     if db:
-        identity = _store_identity(db)
+        _, store = open_cli_store(args)  # opening it checks the address
+        try:
+            identity = store.identity
+        finally:
+            store.close()
         summaries = [s for s in summaries if s.store == identity]
     if args.json:
         print(json.dumps([asdict(s) for s in summaries], indent=2))

@@ -9,10 +9,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import printable_line, report_error, resolve_settings, store_path
+from agent.cli.common import open_cli_store, printable_line, report_error
 from agent.errors import TabletalkError
 from agent.stores.base import Store
-from agent.stores.open import open_store
 
 if TYPE_CHECKING:
     from agent.vectors.index import VectorIndex
@@ -80,8 +79,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, stdin: TextIO | Non
 
     out = out or sys.stdout
     try:
-        settings = resolve_settings(args)
-        store = open_store(store_path(args, settings))
+        settings, store = open_cli_store(args)
     except TabletalkError as exc:
         return report_error(exc)
     try:
@@ -110,18 +108,14 @@ def _build(
     out: TextIO,
     stdin: TextIO | None,
 ) -> int:
-    from agent.tools.base import ToolFailure, require_columns
-    from agent.vectors.build import plan_build, run_build
+    from agent.vectors.build import check_columns, plan_build, run_build
 
     table = _table(store, args.table)
     info = store.describe_table(table)
     columns = None
     if args.columns:
         wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
-        try:
-            columns = require_columns(info, wanted, "--columns")
-        except ToolFailure as exc:
-            raise TabletalkError(exc.message, fix=exc.fix) from exc
+        columns = list(check_columns(info, wanted, any_attribute=store.value_checker is not None))
     plan, estimate = plan_build(index, info, columns, args.embed_model, args.dims)
     todo = estimate.rows
     name = printable_line(table)

@@ -20,11 +20,10 @@ from agent.cli import search_cmd as search_cli
 from agent.cli.common import (
     add_model_flags,
     add_store_flag,
+    open_cli_store,
     report_error,
     resolve_settings,
-    retries_to_stderr,
     share_common_flags,
-    store_path,
 )
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
@@ -111,11 +110,7 @@ class _VersionAction(argparse.Action):
 
 def run_info(args: argparse.Namespace) -> int:
     """Print the store's tables with their keys and row counts."""
-    from agent.stores.open import open_store
-
-    settings = resolve_settings(args)
-    store = open_store(store_path(args, settings), settings)
-    retries_to_stderr(store)
+    _, store = open_cli_store(args)
     try:
         print(f"{printable_line(store.label)} ({printable_line(store.identity)})")
         for table in store.list_tables():

@@ -14,11 +14,10 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from agent.cli.common import printable, report_error, resolve_settings, store_path
+from agent.cli.common import open_cli_store, printable, report_error, resolve_settings
 from agent.errors import ConfigError, TabletalkError
 from agent.logs import setup_logging
 from agent.mcp_server.levels import LEVELS
-from agent.stores.open import open_store
 
 DEFAULT_PORT = 8765
 
@@ -126,8 +125,7 @@ def run(args: argparse.Namespace) -> int:
                 f"Config file {config} does not exist",
                 fix="Pass an existing file to --config, or leave it out to use the default.",
             )
-        settings = resolve_settings(args)
-        store = open_store(store_path(args, settings), settings)
+        settings, store = open_cli_store(args)
     except TabletalkError as exc:
         return report_error(exc)
     try:
@@ -199,7 +197,7 @@ def run_http(args: argparse.Namespace) -> int:
     try:
         settings = resolve_settings(args)
         sockets = bind_sockets(getattr(args, "host", "127.0.0.1"), getattr(args, "port", 0))
-        store = open_store(store_path(args, settings))
+        _, store = open_cli_store(args)
     except TabletalkError as exc:
         return report_error(exc)
     book = TokenBook()

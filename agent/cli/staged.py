@@ -10,13 +10,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import (
-    printable_line,
-    report_error,
-    resolve_settings,
-    retries_to_stderr,
-    store_path,
-)
+from agent.cli.common import open_cli_store, printable_line, report_error
 from agent.errors import TabletalkError
 from agent.stores.base import transaction_plan
 
@@ -71,7 +65,6 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run one `staged` sub-command; returns the exit code."""
     from agent.staging import StagingArea
-    from agent.stores.open import open_store
 
     out = out or sys.stdout
     err = err or sys.stderr
@@ -84,9 +77,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             print(f"tabletalk staged {command}: give change ids or --all", file=err)
             return 2
     try:
-        settings = resolve_settings(args)
-        store = open_store(store_path(args, settings), settings)
-        retries_to_stderr(store, err)
+        settings, store = open_cli_store(args, err)
         try:
             area = StagingArea(store, keep=settings.history.retention())
             try:

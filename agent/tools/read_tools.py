@@ -78,7 +78,8 @@ class VectorInput(ToolInput):
     query: str = Field(min_length=1, description="what to look for, in plain words")
     limit: int = Field(10, ge=1, le=50, description="max rows (1-50)")
     where: str | None = Field(
-        None, description="optional SQL condition on the table's columns, e.g. price < 50"
+        None,
+        description="optional condition on the table's columns (SQL; PartiQL on DynamoDB), e.g. price < 50",
     )
 
 

@@ -95,10 +95,15 @@ def plan_build(
     return plan, estimate
 
 
-def check_columns(info: TableInfo, columns: Sequence[str]) -> tuple[str, ...]:
+def check_columns(
+    info: TableInfo, columns: Sequence[str], *, any_attribute: bool = False
+) -> tuple[str, ...]:
     """The columns' real names (matched case-insensitively); an unknown one fails naming the
-    table's columns."""
+    table's columns. With `any_attribute` (DynamoDB: the columns are those seen in a sample of
+    items) a name not seen is taken as given."""
     known = {c.name.lower(): c.name for c in info.columns}
+    if any_attribute:
+        known.update({c.lower(): c for c in columns if c.lower() not in known})
     unknown = [c for c in columns if c.lower() not in known]
     if unknown or not columns:
         raise TabletalkError(

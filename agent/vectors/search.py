@@ -59,6 +59,8 @@ def nearest_rows(
     index: VectorIndex, meta: IndexMeta, vector: list[float], limit: int, where: str | None
 ) -> list[dict[str, Any]]:
     """The `limit` rows nearest to `vector` (satisfying `where`, when given), as tool hits."""
+    if where and index.store.query_language != "SQL":
+        return _filtered_by_keys(index, meta, vector, limit, where)
     if where:
         return _filtered(index, meta, vector, limit, where)
     return _plain(index, meta, vector, limit)
@@ -108,6 +110,23 @@ def _filtered(
         for key, distance, text in ranked
         if key_json(key) in rows
     ]
+
+
+def _filtered_by_keys(
+    index: VectorIndex, meta: IndexMeta, vector: list[float], limit: int, where: str
+) -> list[Any]:
+    """The nearest items satisfying a PartiQL `where` (DynamoDB): one capped read of the
+    matching items (as `count(where)` reads them there; a projection would cost the same read
+    units), searched exactly among them."""
+    store, table = index.store, meta.table
+    keys = list(store.describe_table(table).key_columns)
+    sql = f"SELECT * FROM {quote_ident(table)} WHERE {where}"
+    rows = _checked(lambda: store.query(sql)).rows
+    by_key = {key_json({k: row.get(k) for k in keys}): row for row in rows}
+    if not by_key:
+        return []
+    ranked = index.nearest_among(meta, vector, index.item_ids(meta, list(by_key)), limit)
+    return [_hit(key, distance, text, by_key[key_json(key)]) for key, distance, text in ranked]
 
 
 def _checked(read: Callable[[], T]) -> T:

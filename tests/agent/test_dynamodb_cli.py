@@ -230,3 +230,26 @@ def test_the_cli_says_on_stderr_while_it_retries_and_when_it_gives_up(
     assert len(sent) == 6 and err.count("retrying") == 5
     assert "DynamoDB throttled Scan 6 times; gave up." in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["info"], ["staged", "list"], ["commits"], ["index"], ["conversations"]],
+    ids=" ".join,
+)
+def test_every_store_command_uses_the_profile_it_is_given(
+    command: list[str],
+    dynamo_endpoint: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--profile` reaches the DynamoDB client of every command that opens the store (commits,
+    index and conversations opened it with the environment's credentials instead)."""
+    aws_config = tmp_path / "aws-config"
+    aws_config.write_text("[profile other]\nregion = us-east-1\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(aws_config))
+    assert main([*command, "--profile", "no-such-profile", "--db", DB]) == 2
+    err = capsys.readouterr().err
+    assert "the AWS profile 'no-such-profile' does not exist" in err
+    assert "--profile" in err and "Traceback" not in err

@@ -95,3 +95,47 @@ def test_index_build_reads_every_item_by_paginated_scan(
     assert "1 rows to embed, 1 to drop, 128 unchanged" in capsys.readouterr().out
     assert scripted_bedrock.invocations[-1][1]["inputText"] == "name: heated wool blanket"
     assert len(scripted_bedrock.invocations) == 130 + 1 + 1  # build, the query, the rebuild
+
+
+def test_a_search_with_a_condition_finds_the_matching_items(
+    dynamo_endpoint: str, scripted_bedrock: ScriptedBedrock
+) -> None:
+    """`where` is a PartiQL condition on DynamoDB (it was wrapped in SQL the server refused):
+    the nearest items that satisfy it come back, with their attributes."""
+    make_products(raw_client(), 60)
+    assert build("--columns", "name,description") == 0
+    store = open_store(DB)
+    try:
+        query = "kettle model 26, a speaker for every room"
+        result = search(store, "products", query, limit=3, where='"id" > 20')
+    finally:
+        store.close()
+    hits = result["results"]
+    assert hits and all(hit["key"]["id"] > 20 for hit in hits)
+    assert hits[0]["key"] == {"id": 26} and hits[0]["row"]["name"] == "kettle model 26"
+
+
+def test_an_attribute_missing_from_the_sampled_items_can_be_indexed(
+    dynamo_endpoint: str, scripted_bedrock: ScriptedBedrock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DynamoDB's columns are those of a sample of items; `--columns` takes an attribute only
+    later items have (it was refused as unknown), and a name that is nowhere embeds nothing."""
+    client = raw_client()
+    make_products(client, 120)
+    client.put_item(
+        TableName="products",
+        Item={"id": {"N": "121"}, "name": {"S": "desk lamp"}, "notes": {"S": "warm light"}},
+    )
+    store = open_store(DB)
+    try:
+        seen = [c.name for c in store.describe_table("products").columns]
+    finally:
+        store.close()
+    assert "notes" not in seen  # the precondition: the sample did not see it
+    assert build("--columns", "notes") == 0
+    texts = [body["inputText"] for _, body in scripted_bedrock.invocations]
+    assert texts == ["notes: warm light"]
+    capsys.readouterr()
+    assert main(["index", "status", "--db", DB, "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["indexes"]
+    assert entry["columns"] == ["notes"]

@@ -99,3 +99,57 @@ async def test_declining_builds_nothing_and_names_the_command(
         assert "tabletalk index build products --columns name,category" in text
         assert len(scripted_bedrock.invocations) == before
         assert "products" not in indexed_rows(demo_path)
+
+
+async def test_a_second_chip_for_a_table_being_built_does_not_build_it_again(
+    make_app, scripted_bedrock: ScriptedBedrock, demo_path: Path, monkeypatch
+) -> None:
+    """Two chips for the same table (two searches, two turns): while the first build runs, the
+    second click points at it instead of estimating and embedding everything a second time."""
+    import threading
+
+    from agent.vectors import build as build_module
+
+    gate = threading.Event()
+    real_run_build = build_module.run_build
+
+    def held(*args: Any, **kwargs: Any) -> int:
+        assert gate.wait(60), "the test never opened the gate"
+        return real_run_build(*args, **kwargs)
+
+    app = make_app(mode="auto")
+    notes: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        app.notify = lambda message, *a, **k: notes.append(str(message))  # type: ignore[method-assign]
+        first = await chat_until_the_chip(app, pilot, scripted_bedrock, demo_path)
+        monkeypatch.setattr(build_module, "run_build", held)  # the app's builds from here on
+        scripted_bedrock.add(
+            Reply(tool_uses=[ToolUse("vectorSearch", {"table": "products", "query": "desk"})]),
+            Reply(text="Still no index."),
+        )
+        await send(app, pilot, "and like a desk?")
+        chips = [c for c in app.query(ChipButton) if c.chip_action.get("kind") == "buildIndex"]
+        second = chips[-1]
+        assert second is not first
+        before = len(scripted_bedrock.invocations)
+
+        await pilot.click(first)
+        await settle(app, pilot)
+        await pilot.press("y")  # the build starts and waits on the gate (settle would wait too)
+        line = app.query_one(IndexBuildLine)
+        for _ in range(1000):
+            if "Building the index of products" in str(line.render()):
+                break
+            await pilot.pause(0.02)
+        assert "Building the index of products" in str(line.render())
+        await pilot.click(second)
+        for _ in range(5):
+            await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert len(app.query(IndexBuildLine)) == 1
+        assert any("already being built" in note for note in notes)
+
+        gate.set()
+        await settle(app, pilot)
+        assert "Index of products built: 60 rows" in str(line.render())
+        assert len(scripted_bedrock.invocations) == before + 60

@@ -4,7 +4,8 @@ A summary with the bulk groups (`1,400 orders: status delivered → cancelled`),
 (table:, op:, attr:, text), a page of the matching changes (Enter: the change in full, with
 commit / reject), commit or reject of all or of what the filter matches, and a warning for
 rows that staged deletes would leave orphaned. Conflicts stay staged and show the item's
-current value. Shows changes staged by any process (chat, MCP, CLI).
+current value. Shows changes staged by any process (chat, MCP, CLI). What the buttons do to
+the staged set is in `staging_actions`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.message import Message
 from textual.widgets import Button, Input, OptionList, ProgressBar, Static, TabPane
 from textual.widgets.option_list import Option
 
@@ -36,6 +36,7 @@ from tui.widgets.staged_change import (
     conflict_lines,
     origin_text,
 )
+from tui.widgets.staging_actions import CommitProgress, StagingActions
 
 if TYPE_CHECKING:
     from tui.staging_watch import StagingWatch
@@ -76,13 +77,6 @@ class Snapshot:
     """False while groups and orphaned rows are still being read (commits wait for them)."""
 
 
-class CommitProgress(Message):
-    def __init__(self, done: int, total: int) -> None:
-        super().__init__()
-        self.done = done
-        self.total = total
-
-
 def relabel(button: Button, label: Content) -> None:
     """Give `button` a new label and lay it out again (a Button keeps the width of its first
     label otherwise, so "Commit 0" would cut "Commit 1,429" to "Commit")."""
@@ -91,7 +85,7 @@ def relabel(button: Button, label: Content) -> None:
         button.refresh(layout=True)
 
 
-class StagingPanel(TabPane):
+class StagingPanel(TabPane, StagingActions):
     """The panel; `show(changes)` re-reads what it shows when the staged set changed."""
 
     BINDINGS = [Binding("slash", "focus_filter", "Filter", id="staging.filter", show=False)]
@@ -460,204 +454,10 @@ class StagingPanel(TabPane):
         if action == "commit":
             self.commit([change_id])
         elif action == "reject":
-            self.staging_watch.run(lambda area: area.discard(ids=[change_id]), done=self._said_rejected)
+            self.staging_watch.run(
+                lambda area: area.discard(ids=[change_id]), done=self._said_rejected
+            )
         elif action == "reject_attribute":
             self.staging_watch.run(lambda area: area.reject_attribute(change_id, attribute or ""))
         elif action == "take_current":
             self.take_current([change_id])
-
-    @on(Button.Pressed, "#take-current")
-    def _take_current_pressed(self) -> None:
-        self.take_current(list(self.conflicts))
-
-    def take_current(self, ids: list[str]) -> None:
-        """Resolve conflicts by re-staging these changes on the items' current values."""
-
-        def done(report: Any) -> None:
-            for change_id in [*report.refreshed, *report.dropped]:
-                self.conflicts.pop(change_id, None)
-            if not self.conflicts and self.filter.ids is not None:
-                self._filter_input.value = ""
-                self.filter = ChangeFilter()
-            self._shown = None
-            if report.refused:
-                self.app.notify(report.describe(), severity="warning", markup=False)
-            else:
-                self.app.notify(report.describe(), markup=False)
-
-        self.staging_watch.run(lambda area: area.rebase(ids), done=done, name="take-current")
-
-    # ----- actions -----------------------------------------------------------------------------
-
-    @on(Button.Pressed, "#refresh")
-    def _refresh(self) -> None:
-        """Re-read the staged changes; conflicts are checked again at the next commit."""
-        self.conflicts.clear()
-        self._shown = None
-        self.staging_watch.refresh_now()
-
-    @on(Button.Pressed, "#commit-all")
-    def _commit_all_pressed(self) -> None:
-        self.confirm_commit([c.id for c in self.changes], expect=self.changes)
-
-    @on(Button.Pressed, "#commit-clean")
-    def _commit_clean_pressed(self) -> None:
-        clean = [c for c in self.changes if c.id not in self.conflicts]
-        self.confirm_commit([c.id for c in clean], expect=self.changes)
-
-    @on(Button.Pressed, "#commit-matching")
-    def _commit_matching_pressed(self) -> None:
-        self.act_on_matching("commit")
-
-    @on(Button.Pressed, "#reject-matching")
-    def _reject_matching_pressed(self) -> None:
-        self.act_on_matching("reject")
-
-    def act_on_matching(self, action: str) -> None:
-        """Commit or reject every change the filter matches (all pages), after asking."""
-        from tui.screens.confirm import ConfirmScreen
-
-        flt, expect, count = self.filter, list(self.changes), self.snapshot.matching
-
-        def answered(yes: bool | None) -> None:
-            if not yes:
-                return
-
-            def ids(area: Any) -> list[str]:
-                return list(area.review().ids(flt))
-
-            if action == "commit":
-                self.staging_watch.read(ids, done=lambda found: self.confirm_commit(found, expect=expect))
-            else:
-                self.staging_watch.read(
-                    ids, done=lambda found: self.reject([c for c in expect if c.id in set(found)])
-                )
-
-        verb = "Commit" if action == "commit" else "Discard"
-        question = f"{verb} the {count:,} staged change{'s' * (count != 1)} the filter matches?"
-        self.app.push_screen(ConfirmScreen(f"{verb} these", question, yes=verb), answered)
-
-    @on(Button.Pressed, "#reject-all")
-    def _reject_all_pressed(self) -> None:
-        from tui.screens.confirm import ConfirmScreen
-
-        changes = list(self.changes)
-        count = len(changes)
-        question = (
-            f"Discard {count:,} staged change{'s' * (count != 1)}? "
-            "They are dropped from staging and never reach the table."
-        )
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.reject(changes)
-
-        self.app.push_screen(ConfirmScreen("Reject all", question, yes="Discard"), answered)
-
-    def reject(self, changes: list[StagedChange]) -> None:
-        """Discard exactly `changes` (what the panel showed); if the set moved, refresh instead."""
-        ids = [c.id for c in changes]
-        expect = self.changes
-
-        def job(area: Any) -> Any:
-            if signature(area.list()) != signature(expect):
-                return None
-            return area.discard(ids=ids) if ids else 0
-
-        self.staging_watch.run(job, done=self._said_rejected, name="reject-all")
-
-    def _said_rejected(self, count: int | None) -> None:
-        if count is None:
-            self._said_moved()
-            return
-        self.app.notify(f"Rejected {count:,} staged change{'s' * (count != 1)}.", markup=False)
-
-    def _said_moved(self) -> None:
-        self._shown = None
-        self.app.notify(
-            "The staged changes changed since this panel showed them, so nothing was done. "
-            "The panel is refreshed: review it and press the button again.",
-            title="Staged changes moved",
-            severity="warning",
-            markup=False,
-        )
-
-    def confirm_commit(self, ids: list[str], *, expect: list[StagedChange] | None = None) -> None:
-        """Commit `ids`; when they delete items other rows still reference, ask once more."""
-        from tui.screens.confirm import ConfirmScreen
-
-        if not self.snapshot.complete:
-            self.app.notify(
-                "Still checking the staged deletes for orphaned rows: press again in a moment.",
-                severity="warning",
-                markup=False,
-            )
-            return
-        chosen = set(ids)
-        deleting = {c.table for c in self.changes if c.op == "delete" and c.id in chosen}
-        orphans = [o for o in self.snapshot.orphans if o.reference.target in deleting]
-        if not orphans:
-            self.commit(ids, expect=expect)
-            return
-        rows = sum(o.count for o in orphans)
-        question = (
-            f"The deletes in this commit leave {rows:,} row{'s' * (rows != 1)} pointing at "
-            "items that will be gone:\n"
-            + "\n".join(f"• {o.describe()}" for o in orphans)
-            + "\nCommit anyway?"
-        )
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.commit(ids, expect=expect)
-
-        self.app.push_screen(ConfirmScreen("Orphaned rows", question, yes="Commit"), answered)
-
-    def commit(self, ids: list[str], *, expect: list[StagedChange] | None = None) -> None:
-        """Commit exactly `ids` on a worker, with a progress bar. With `expect` (the set the
-        panel showed) nothing is committed if the staging area no longer holds that set."""
-        self.add_class("-committing")
-        self._progress.update(total=max(len(ids), 1), progress=0)
-        if not self._progress.is_attached:  # mounted at the first commit, not on every open
-            self.mount(self._progress, after="#staging-bar")
-
-        def job(area: Any) -> Any:
-            if expect is not None and signature(area.list()) != signature(expect):
-                return None
-            return area.commit(
-                ids, progress=lambda done, of: self.post_message(CommitProgress(done, of))
-            )
-
-        self.staging_watch.run(job, done=self._committed, name="commit")
-
-    def on_commit_progress(self, message: CommitProgress) -> None:
-        self._progress.update(total=max(message.total, 1), progress=message.done)
-
-    def _committed(self, report: Any) -> None:
-        self.remove_class("-committing")
-        if report is None:
-            self._said_moved()
-        elif report.conflicts:
-            for conflict in report.conflicts:
-                self.conflicts[conflict.change_id] = conflict
-            clean = len(self.changes) - len(self.conflicts)
-            after = (
-                f"Reject them, or commit the others with “Commit the {clean:,} without conflict”."
-                if clean
-                else "Reject them, or change the table back and commit again."
-            )
-            self.app.notify(
-                f"Nothing was committed: {len(report.conflicts):,} change(s) conflict with the "
-                f"table as it is now. They stay staged (marked ⚠, listed first). {after}",
-                title="Commit conflict",
-                severity="error",
-                markup=False,
-            )
-            self._filter_input.value = "is:conflict"
-            self.filter = ChangeFilter(ids=tuple(self.conflicts))
-            self._shown = None
-        else:
-            self.app.notify(f"Committed {len(report.committed):,} change(s).", markup=False)
-
-    def committing_failed(self) -> None:
-        self.remove_class("-committing")
