@@ -24,7 +24,6 @@ from agent.conversation_files import (
     LogState,
     append_line,
     encode_json,
-    read_any,
     save_error,
     write_whole,
 )
@@ -265,6 +264,8 @@ class ConversationStore:
                 f"No conversation '{conversation_id}'.",
                 fix="Run `tabletalk conversations` to list the saved ones.",
             )
+        from agent.conversation_read import read_any  # pydantic loads only to read a file
+
         try:
             data, contents = read_any(path)
         except (OSError, DamagedConversation) as exc:
@@ -287,6 +288,8 @@ class ConversationStore:
         broken: DamagedFiles = []
         if not self.directory.exists():
             return summaries, broken
+        from agent.conversation_read import read_any  # pydantic loads only to read a file
+
         files = {p.stem: p for p in sorted(self.directory.glob(f"*{LEGACY_SUFFIX}"))}
         files.update({p.stem: p for p in sorted(self.directory.glob(f"*{LOG_SUFFIX}"))})
         for path in sorted(files.values()):

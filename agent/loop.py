@@ -44,7 +44,7 @@ from agent.permissions import PermissionGate, PermissionRequest, denial_message
 from agent.search.searcher import ToolSearcher
 from agent.stop import StopSignal, stop_signal
 from agent.tool_results import capped_result
-from agent.tools.base import ToolContext
+from agent.tools.context import ToolContext
 from agent.toolset import Toolset
 from catalog import Effect
 

@@ -36,7 +36,7 @@ from agent.specs import SpecBook
 from agent.staging import StagingArea
 from agent.stores.base import Store
 from agent.stores.open import identity_db, same_db
-from agent.tools.base import ToolContext
+from agent.tools.context import ToolContext
 from agent.toolset import Toolset
 from agent.transcript import ATTACHED_PREFIX, display_items
 from agent.ui_port import HeadlessUi, UiPort

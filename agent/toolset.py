@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import catalog
-from agent.tools.base import ToolContext
-from agent.tools.registry import run_tool, tool_spec
+from agent.tools.context import ToolContext
+from agent.tools.input_schemas import spec_entry, stored_schema
 from catalog import Effect, Requirement, Tier, ToolRow, Visibility
 
 RunResult = tuple[Literal["success", "error"], dict[str, Any]]
@@ -25,8 +25,21 @@ LOOP_TOOLS = catalog.loop_names()
 
 @functools.lru_cache(maxsize=256)
 def _builtin_spec(name: str, description: str) -> dict[str, Any]:
-    """A built-in tool's spec, built once per process (pydantic schema generation is slow)."""
-    return tool_spec(name, description)
+    """A built-in tool's spec, built once per process from its stored schema; the tools and
+    pydantic load only for a tool the stored file does not list (or when a tool runs)."""
+    schema = stored_schema(name)
+    if schema is None:
+        from agent.tools.registry import input_schema
+
+        schema = input_schema(name)
+    return spec_entry(name, description, schema)
+
+
+def _run_builtin(ctx: ToolContext, name: str, raw_input: dict[str, Any] | None) -> RunResult:
+    """Validate and run a built-in tool (agent.tools.registry.run_tool), loading the tools."""
+    from agent.tools.registry import run_tool
+
+    return run_tool(ctx, name, raw_input)
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
@@ -70,7 +83,7 @@ class BuiltinTool:
         return _builtin_spec(self.row.name, description)
 
     def run(self, ctx: ToolContext, raw_input: dict[str, Any] | None) -> RunResult:
-        return run_tool(ctx, self.row.name, raw_input)
+        return _run_builtin(ctx, self.row.name, raw_input)
 
 
 @dataclasses.dataclass
@@ -82,13 +95,7 @@ class ExternalTool:
     runner: Runner
 
     def spec(self, description: str) -> dict[str, Any]:
-        return {
-            "toolSpec": {
-                "name": self.row.name,
-                "description": description,
-                "inputSchema": {"json": self.input_schema},
-            }
-        }
+        return spec_entry(self.row.name, description, self.input_schema)
 
     def run(self, ctx: ToolContext, raw_input: dict[str, Any] | None) -> RunResult:
         return self.runner(ctx, raw_input)
@@ -170,5 +177,5 @@ class Toolset:
         """Run a tool (built-in or external); never raises."""
         tool = self._tools.get(name)
         if tool is None:
-            return run_tool(ctx, name, raw_input)  # answers "unknown tool" with the fix
+            return _run_builtin(ctx, name, raw_input)  # answers "unknown tool" with the fix
         return tool.run(ctx, raw_input)

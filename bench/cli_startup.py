@@ -4,6 +4,7 @@ Each run starts a fresh interpreter (`python -m tui.entry ...`), so every run pa
 `ask` runs a one-step turn (the model answers with text) against the scripted Converse endpoint
 on 127.0.0.1 (tests/support/scripted_bedrock.py), which answers at once, so its figure is
 tabletalk's own cost of a turn: imports, the Bedrock client, the request, saving the conversation;
+`ask --conversation` does the same turn continuing a conversation (read back from its file);
 the floor (`python -c pass`) is measured in the same run, interleaved, and each command is
 reported as a median, as a ratio to the floor's median, and as CPU time (user+sys, which a
 loaded machine inflates far less than wall time). `--before DIR` times another source tree
@@ -34,7 +35,10 @@ COMMANDS: dict[str, list[str]] = {
     "tabletalk staged list": ["-m", "tui.entry", "staged", "list"],
     "tabletalk info": ["-m", "tui.entry", "info"],
     "tabletalk ask (one step)": ["-m", "tui.entry", "ask", "how many tables?"],
-}
+    "tabletalk ask --conversation": [
+        "-m", "tui.entry", "ask", "and now?", "--conversation", "{conversation}",
+    ],
+}  # fmt: skip
 
 
 def one_run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -59,6 +63,11 @@ def one_run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, flo
     return elapsed, cpu
 
 
+def with_conversation(args: list[str], conversation: str) -> list[str]:
+    """The command's arguments with the saved conversation's id filled in."""
+    return [conversation if arg == "{conversation}" else arg for arg in args]
+
+
 Medians = dict[str, dict[str, float]]
 """Per source tree, per command: {"wall": s, "cpu": s} medians."""
 
@@ -75,20 +84,27 @@ def measure(runs: int, sources: list[Path]) -> Medians:
         base.update(endpoint.env())
         base.pop("PYTHONDONTWRITEBYTECODE", None)  # time imports from .pyc, as installed
         envs = {}
+        conversation: dict[Path, str] = {}
         for number, src in enumerate(sources):
             env = dict(base, PYTHONPATH=str(src))
             for name in ("CONFIG", "DATA", "STATE", "CACHE"):
                 env[f"XDG_{name}_HOME"] = os.path.join(home, str(number), name.lower())
             envs[src] = env
+            started = subprocess.run(  # the conversation `ask --conversation` continues
+                [sys.executable, "-m", "tui.entry", "ask", "hello", "--json"],
+                cwd=src, env=env, capture_output=True, text=True, timeout=120, check=True,
+            )  # fmt: skip
+            conversation[src] = json.loads(started.stdout)["conversation"]
             for args in COMMANDS.values():  # demo database, .pyc files; not counted
-                one_run(args, env, src)
+                one_run(with_conversation(args, conversation[src]), env, src)
         samples: dict[str, dict[str, list[tuple[float, float]]]] = {
             str(src): {name: [] for name in COMMANDS} for src in sources
         }
         for _ in range(runs):
             for name, args in COMMANDS.items():
                 for src in sources[:1] if name == FLOOR else sources:
-                    samples[str(src)][name].append(one_run(args, envs[src], src))
+                    run_args = with_conversation(args, conversation[src])
+                    samples[str(src)][name].append(one_run(run_args, envs[src], src))
     for src in sources[1:]:
         samples[str(src)][FLOOR] = samples[str(sources[0])][FLOOR]
     return {
@@ -122,7 +138,7 @@ def main() -> None:
         print(f"{args.runs} runs each, source {src} (wall median, ratio to the floor, CPU median)")
         for name, median in commands.items():
             print(
-                f"  {name:<26} {median['wall'] * 1000:7.0f} ms  {median['wall'] / floor:5.2f}x floor"
+                f"  {name:<30} {median['wall'] * 1000:7.0f} ms  {median['wall'] / floor:5.2f}x floor"
                 f"  cpu {median['cpu'] * 1000:5.0f} ms"
             )
 

@@ -7,7 +7,8 @@ store opened on the floor's copy and set explicitly on the floor's connection). 
 database that is journal_mode=delete (a rollback journal: each changed page's original is
 copied to a -journal file first) and synchronous=FULL (the journal and the database are
 fsynced at commit). The staging database costs come on top, and are counted: it is WAL with
-synchronous=FULL (the WAL is fsynced at every staging transaction), see agent/staging/db.py.
+synchronous=FULL (the WAL is fsynced at every staging transaction but the one removing landed
+changes, which an interrupted-commit record covers), see agent/staging/db.py and commit.py.
 
 Run: `.venv/bin/python bench/staging.py [--orders 100000] [--items 10000] [--repeat 5] [--json]`.
 Targets: stage + commit ≤ 2× the floor (issue 15); peak memory < 200 MB.

@@ -15,6 +15,7 @@ import botocore.exceptions
 import botocore.loaders
 import botocore.session
 
+from agent.bedrock import endpoint_data
 from agent.bedrock.errors import translate
 from agent.bedrock.models import KNOWN_MODELS, configured_region, resolve_model
 from agent.errors import ConfigError
@@ -64,17 +65,34 @@ class _ServiceNames:
         return iter(every)
 
 
-class _NamedServiceLoader(botocore.loaders.Loader):
-    """botocore's loader without its scan of every service folder it ships (~400, two
-    directory reads each) that `load_service_model` makes to check a name exists: a sizeable
-    share of a headless turn's start-up. The check looks in the named service's folder."""
+class _OneServiceLoader(botocore.loaders.Loader):
+    """botocore's loader for clients of one service, without two costs of a headless turn's
+    start-up: the scan of every service folder botocore ships (~400, two directory reads each)
+    that `load_service_model` makes to check a name exists (the check looks in the named
+    service's folder), and parsing the endpoint data of every AWS service to place one client
+    (`endpoint_data`: the same data cut to this service, cached on disk)."""
+
+    def __init__(self, service: str) -> None:
+        super().__init__()
+        self.service = service
+        self._endpoints: tuple[Any, str] | None = None
 
     def list_available_services(self, type_name: str) -> Any:
         return _ServiceNames(self, type_name)
 
+    def load_data_with_path(self, name: str) -> Any:
+        if name != endpoint_data.NAME:
+            return super().load_data_with_path(name)
+        if self._endpoints is None:
+            self._endpoints = endpoint_data.service_endpoints(
+                self, self.service, super().load_data_with_path
+            )
+        return self._endpoints
 
+
+SERVICE = "bedrock-runtime"
 # One loader for every client: the service model is parsed once per process, not per client.
-_LOADER = _NamedServiceLoader()
+_LOADER = _OneServiceLoader(SERVICE)
 
 ModelFamily = Literal["claude", "nova", "other"]
 
@@ -124,6 +142,6 @@ def make_client(
                 + (f" (profile {profile!r} has none)." if profile else "."),
                 fix=NO_REGION_FIX,
             )
-        return core.create_client("bedrock-runtime", region_name=where, config=config)
+        return core.create_client(SERVICE, region_name=where, config=config)
     except botocore.exceptions.BotoCoreError as exc:
         raise translate(exc, profile=profile, model_id="", region=region) from exc

@@ -1,7 +1,5 @@
-"""Tool search: the keyword ranker, catalog/query file loading and retrieval evaluation."""
+"""Tool search: the keyword ranker, catalog/query file loading and retrieval evaluation.
 
-from __future__ import annotations
-
-from agent.search.ranker import KeywordRanker, ScoredDoc, SearchDoc
-
-__all__ = ["KeywordRanker", "ScoredDoc", "SearchDoc"]
+Nothing is imported here: a turn that searches nothing never loads the ranker (rapidfuzz and
+its word tables).
+"""

@@ -23,12 +23,14 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.bedrock.errors import translate
 from agent.config import Settings
 from agent.errors import TabletalkError
-from agent.search.ranker import SearchDoc
+
+if TYPE_CHECKING:
+    from agent.search.ranker import SearchDoc
 
 NO_TOOL_ID = "0"
 NO_TOOL_TEXT = "No tool in this list fits the task"

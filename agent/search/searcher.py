@@ -8,6 +8,7 @@ Ranking is the decider model's choice when `[search] decider` is configured (mod
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,11 +18,11 @@ from agent.active_set import ActiveSet
 from agent.config import Settings
 from agent.errors import TabletalkError
 from agent.search.decider import Decider
-from agent.search.ranker import KeywordRanker, SearchDoc
 from agent.search.text import MAX_QUERY_CHARS
 from catalog import Visibility
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the ranker (and rapidfuzz) load at a session's first search
+    from agent.search.ranker import SearchDoc
     from agent.toolset import Toolset
 
 SEARCH_BUDGET = 3
@@ -61,6 +62,8 @@ def promoted_names(toolset: Toolset) -> tuple[str, ...]:
 
 def search_docs(toolset: Toolset, always_loaded: Sequence[str] = ()) -> list[SearchDoc]:
     """What search scores: every row but the loop's own tools and the user's always-loaded ones."""
+    from agent.search.ranker import SearchDoc
+
     loop_tools = catalog.loop_names(toolset.rows)
     return [
         SearchDoc(row.name, row.description, tuple(row.keywords))
@@ -106,6 +109,8 @@ def search_catalog(
     docs: Sequence[SearchDoc], query: str, limit: int, settings: Settings
 ) -> dict[str, Any]:
     """One search outside a conversation (`tabletalk tools search`): mode, tools, fallback."""
+    from agent.search.ranker import KeywordRanker
+
     ranking = rank_tools(query, limit, docs, KeywordRanker(docs), Decider.from_settings(settings))
     descriptions = {doc.name: doc.description for doc in docs}
     result: dict[str, Any] = {
@@ -123,7 +128,10 @@ def search_catalog(
 
 
 class ToolSearcher:
-    """Runs searchTools for one conversation; `start_turn` resets the per-turn budget."""
+    """Runs searchTools for one conversation; `start_turn` resets the per-turn budget.
+
+    The documents and the ranker are built at the first search: most turns search nothing.
+    """
 
     def __init__(
         self,
@@ -138,10 +146,24 @@ class ToolSearcher:
         self.active = active
         if always_loaded is None:
             always_loaded = getattr(toolset, "always_loaded", None) or promoted_names(toolset)
-        self.docs = search_docs(toolset, always_loaded)
-        self.ranker = ranker or KeywordRanker(self.docs)
+        self._always_loaded = tuple(always_loaded)
+        self._ranker = ranker
         self.decider = decider
         self.calls_this_turn = 0
+
+    @functools.cached_property
+    def docs(self) -> list[SearchDoc]:
+        """What search scores (see `search_docs`)."""
+        return search_docs(self.toolset, self._always_loaded)
+
+    @property
+    def ranker(self) -> Any:
+        """The keyword ranker over `docs` (the one given, else built at first use)."""
+        if self._ranker is None:
+            from agent.search.ranker import KeywordRanker
+
+            self._ranker = KeywordRanker(self.docs)
+        return self._ranker
 
     def start_turn(self) -> None:
         self.calls_this_turn = 0

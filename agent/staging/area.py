@@ -20,7 +20,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from itertools import repeat
 from pathlib import Path
@@ -29,7 +29,7 @@ from typing import Any
 from agent import paths
 from agent.errors import StagingError, TabletalkError
 from agent.staging import history
-from agent.staging.bulk import stage_set_based
+from agent.staging.bulk import stage_query_set_based, stage_set_based
 from agent.staging.checks import (
     MAX_ITEMS_PER_CALL,
     TableShape,
@@ -145,7 +145,7 @@ class StagingArea:
         set: Item | None = None,  # noqa: A002 - the bulkEdit contract's name
         delete: bool = False,
         origin: str = "cli",
-    ) -> list[StagedChange]:
+    ) -> Sequence[StagedChange]:
         """Stage one update (`set`) or a delete on many items, all or nothing (≤ 10,000)."""
         if (keys is None) == (query is None):
             raise StagingError(
@@ -160,6 +160,10 @@ class StagingArea:
         op: Op = "delete" if delete else "update"
         info = self._shape(table)
         clean = validate_values(info, op, set, check_value=self.store.value_checker)
+        if query is not None:
+            staged = self._stage_set_based(info, op, query, clean, origin)
+            if staged is not None:
+                return staged
         raw_keys = keys if keys is not None else keys_from_query(self.store, info, query or "")
         if len(raw_keys) > MAX_ITEMS_PER_CALL:
             raise too_many(len(raw_keys))
@@ -185,15 +189,18 @@ class StagingArea:
         return self._write(info.name, op, entries, clean, origin)
 
     def _stage_set_based(
-        self, info: TableShape, op: Op, raw_keys: builtins.list[Key], values: Item, origin: str
-    ) -> builtins.list[StagedChange] | None:
-        """One INSERT … SELECT on a SQLite store (`staging.bulk`); None: stage row by row."""
+        self, info: TableShape, op: Op, keys: builtins.list[Key] | str, values: Item, origin: str
+    ) -> Sequence[StagedChange] | None:
+        """One INSERT … SELECT on a SQLite store of the items `keys` names or selects (a
+        query: `staging.bulk`); None: stage row by row."""
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         with self._lock:
             self._settle()
-            return stage_set_based(
-                self.store, self.path, info, op, raw_keys, values, origin, now, self._existing_ids
-            )
+            if isinstance(keys, str):
+                return stage_query_set_based(
+                    self.store, self.path, info, op, keys, values, origin, now
+                )
+            return stage_set_based(self.store, self.path, info, op, keys, values, origin, now)
 
     def _shape(self, table: str) -> TableShape:
         """The table's name, columns and key; the SQLite store answers without counting rows."""

@@ -1,28 +1,96 @@
 """Set-based staging of a bulk edit on a SQLite store: one INSERT … SELECT, no per-row Python.
 
-The store's file is attached read-only to a short-lived connection of the staging database, and
-the staged rows (key text, pre-image, id) are built by SQLite from the table itself in one
-statement, in one read snapshot. The texts are the ones the row-by-row path writes: the
-pre-image through `stores.sqlite_json` (exact, see there), an integer key inline, every other
-key through `encoding.key_json`. Whenever this path cannot decide alone (an item already staged, a
-key with no item, a value JSON cannot hold, an unreadable file) it writes nothing and returns
-None, and the caller stages row by row, which folds, refuses and explains as always.
+The staging database and the store's file share one short-lived connection, and the staged
+rows (key text, pre-image, id) are built by SQLite from the table itself in one statement, in
+one read snapshot. A bulk edit selected by a query never brings its keys into Python: the store
+first runs the query as it runs any read, up to its first row (read-only, its columns), then a
+statement runs it as a subquery into a temp table, in its own order, which the INSERT joins to
+the table. The texts are the ones the row-by-row path writes: the pre-image through
+`stores.sqlite_json` (exact, see there), an integer key inline, every other key through
+`encoding.key_json`. Whenever this path cannot decide alone (an item already staged or selected
+twice, a key with no item, more rows than one call stages, a value JSON cannot hold, an
+unreadable file) it writes nothing and returns None, and the caller stages row by row, which
+folds, refuses and explains as always. What it staged comes back as a `StagedBatch`, decoded
+only where it is read.
+
+Each staged row also records the store file's stamp (`stores.sqlite_snapshot`), taken before
+and after the read (NULL when they differ): a commit that finds the file with the same stamp
+knows no row changed since and need not compare them one by one.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
-from itertools import repeat
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
-from agent.staging.db import BUSY_TIMEOUT_S, busy, busy_error
-from agent.staging.encoding import dumps, key_json, loads_many, take_ids
+from agent.staging.checks import MAX_ITEMS_PER_CALL
+from agent.staging.db import BUSY_TIMEOUT_S, WAL_CHECKPOINT_PAGES, busy, busy_error
+from agent.staging.encoding import dumps, key_json, loads
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op, Store, TableShape
 from agent.stores.sqlite_json import literal, register, row_json_sql
-from agent.stores.sqlite_readonly import json_value, quote_ident
+from agent.stores.sqlite_readonly import (
+    QUERY_TIMEOUT_S,
+    json_value,
+    quote_ident,
+    stopped_error,
+    timeout_error,
+)
+from agent.stores.sqlite_snapshot import file_stamp
+
+STAGING = "tt_stage"
+"""The staging database's name on the shared connection (the store's file is `main`)."""
+ID_SQL = "lower(hex(randomblob(4)))"
+"""A new change id made by SQLite: 8 hex digits, like `encoding.take_ids`."""
+ID_ATTEMPTS = 5
+"""Fresh ids drawn when one clashes with a staged id (1% of 10,000-row edits clash once)."""
+
+
+class StagedBatch(Sequence[StagedChange]):
+    """The changes one set-based stage wrote, in staging order; each is decoded from its stored
+    texts when it is read, so staging 10,000 items does not build 10,000 items nobody reads."""
+
+    def __init__(
+        self,
+        shared: tuple[str, str, Op, Item, str, str],
+        rows: list[tuple[str, str, str | None]],
+    ) -> None:
+        self._shared = shared  # store, table, op, values, origin, created_at
+        self._rows = rows  # id, key_json, pre_image_json
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> StagedChange: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[StagedChange]: ...
+
+    def __getitem__(self, index: int | slice) -> StagedChange | list[StagedChange]:
+        if isinstance(index, slice):
+            return [self._change(row) for row in self._rows[index]]
+        return self._change(self._rows[index])
+
+    def __iter__(self) -> Iterator[StagedChange]:
+        return map(self._change, self._rows)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence (a list, say) of the same changes in the same order."""
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def _change(self, row: tuple[str, str, str | None]) -> StagedChange:
+        store, table, op, values, origin, created_at = self._shared
+        id_, key_text, pre_text = row
+        pre_image = None if pre_text is None else loads(pre_text)
+        return StagedChange(
+            id_, store, table, loads(key_text), op, dict(values), pre_image, origin, created_at
+        )
 
 
 def _key_json(names: tuple[str, ...]) -> Callable[..., str]:
@@ -46,17 +114,42 @@ def _key_sql(keys: tuple[str, ...]) -> str:
     return f"tt_key({args})"
 
 
-def _connect(staging: Path, store_file: Path) -> sqlite3.Connection:
+def _connect(staging: Path, store_file: Path, keys: tuple[str, ...]) -> sqlite3.Connection:
+    """The store's file read-only as `main` (so a query's table names are the store's) and
+    the staging database attached writable, with the SQL functions the statement uses."""
     conn = sqlite3.connect(
-        staging.resolve().as_uri(), uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_S
+        f"{store_file.resolve().as_uri()}?mode=ro",
+        uri=True,
+        isolation_level=None,
+        timeout=BUSY_TIMEOUT_S,
     )
     try:
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("ATTACH ? AS tt_src", (f"{store_file.resolve().as_uri()}?mode=ro",))
+        conn.execute(f"ATTACH ? AS {STAGING}", (staging.resolve().as_uri(),))
+        conn.execute(f"PRAGMA {STAGING}.synchronous=FULL")
+        conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+        register(conn)
+        conn.create_function("tt_key", len(keys), _key_json(keys), deterministic=True)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _insert_sql(shape: TableShape, op: Op, source: str) -> str:
+    """INSERT … SELECT of one staged row per row of `source` (a FROM item `b` with the key
+    columns k0…kn and the staging order n as its rowid), joined to the table `t`; a key without
+    a row makes key_json NULL, so the statement fails on the NOT NULL and writes nothing."""
+    keys = shape.key_columns
+    columns = [c.name for c in shape.columns]
+    join = " AND ".join(f"t.{quote_ident(k)} = b.k{i}" for i, k in enumerate(keys))
+    missing = f"t.{quote_ident(keys[0])} IS NULL"
+    return (
+        f"INSERT INTO {STAGING}.staged_changes (id, store, tbl, key_json, op, values_json, "
+        "pre_image_json, origin, created_at, snapshot) "
+        f"SELECT {ID_SQL}, ?, ?, CASE WHEN {missing} THEN NULL ELSE {_key_sql(keys)} END, ?, ?, "
+        f"{'NULL' if op == 'create' else row_json_sql('t', columns)}, ?, ?, ? "
+        f"FROM {source} LEFT JOIN main.{quote_ident(shape.name)} t ON {join} ORDER BY b.n"
+    )
 
 
 def stage_set_based(
@@ -68,72 +161,163 @@ def stage_set_based(
     values: Item,
     origin: str,
     now: str,
-    taken: Callable[[list[str]], set[str]],
-) -> list[StagedChange] | None:
+) -> StagedBatch | None:
     """Stage `op` with `values` on the items of `raw_keys` in one statement; None when the
     row-by-row path must decide (nothing was written then)."""
-    store_file = store.sqlite_file
-    if store_file is None or not raw_keys:
+    if store.sqlite_file is None or not raw_keys:
         return None
-    keys = shape.key_columns
     unique = list(
         dict.fromkeys(tuple(k.values()) for k in store.normalize_keys(shape.name, raw_keys))
     )
-    ids = take_ids(len(unique), taken)
-    columns = [c.name for c in shape.columns]
-    width = len(keys)
+    width = len(shape.key_columns)
     key_cols = ", ".join(f"k{i}" for i in range(width))
-    join = " AND ".join(f"t.{quote_ident(k)} = b.k{i}" for i, k in enumerate(keys))
-    insert = (
-        "INSERT INTO main.staged_changes (id, store, tbl, key_json, op, values_json, "
-        "pre_image_json, origin, created_at) "
-        f"SELECT b.id, ?, ?, {_key_sql(keys)}, ?, ?, "
-        f"{'NULL' if op == 'create' else row_json_sql('t', columns)}, ?, ? "
-        f"FROM temp.tt_bulk b JOIN tt_src.{quote_ident(shape.name)} t ON {join} ORDER BY b.seq"
-    )
+
+    def fill(conn: sqlite3.Connection) -> None:
+        conn.execute(f"CREATE TEMP TABLE tt_bulk (n INTEGER PRIMARY KEY, {key_cols})")
+        conn.executemany(
+            f"INSERT INTO temp.tt_bulk ({key_cols}) VALUES (?{', ?' * (width - 1)})", unique
+        )
+
+    sql = _insert_sql(shape, op, "temp.tt_bulk b")
+    return _run(store, staging, shape, op, values, origin, now, sql, fill)
+
+
+def stage_query_set_based(
+    store: Store,
+    staging: Path,
+    shape: TableShape,
+    op: Op,
+    query: str,
+    values: Item,
+    origin: str,
+    now: str,
+) -> StagedBatch | None:
+    """Stage `op` with `values` on the items `query` selects, its keys never read into Python;
+    None when the row-by-row path must decide (nothing was written then)."""
+    if store.sqlite_file is None:
+        return None
+    body = query.strip()
+    while body.endswith(";"):
+        body = body[:-1].rstrip()
+    # The store's own checks of a read (one read-only statement, stoppable, timed), run up to
+    # its first row, give its columns; an error here is the one the row-by-row path would give.
+    columns = store.query(body, limit=0).columns
+    by_lower = {c.lower(): i for i, c in enumerate(columns)}
+    picks = [by_lower.get(k.lower()) for k in shape.key_columns]
+    if len(by_lower) != len(columns) or None in picks:
+        return None
+    names = ", ".join(f"c{i}" for i in range(len(columns)))
+    width = len(picks)
+    key_cols = ", ".join(f"k{i}" for i in range(width))
+
+    def fill(conn: sqlite3.Connection) -> None:
+        # The query's rows in its own order (a lone source with no ORDER BY around it keeps
+        # the query's ORDER BY); a key selected twice makes the INSERT fail on the item index,
+        # and the row-by-row path folds it, as it does more rows than one call stages.
+        conn.execute(f"CREATE TEMP TABLE tt_bulk (n INTEGER PRIMARY KEY, {key_cols})")
+        found = conn.execute(
+            f"INSERT INTO temp.tt_bulk ({key_cols}) WITH tt_q({names}) AS (\n{body}\n) "
+            f"SELECT {', '.join(f'c{p}' for p in picks)} FROM tt_q LIMIT {MAX_ITEMS_PER_CALL + 1}"
+        ).rowcount
+        if not 0 < found <= MAX_ITEMS_PER_CALL:
+            raise _Undecided
+
+    sql = _insert_sql(shape, op, "temp.tt_bulk b")
+    return _run(store, staging, shape, op, values, origin, now, sql, fill)
+
+
+class _Undecided(Exception):
+    """This path cannot decide: roll back and let the row-by-row path stage."""
+
+
+def _run(
+    store: Store,
+    staging: Path,
+    shape: TableShape,
+    op: Op,
+    values: Item,
+    origin: str,
+    now: str,
+    sql: str,
+    fill: Callable[[sqlite3.Connection], None] | None,
+) -> StagedBatch | None:
+    """Run the INSERT in one staging transaction; None (nothing written) when it cannot."""
+    store_file = store.sqlite_file
+    assert store_file is not None
     try:
-        conn = _connect(staging, store_file)
+        conn = _connect(staging, store_file, shape.key_columns)
     except sqlite3.Error:
         return None
+    deadline = time.monotonic() + QUERY_TIMEOUT_S
+    stopped: list[bool] = []
+    conn.set_progress_handler(lambda: bool(stopped) or time.monotonic() > deadline, 10_000)
     try:
-        register(conn)
-        conn.create_function("tt_key", width, _key_json(keys), deterministic=True)
+        with store.watch_stop(lambda: stopped.append(True)):
+            return _write(store, conn, staging, shape, op, values, origin, now, sql, fill)
+    except sqlite3.OperationalError as exc:  # interrupted (rolled back: nothing was written)
+        if stopped:
+            raise stopped_error() from exc
+        raise timeout_error(QUERY_TIMEOUT_S) from exc
+    finally:
+        conn.close()
+
+
+def _write(
+    store: Store,
+    conn: sqlite3.Connection,
+    staging: Path,
+    shape: TableShape,
+    op: Op,
+    values: Item,
+    origin: str,
+    now: str,
+    sql: str,
+    fill: Callable[[sqlite3.Connection], None] | None,
+) -> StagedBatch | None:
+    """The staging transaction of `_run`; an interruption is rolled back and raised."""
+    store_file = store.sqlite_file
+    assert store_file is not None
+    try:
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             if busy(exc):  # another process writes staging: the row-by-row path would wait again
                 raise busy_error(staging) from exc
             raise
-        conn.execute(f"CREATE TEMP TABLE tt_bulk (seq INTEGER PRIMARY KEY, id, {key_cols})")
-        conn.executemany(
-            f"INSERT INTO temp.tt_bulk (id, {key_cols}) VALUES (?{', ?' * width})",
-            [(i, *k) for i, k in zip(ids, unique, strict=True)],
-        )
-        (before,) = conn.execute("SELECT coalesce(max(seq), 0) FROM main.staged_changes").fetchone()
-        values_json = dumps(values)
-        params = (store.identity, shape.name, op, values_json, origin, now)
-        if conn.execute(insert, params).rowcount != len(unique):
-            conn.execute("ROLLBACK")  # a key without an item: the row-by-row path says which
-            return None
+        if fill is not None:
+            fill(conn)
+        (before,) = conn.execute(
+            f"SELECT coalesce(max(seq), 0) FROM {STAGING}.staged_changes"
+        ).fetchone()
+        stamp = file_stamp(store_file)
+        params = (store.identity, shape.name, op, dumps(values), origin, now, stamp)
+        for attempt in range(ID_ATTEMPTS):
+            try:
+                conn.execute(sql, params)
+                break
+            except sqlite3.IntegrityError as exc:
+                if "staged_changes.id" not in str(exc) or attempt == ID_ATTEMPTS - 1:
+                    raise  # an item already staged, a key without an item: row by row
         rows = conn.execute(
-            "SELECT id, key_json, pre_image_json FROM main.staged_changes "
+            f"SELECT id, key_json, pre_image_json FROM {STAGING}.staged_changes "
             "WHERE seq > ? ORDER BY seq",
             (before,),
         ).fetchall()
+        if not rows:
+            conn.execute("ROLLBACK")
+            return None  # nothing selected, or more than one call stages: row by row says so
+        if stamp is not None and file_stamp(store_file) != stamp:
+            # The store changed while it was read: the pre-images are exact, but no stamp
+            # vouches for them, so a commit compares each one.
+            conn.execute(
+                f"UPDATE {STAGING}.staged_changes SET snapshot = NULL WHERE seq > ?", (before,)
+            )
         conn.execute("COMMIT")
-    except (sqlite3.Error, ValueError, TypeError, OverflowError):
+    except (_Undecided, sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
+        conn.set_progress_handler(None, 0)
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        return None  # e.g. an item already staged (the unique index): fold row by row
-    finally:
-        conn.close()
-    count = len(rows)
-    found_ids = [r[0] for r in rows]
-    found_keys = loads_many([r[1] for r in rows])
-    pre_images = loads_many([r[2] for r in rows])
-    return list(
-        map(
-            StagedChange, found_ids, repeat(store.identity), repeat(shape.name), found_keys,
-            repeat(op), map(dict, repeat(values, count)), pre_images, repeat(origin), repeat(now),
-        )
-    )  # fmt: skip
+        if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
+            raise  # Stop or the time limit: said as a stopped read says it
+        return None
+    return StagedBatch((store.identity, shape.name, op, values, origin, now), rows)

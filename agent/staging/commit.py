@@ -21,7 +21,8 @@ import json
 import logging
 import secrets
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,7 +127,8 @@ def _pending(
     ids = [r[0] for r in rows]
     source = StagedSource(
         path,
-        "SELECT id, tbl, key_json, op, values_json, pre_image_json FROM {db}.staged_changes "
+        "SELECT id, tbl, key_json, op, values_json, pre_image_json, snapshot "
+        "FROM {db}.staged_changes "
         f"WHERE {where[0]}",
         where[1],
         ids,
@@ -177,7 +179,7 @@ def commit_changes(
         landed.extend(unit)
         last = not unrecorded and len(landed) == len(ids)
         try:
-            with transaction(conn):
+            with settled_later(conn), transaction(conn):
                 forget(conn, unit, commit_id=token)
                 if last:
                     _close_record(conn, token, keep)
@@ -209,6 +211,19 @@ def commit_changes(
     kept = [i for i in ids if i not in done]
     _mark_indexes_stale(store, pending.touched(done) if done else ())
     return CommitReport(committed=committed, conflicts=result.conflicts, kept=kept)
+
+
+@contextmanager
+def settled_later(conn: sqlite3.Connection) -> Iterator[None]:
+    """Run a staging transaction that the commit record already covers without waiting for
+    its fsync (synchronous=NORMAL: it survives a killed process, and a power cut can only undo
+    it, which leaves the record for the next open to settle from the store), then go back to
+    synchronous=FULL for everything else."""
+    conn.execute("PRAGMA synchronous=NORMAL")
+    try:
+        yield
+    finally:
+        conn.execute("PRAGMA synchronous=FULL")
 
 
 def _close_record(conn: sqlite3.Connection, token: str, keep: history.Retention) -> None:

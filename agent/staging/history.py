@@ -107,21 +107,19 @@ def record(conn: sqlite3.Connection, commit_id: str, ids: list[str], every: bool
     """
     columns = "tbl, key_json, op, values_json, pre_image_json, origin"
     if every:
-        conn.execute(
+        logged = conn.execute(
             f"INSERT INTO commit_log_changes (commit_id, seq, {columns}) "
             f"SELECT ?, seq, {columns} FROM staged_changes",
             (commit_id,),
-        )
+        ).rowcount
     else:
-        conn.executemany(
+        logged = conn.executemany(
             f"INSERT INTO commit_log_changes (commit_id, seq, {columns}) "
             f"SELECT ?, seq, {columns} FROM staged_changes WHERE id = ?",
             [(commit_id, i) for i in ids],
-        )
+        ).rowcount
     conn.execute(
-        "UPDATE commit_log SET changes = (SELECT count(*) FROM commit_log_changes "
-        "WHERE commit_id = ?) WHERE id = ?",
-        (commit_id, commit_id),
+        "UPDATE commit_log SET changes = changes + ? WHERE id = ?", (logged, commit_id)
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
@@ -137,7 +138,9 @@ class StagedSource:
 
     `path` is that SQLite file; `select` (with `params`) is a SELECT over it, naming it
     `{db}` (the store attaches it under a name of its choosing), returning the columns id, tbl,
-    key_json, op, values_json, pre_image_json of exactly the changes `ids` (in any order).
+    key_json, op, values_json, pre_image_json, snapshot of exactly the changes `ids` (in any
+    order). `snapshot` is the stamp (`stores.sqlite_snapshot`) of the store's file when the
+    pre-image was read set-based, else NULL.
     """
 
     path: Path
@@ -369,6 +372,12 @@ class Store(ABC):
         stopped read raises StoreError("the query was stopped", fix=...).
         """
         return None
+
+    def watch_stop(self, stop: Callable[[], None]) -> AbstractContextManager[None]:
+        """While the context is open, `interrupt` also calls `stop`: a read of this store
+        that a caller runs on a connection of its own (a set-based stage) stops with the
+        store's reads. The default store never calls it."""
+        return nullcontext()
 
     # -- writes ---------------------------------------------------------------------------------
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -461,6 +462,10 @@ class SQLiteStore(Store):
         The stopped query raises StoreError("the query was stopped", ...).
         """
         self._reader.interrupt()
+
+    def watch_stop(self, stop: Callable[[], None]) -> AbstractContextManager[None]:
+        """While the context is open, `interrupt` also calls `stop`."""
+        return self._reader.watch_stop(stop)
 
     # -- writes -------------------------------------------------------------------------------
 

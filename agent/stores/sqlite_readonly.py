@@ -13,7 +13,7 @@ import shlex
 import sqlite3
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -78,6 +78,24 @@ class ReadRows(NamedTuple):
     rows: list[tuple[Any, ...]]
     truncated: bool
     over_budget: bool = False
+
+
+def stopped_error() -> StoreError:
+    """A query stopped on request (Stop)."""
+    return StoreError(
+        "the query was stopped",
+        fix="It was stopped on request (Stop); nothing was changed. Run it again "
+        "if it is still needed, narrowed with a WHERE condition or a LIMIT.",
+    )
+
+
+def timeout_error(timeout_s: float) -> StoreError:
+    """A query stopped because it ran past its time limit."""
+    return StoreError(
+        f"the query ran longer than {timeout_s:g} s and was stopped",
+        fix="Narrow it: add a WHERE condition on an indexed column, a LIMIT, "
+        "or bound any recursive CTE.",
+    )
 
 
 def value_bytes(value: Any) -> int:
@@ -149,6 +167,7 @@ class ReadOnlyConnection:
         self._lock = threading.Lock()  # one statement at a time
         self._state = threading.Lock()  # guards _running/_stop_requested; never held for long
         self._running = False
+        self._stops: list[Callable[[], None]] = []  # other connections reading this file
         self._stop_requested = False
         self._denied: str | None = None
         self._conn.set_authorizer(self._authorize)
@@ -214,6 +233,21 @@ class ReadOnlyConnection:
         with self._state:
             if self._running:
                 self._stop_requested = True
+            stops = list(self._stops)
+        for stop in stops:
+            stop()
+
+    @contextlib.contextmanager
+    def watch_stop(self, stop: Callable[[], None]) -> Iterator[None]:
+        """While the context is open, `interrupt` also calls `stop` (a read of this file that
+        runs on another connection)."""
+        with self._state:
+            self._stops.append(stop)
+        try:
+            yield
+        finally:
+            with self._state:
+                self._stops.remove(stop)
 
     def _authorize(
         self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None
@@ -323,17 +357,9 @@ class ReadOnlyConnection:
                 if first_try and text.startswith("vtable constructor failed"):
                     raise _NewVirtualTable from exc
                 if text == "interrupted" and self._stop_requested:
-                    raise StoreError(
-                        "the query was stopped",
-                        fix="It was stopped on request (Stop); nothing was changed. Run it again "
-                        "if it is still needed, narrowed with a WHERE condition or a LIMIT.",
-                    ) from exc
+                    raise stopped_error() from exc
                 if text == "interrupted" and time.monotonic() > self._deadline:
-                    raise StoreError(
-                        f"the query ran longer than {timeout_s:g} s and was stopped",
-                        fix="Narrow it: add a WHERE condition on an indexed column, a LIMIT, "
-                        "or bound any recursive CTE.",
-                    ) from exc
+                    raise timeout_error(timeout_s) from exc
                 if self._denied is not None and self._denied.startswith("PRAGMA"):
                     raise ReadOnlyQueryError(
                         f"{READ_ONLY_MESSAGE}; {self._denied} is not allowed here",

@@ -12,6 +12,7 @@ import catalog
 from agent.errors import TabletalkError
 from agent.tools import app_tools, file_tools, read_tools, spec_tools, write_tools
 from agent.tools.base import ToolContext, ToolFailure, ToolImpl
+from agent.tools.input_schemas import spec_entry, stored_schema
 from agent.tools.schema import bedrock_schema
 
 log = logging.getLogger(__name__)
@@ -39,21 +40,22 @@ def default_description(name: str) -> str:
 
 
 def input_schema(name: str) -> dict[str, Any]:
-    """The tool's input JSON schema, compact and Bedrock-ready."""
-    return bedrock_schema(TOOLS[name].input_model)
+    """The tool's input JSON schema, compact and Bedrock-ready (stored, else from its model)."""
+    stored = stored_schema(name)
+    return stored if stored is not None else bedrock_schema(TOOLS[name].input_model)
+
+
+def model_schemas() -> dict[str, dict[str, Any]]:
+    """Every tool's input schema generated from its pydantic model, in catalog order (what
+    input_schemas.json must hold)."""
+    return {name: bedrock_schema(impl.input_model) for name, impl in TOOLS.items()}
 
 
 def tool_spec(row_name: str, description: str | None = None) -> dict[str, Any]:
     """The Converse `toolSpec` entry for one tool (description defaults to the catalog's)."""
-    return {
-        "toolSpec": {
-            "name": row_name,
-            "description": description
-            if description is not None
-            else default_description(row_name),
-            "inputSchema": {"json": input_schema(row_name)},
-        }
-    }
+    if description is None:
+        description = default_description(row_name)
+    return spec_entry(row_name, description, input_schema(row_name))
 
 
 def example_call(name: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
@@ -136,7 +137,7 @@ def diff_of(ctx: ToolContext, change: Any) -> list[dict[str, Any]]:
     return shown
 
 
-def staged_summary(ctx: ToolContext, changes: list[Any]) -> dict[str, Any]:
+def staged_summary(ctx: ToolContext, changes: Sequence[Any]) -> dict[str, Any]:
     """What the model sees after staging: counts, some ids, a short diff sample, the note."""
     sample = []
     for change in changes[:DIFF_SAMPLE]:
@@ -196,7 +197,7 @@ def bulk_edit(ctx: ToolContext, args: BulkEditInput) -> dict[str, Any]:
             "no items matched, so nothing was staged",
             "check the selection with countItems or runQuery, then call bulkEdit again",
         )
-    return staged_summary(ctx, list(changes))
+    return staged_summary(ctx, changes)
 
 
 def list_staged_changes(ctx: ToolContext, args: ListStagedInput) -> dict[str, Any]:

@@ -107,7 +107,7 @@ def test_no_credentials_reads_well(
     assert "aws configure" in err or "--profile" in err
 
 
-def test_console_script_runs_a_turn_without_textual_boto3_or_mcp(
+def test_console_script_runs_a_turn_without_textual_boto3_mcp_pydantic_or_the_ranker(
     scripted_bedrock: ScriptedBedrock, db: str
 ) -> None:
     scripted_bedrock.add(Reply(text="Four tables."))
@@ -116,8 +116,9 @@ def test_console_script_runs_a_turn_without_textual_boto3_or_mcp(
         "from tui.entry import main\n"
         "status = main(sys.argv[1:])\n"
         "assert 'textual' not in sys.modules, 'headless path imported textual'\n"
-        "unused = [m for m in ('boto3', 's3transfer', 'mcp', 'apsw', 'sqlite_vec', 'numpy')"
-        " if m in sys.modules]\n"
+        "heavy = ('boto3', 's3transfer', 'mcp', 'apsw', 'sqlite_vec', 'numpy', 'pydantic',\n"
+        "         'rapidfuzz')\n"
+        "unused = [m for m in heavy if m in sys.modules]\n"
         "assert not unused, f'a turn imported {unused}'\n"
         "sys.exit(status)\n"
     )

@@ -94,7 +94,10 @@ def test_a_step_appends_to_the_file_instead_of_rewriting_the_history(demo_path: 
     growth = [b - a for a, b in zip(sizes, sizes[1:], strict=False) if b != a]
     assert len(growth) >= 40
     tool_steps = growth[:-1]  # the last save is the final answer
-    assert max(tool_steps) < 1.1 * tool_steps[0]  # the 40th step writes what the 1st did
+    # the 40th step writes what the 1st did; a step that crosses a second also sets updated_at
+    # (seconds resolution, so on a loaded machine some steps do)
+    stamp = len(b', "updated_at": "2026-11-30T23:30:00+00:00"')
+    assert max(tool_steps) < 1.1 * tool_steps[0] + stamp
     assert sizes[-1] > 30 * max(growth)  # not the history
     loaded = ConversationStore().load(chat.conversation_id)
     assert loaded.messages == chat.conversation.messages
@@ -317,3 +320,51 @@ def test_a_conversation_object_saved_twice_under_new_ids_keeps_both(tmp_path: Pa
     conversation.append_assistant({"content": [{"text": "hello"}]})
     store.save(conversation)
     assert len(store.load("a").messages) == 1 and len(store.load("b").messages) == 2
+
+
+READ_IN_A_CLEAN_PROCESS = """
+import json, sys
+from agent.conversations import ConversationStore
+conversation = ConversationStore().load(sys.argv[1])
+print(json.dumps({"pydantic": "pydantic" in sys.modules, "dict": conversation.to_dict()}))
+"""
+
+
+def test_a_saved_conversation_reads_back_without_pydantic_as_its_models_read_it(
+    demo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = varied_conversation(demo_path)
+    done = subprocess.run(
+        [sys.executable, "-c", READ_IN_A_CLEAN_PROCESS, chat.conversation_id],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    read = json.loads(done.stdout)
+    assert read["pydantic"] is False
+    from agent import conversation_read
+
+    monkeypatch.setattr(conversation_read, "_plain_conversation", lambda data: None)
+    monkeypatch.setattr(conversation_read, "_plain_record", lambda value: None)
+    by_the_models = ConversationStore().load(chat.conversation_id).to_dict()
+    assert read["dict"] == json.loads(json.dumps(by_the_models))
+    assert read["dict"]["messages"] == json.loads(json.dumps(chat.conversation.messages))
+
+
+def test_values_the_models_coerce_still_load_as_before(demo_path: Path) -> None:
+    chat = varied_conversation(demo_path)
+    path = log_path(chat.conversation_id)
+    lines = path.read_bytes().split(b"\n")
+    head = json.loads(lines[0])
+    head["snapshot"]["usage"] = {"inputTokens": 1.0}  # a float where an int is expected
+    head["snapshot"]["messages"][0]["note"] = "extra"  # a key the message model ignores
+    lines[0] = json.dumps(head).encode()
+    record = json.loads(lines[1])
+    record["at"] = [float(n) for n in record["at"]]
+    lines[1] = json.dumps(record).encode()
+    path.write_bytes(b"\n".join(lines))
+    loaded = ConversationStore().load(chat.conversation_id)
+    assert loaded.messages == chat.conversation.messages
+    assert "note" not in loaded.messages[0]

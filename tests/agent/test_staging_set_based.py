@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agent.errors import StagingError
+from agent.errors import StagingError, TabletalkError
 from agent.staging import StagingArea
 from agent.staging.commit import commit_changes, pending_all
 from agent.stores.sqlite import SQLiteStore
@@ -218,3 +218,78 @@ def test_committing_chosen_ids_commits_exactly_those_in_the_order_given(
     with pytest.raises(StagingError, match="no staged change 'gone'"):
         area.commit([changes[1].id, "gone"])
     assert area.count() == 3
+
+
+def test_a_query_keeps_its_order_and_an_item_selected_twice_is_staged_once(
+    area: StagingArea,
+) -> None:
+    picked = "WITH w(k, o) AS (VALUES (3, 1), (1, 2), (3, 3), (5, 4)) SELECT k AS ID FROM w ORDER BY o"
+    changes = area.stage_many("t", query=picked, set={"s": "q"})
+    assert [c.key for c in changes] == [{"id": 3}, {"id": 1}, {"id": 5}]
+    assert [c.id for c in area.list()] == [c.id for c in changes]
+    assert changes[-1] == area.get(changes[-1].id) and changes[:1] == [area.get(changes[0].id)]
+
+
+def test_a_query_naming_a_missing_item_or_selecting_too_many_stages_nothing(
+    area: StagingArea, store: SQLiteStore
+) -> None:
+    with pytest.raises(TabletalkError, match="no item with key id=99"):
+        area.stage_many("t", query="SELECT 99 AS id UNION ALL SELECT 1", set={"s": "q"})
+    many = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 10001) SELECT 1 AS id FROM n"
+    with pytest.raises(StagingError, match="10,000 per call"):
+        area.stage_many("t", query=many, set={"s": "q"})
+    with pytest.raises(StagingError, match="key columns"):
+        area.stage_many("t", query="SELECT s FROM t", set={"s": "q"})
+    assert area.count() == 0
+    assert [c.key for c in area.stage_many("t", query="SELECT id FROM t;  ", delete=True)] == [
+        {"id": i} for i in range(1, 7)
+    ]
+
+
+def test_a_query_that_writes_is_refused_and_stages_nothing(area: StagingArea) -> None:
+    with pytest.raises(TabletalkError, match="(?i)read-only"):
+        area.stage_many("t", query="DELETE FROM t RETURNING id", set={"s": "q"})
+    assert area.count() == 0 and area.store.count("t") == 6
+
+
+ENDLESS = (  # its first two rows come at once (the store reads it that far), then it runs on
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
+    "SELECT i AS id FROM n WHERE i <= 2 OR i < 0"
+)
+
+
+def test_stop_stops_a_bulk_edit_whose_query_runs_on_and_stages_nothing(
+    area: StagingArea, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import agent.staging.bulk as bulk
+
+    monkeypatch.setattr(bulk, "QUERY_TIMEOUT_S", 120.0)  # only Stop can end it here
+    failures: list[BaseException] = []
+
+    def stage() -> None:
+        try:
+            area.stage_many("t", query=ENDLESS, set={"s": "q"})
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            failures.append(exc)
+
+    worker = threading.Thread(target=stage)
+    worker.start()
+    while worker.is_alive():
+        store.interrupt()  # Stop, pressed until the staging call gives up
+        worker.join(0.05)
+    (failure,) = failures
+    assert isinstance(failure, TabletalkError) and failure.message == "the query was stopped"
+    assert area.count() == 0
+
+
+def test_a_bulk_edit_whose_query_runs_past_the_limit_says_so_and_stages_nothing(
+    area: StagingArea, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agent.staging.bulk as bulk
+
+    monkeypatch.setattr(bulk, "QUERY_TIMEOUT_S", 0.2)
+    with pytest.raises(TabletalkError, match="ran longer than 0.2 s"):
+        area.stage_many("t", query=ENDLESS, set={"s": "q"})
+    assert area.count() == 0

@@ -81,7 +81,17 @@ class TestStagingPanel:
         async def run_before(pilot) -> None:
             await pilot.app.open_staging_panel()
             await _steady(pilot)
+            # The snapshot is of the panel once the commit's report is in; the report's toast
+            # is recorded instead of drawn (drawn or not yet depending on the machine's load; it
+            # hid the panel's right side; test_tui_staging checks what it says).
+            said: list[str] = []
+            pilot.app.notify = lambda message, *a, **k: said.append(str(message))
             await pilot.click("#commit-all")
+            for _ in range(500):
+                if said:
+                    break
+                await pilot.pause(0.02)
+            assert said and "Nothing was committed" in said[0]
             await _steady(pilot)
 
         assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)

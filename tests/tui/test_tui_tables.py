@@ -116,6 +116,18 @@ async def test_staged_changes_are_tinted_in_place(make_app, demo_store) -> None:
         assert "1.5" in view.render_line(3).text  # header lines, the created row, then id 1
         _, change = view.row_at(2)
         assert change.op == "delete"
+        info = app.query_one(TableTab).query_one(".tab-info")
+        assert "3 staged here" in str(info.render())
+
+        # filtered: the count is the table's, and says so (two of them are not shown here)
+        tab = app.query_one(TableTab)
+        await pilot.click("#filter")
+        tab.query_one("#filter").value = "id = 1"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert tab.view.total_rows == 1
+        text = str(tab.query_one(".tab-info").render())
+        assert "3 staged in products" in text and "staged here" not in text
 
 
 async def test_unknown_table_is_reported_not_raised(make_app) -> None:

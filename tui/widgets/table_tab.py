@@ -162,8 +162,9 @@ class TableTab(TabPane):
         view = self.view
         total = "counting…" if view.total_rows is None else f"{view.total_rows:,} rows"
         parts = [total]
-        if self._staged:
-            parts.append(f"{len(self._staged)} staged here")
+        if self._staged:  # counted over the table: a filter may hide some of them
+            where = "here" if self.tab_title == self.table else f"in {self.table}"
+            parts.append(f"{len(self._staged):,} staged {where}")
         if self._source.truncated:
             parts.append("first rows only")
         if self.note:

@@ -1,0 +1,69 @@
+"""The pydantic models of a conversation file's shape: what `agent.conversation_read` falls
+back to for data that is not already exactly in shape (values to coerce, or damage to report,
+naming the first wrong field)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agent.conversation_files import DamagedConversation, Record
+
+
+class _Message(BaseModel):
+    role: Literal["user", "assistant"]
+    content: list[dict[str, Any]]
+
+
+class _ConversationFile(BaseModel):
+    """The shape a conversation must have; anything else is reported as damaged."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    store: str = ""
+    model: str = ""
+    created_at: str | None = None
+    updated_at: str | None = None
+    title: str = ""
+    messages: list[_Message] = []
+    discovered: list[str] = []
+    attachments: list[dict[str, Any]] = []
+    granted: list[str] = []
+    usage: dict[str, int] = {}
+
+
+class _Record(BaseModel):
+    """One appended save."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    at: tuple[int, int]
+    extend: list[dict[str, Any]] = []
+    messages: list[_Message] = []
+    set: dict[str, Any] = {}
+
+
+def checked_messages(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The conversation's messages as its model reads them; DamagedConversation otherwise."""
+    try:
+        checked = _ConversationFile.model_validate(data)
+    except ValidationError as exc:
+        raise DamagedConversation(_first_error(exc)) from exc
+    return [m.model_dump() for m in checked.messages]
+
+
+def checked_record(value: Any) -> Record:
+    """One appended save as its model reads it; DamagedConversation otherwise."""
+    try:
+        record = _Record.model_validate(value)
+    except ValidationError as exc:
+        raise DamagedConversation(_first_error(exc)) from exc
+    return Record(record.at, record.extend, [m.model_dump() for m in record.messages], record.set)
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "(file)"
+    return f"field '{where}': {first.get('msg', 'invalid')}"
