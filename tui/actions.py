@@ -12,7 +12,6 @@ from textual.app import App
 from textual.widgets import TabbedContent
 
 from agent.permissions import MODES
-from tui.widgets.table_tab import TableTab
 
 if TYPE_CHECKING:
     from tui.widgets.chat import ChatPanel
@@ -95,6 +94,8 @@ class AppActions(_Base):
 
     def action_focus_filter(self) -> None:
         """The active table tab's filter box (palette; `/` in a table does the same)."""
+        from tui.widgets.table_tab import TableTab
+
         pane = self.query_one("#tabs", TabbedContent).active_pane
         if isinstance(pane, TableTab):
             pane.action_focus_filter()
@@ -103,6 +104,8 @@ class AppActions(_Base):
 
     def action_switch_focus(self) -> None:
         """F3: from the composer to the active tab's rows (or list), and back."""
+        from tui.widgets.table_tab import TableTab
+
         composer = self.chat.composer
         if composer.has_focus:
             pane = self.query_one("#tabs", TabbedContent).active_pane

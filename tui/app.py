@@ -10,38 +10,40 @@ import asyncio
 import threading
 import traceback
 from collections.abc import Callable, Iterable
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent
+from textual.widgets import TabbedContent
 from textual.worker import Worker, WorkerState
 
 from agent import paths
 from agent.config import Settings
 from agent.errors import TabletalkError
-from agent.mcp_server.tokens import McpClient
-from agent.permissions import Decision, PermissionRequest
-from agent.stores.paging import TabClosed
+from tui import startup_gc
 from tui.actions import AppActions
 from tui.bridge import AppBridge
 from tui.keys import APP_BINDINGS
 from tui.mcp_serving import McpServing
 from tui.messages import ChipClicked, SessionReady, StagingChanged
-from tui.screens.confirm import ConfirmScreen
-from tui.screens.error import ErrorScreen
-from tui.screens.permission import PermissionScreen
 from tui.staging_watch import StagingWatch
-from tui.tabs import TabOpener
 from tui.widgets.chat import ChatPanel
+from tui.widgets.footer import KeyFooter
 from tui.widgets.home import HomeTab
 from tui.widgets.splitter import Splitter
 from tui.widgets.status_bar import StatusBar
-from tui.widgets.table_tab import TableTab
-from tui.widgets.table_view import TableView
+
+if TYPE_CHECKING:  # the rest loads on first use, after the first screen
+    from agent.mcp_server.tokens import McpClient
+    from agent.permissions import Decision, PermissionRequest
+    from tui.screens.permission import PermissionScreen
+    from tui.tabs import TabOpener
+    from tui.widgets.table_tab import TableTab
+    from tui.widgets.table_view import TableView
 
 SessionFactory = Callable[..., Any]
 
@@ -102,7 +104,7 @@ class TabletalkApp(AppActions, App[int]):
                 yield HomeTab(self.store)
             yield Splitter(id="splitter")
             yield ChatPanel(id="chat")
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         if self.settings.keys:
@@ -114,12 +116,13 @@ class TabletalkApp(AppActions, App[int]):
         status.mode = self.settings.mode
         self._show_read_units()
         self.store.watch_retries(self._store_retrying)
-        self.opener = TabOpener(self.store, self.query_one("#tabs", TabbedContent))
         self.chat.composer.focus()
 
     @on(events.Ready)
     def _start_after_first_frame(self) -> None:
-        """Once the first screen is shown: staging and the chat session open on a worker."""
+        """Once the first screen is shown: the garbage collector resumes (tui/startup_gc.py),
+        staging and the chat session open on a worker."""
+        startup_gc.resume()
         self._open_staging_then_session()
 
     def _warn_unknown_keys(self) -> None:
@@ -135,6 +138,13 @@ class TabletalkApp(AppActions, App[int]):
                 severity="warning",
                 markup=False,
             )
+
+    @cached_property
+    def opener(self) -> TabOpener:
+        """Opens table, view and spec tabs (built at the first one)."""
+        from tui.tabs import TabOpener
+
+        return TabOpener(self.store, self.query_one("#tabs", TabbedContent))
 
     @property
     def status(self) -> StatusBar:
@@ -255,6 +265,8 @@ class TabletalkApp(AppActions, App[int]):
 
     async def ask_permission(self, request: PermissionRequest) -> Decision:
         """Show the permission modal, ring the bell, and wait for the decision."""
+        from tui.screens.permission import PermissionScreen
+
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
 
         def decided(decision: Decision | None) -> None:
@@ -269,6 +281,8 @@ class TabletalkApp(AppActions, App[int]):
 
     async def ask_mcp_consent(self, client: McpClient) -> bool:
         """A token's first call while the app serves: allow it, or deny (which revokes it)."""
+        from tui.screens.confirm import ConfirmScreen
+
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
         def decided(answer: bool | None) -> None:
@@ -353,8 +367,7 @@ class TabletalkApp(AppActions, App[int]):
         """Open a table tab; a failure becomes a notification."""
         await self.run_action_safely(self.open_table(table))
 
-    @on(TableView.RowChosen)
-    def _show_row(self, message: TableView.RowChosen) -> None:
+    def on_table_view_row_chosen(self, message: TableView.RowChosen) -> None:
         from tui.screens.row_detail import RowDetailScreen
 
         title = message.view.source.title
@@ -440,16 +453,15 @@ class TabletalkApp(AppActions, App[int]):
         now = {c.id for c in message.changes}
         gone_tables = {c.table for c in self.staged_changes if c.id not in now}
         self.staged_changes = message.changes
-        for tab in self.query(TableTab):
+        tabs: list[TableTab] = list(self.query("TableTab"))  # type: ignore[arg-type]
+        for tab in tabs:
             if tab.table in gone_tables and tab.kind == "table":  # committed or rejected
                 tab.reload()
         self.status.staged = len(message.changes)
-        for tab in self.query(TableTab):
+        for tab in tabs:
             tab.set_staged(message.changes)
-        from tui.widgets.staging_panel import StagingPanel
-
-        for panel in self.query(StagingPanel):
-            panel.show(message.changes, signed=message.signature)
+        for panel in self.query("StagingPanel"):  # by name: the module loads with the panel
+            panel.show(message.changes, signed=message.signature)  # type: ignore[attr-defined]
 
     # ----- errors ------------------------------------------------------------------------------
 
@@ -457,6 +469,8 @@ class TabletalkApp(AppActions, App[int]):
         """The one place worker failures land: a notification or modal, never a crash."""
         if event.state != WorkerState.ERROR:
             return
+        from agent.stores.paging import TabClosed
+
         error = event.worker.error
         if isinstance(error, TabClosed):
             return
@@ -476,6 +490,8 @@ class TabletalkApp(AppActions, App[int]):
 
     def show_error(self, error: BaseException | None) -> None:
         """A TabletalkError as title, message and fix; anything else as an unexpected error."""
+        from tui.screens.error import ErrorScreen
+
         if isinstance(error, TabletalkError):
             self.push_screen(ErrorScreen(error.title, error.message, error.fix))
             return

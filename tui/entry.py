@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         from agent.cli.main import main as cli_main
 
         return cli_main(argv)
+    from tui import startup_gc
+
+    startup_gc.pause()  # resumed by the app after its first frame
     from agent.cli.common import report_error
     from agent.errors import TabletalkError
     from agent.logs import setup_logging
@@ -69,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         store, settings, conversation_id = prepare(argv)
     except TabletalkError as exc:
+        startup_gc.resume()
         return report_error(exc)
     from tui.app import TabletalkApp
 
@@ -76,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app.run()
     finally:
+        startup_gc.resume()  # the app may have ended before its first frame
         app.staging_watch.close()
         store.close()
     return app.return_code or 0

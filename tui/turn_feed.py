@@ -13,8 +13,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from agent.events import TextDelta
-
 
 class TurnFeed:
     """A thread-safe, ordered queue of (turn, event); `wake` is called when it becomes non-empty.
@@ -30,6 +28,8 @@ class TurnFeed:
 
     def put(self, turn: int, event: Any) -> None:
         """Add one event (any thread); text right after text of the same turn is merged."""
+        from agent.events import TextDelta  # loaded with the first turn, not the first screen
+
         with self._lock:
             last = self._items[-1] if self._items else None
             if isinstance(event, TextDelta):
@@ -45,6 +45,8 @@ class TurnFeed:
 
     def take(self) -> list[tuple[int, Any]]:
         """Everything queued so far, oldest first; the next put wakes the reader again."""
+        from agent.events import TextDelta
+
         with self._lock:
             items = list(self._items)
             self._items.clear()

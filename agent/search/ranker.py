@@ -26,6 +26,7 @@ from agent.search.text import (
     stem,
     words,
 )
+from agent.search.word_vectors import CatalogVectors, word_vectors
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class RankerParams:
     name_b: float = 0.3  # length normalisation per field
     keyword_b: float = 0.3
     description_b: float = 0.56
-    k1: float = 1.6  # the shared saturation constant
+    k1: float = 1.2  # the shared saturation constant
     fuzzy: float = 0.7  # a typo-corrected term counts this much of an exact one
     prefix: float = 0.6  # an unknown word that starts a catalog word ('stat' → 'statistics')
     synonym: float = 0.6  # an abbreviation or synonym ('db' → 'database', 'film' → 'movie')
@@ -47,6 +48,8 @@ class RankerParams:
     phrase: float = 0.25  # two query terms adjacent in a field, per unit of their mean IDF
     name_coverage: float = 0.5  # all of a tool name's words asked for, per unit of mean IDF
     neighbour: float = 0.4  # a word near in meaning (neighbours.json), times its similarity
+    vector: float = 10.64  # static word vectors (wordvectors.bin): per unit of cosine over the floor
+    vector_floor: float = 0.4  # cosine similarity under which a tool gets nothing from vectors
 
 
 EXPANSION_CACHE_SIZE = 4096  # query words remembered per ranker
@@ -232,6 +235,21 @@ class KeywordRanker:
                 best[term] = max(best.get(term, 0.0), float(similarity))
         return near
 
+    @cached_property
+    def _vectors(self) -> CatalogVectors | None:
+        """The catalog's static vectors (name words, keywords, description), built at the first
+        query that uses them; None without the table or with the vector weight at 0."""
+        table = word_vectors() if self.params.vector > 0 else None
+        if table is None:
+            return None
+        texts = [
+            split_identifier(doc.name)
+            + [word for phrase in doc.keywords for word in words(phrase)]
+            + words(doc.description)
+            for doc in self.docs
+        ]
+        return CatalogVectors(texts, table)
+
     # --- query -------------------------------------------------------------------------
 
     def _expand(self, word: str) -> tuple[_Alternative, ...]:
@@ -339,7 +357,18 @@ class KeywordRanker:
         if totals:
             self._add_phrase_bonus(groups, totals)
             self._add_name_bonus(groups, totals)
+        self._add_vector_scores(query, totals)
         return totals
+
+    def _add_vector_scores(self, query: str, totals: dict[int, float]) -> None:
+        """Tools whose description is near the request in meaning (static word vectors) gain
+        `vector` per unit of cosine similarity above `vector_floor`; the rest gain nothing."""
+        vectors = self._vectors
+        if vectors is None:
+            return
+        floor, weight = self.params.vector_floor, self.params.vector
+        for index, similarity in vectors.above(words(query)[: MAX_QUERY_WORDS * 4], floor):
+            totals[index] = totals.get(index, 0.0) + weight * (similarity - floor)
 
     def _add_phrase_bonus(
         self, groups: list[tuple[_Alternative, ...]], totals: dict[int, float]

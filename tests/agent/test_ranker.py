@@ -49,9 +49,9 @@ def test_a_word_only_in_keywords_finds_the_tool():
 
 
 def test_identical_docs_tie_and_keep_catalog_order():
-    docs = [SearchDoc("first", "Send an email."), SearchDoc("second", "Send an email.")]
+    docs = [SearchDoc("send_email", "Send an email."), SearchDoc("email_send", "Send an email.")]
     hits = KeywordRanker(docs).rank("email")
-    assert [hit.name for hit in hits] == ["first", "second"]
+    assert [hit.name for hit in hits] == ["send_email", "email_send"]
     assert hits[0].score == hits[1].score
     assert [hit.index for hit in hits] == [0, 1]
 
@@ -176,7 +176,7 @@ def test_words_near_in_meaning_reach_a_tool_through_the_neighbour_table():
         SearchDoc("city_forecast", "Forecast for a city."),
     ]
     assert names(KeywordRanker(docs), "how much memory does my laptop have") == ["computer_specs"]
-    without = KeywordRanker(docs, RankerParams(neighbour=0.0))
+    without = KeywordRanker(docs, RankerParams(neighbour=0.0, vector=0.0))
     assert names(without, "how much memory does my laptop have") == []
 
 
@@ -212,3 +212,43 @@ def test_a_corrupt_neighbour_table_is_ignored(monkeypatch, tmp_path):
         assert names(KeywordRanker(docs), "csv") == ["exportCsv"]
     finally:
         ranker_module.neighbours.cache_clear()
+
+
+WORLD = [
+    SearchDoc("surf_report", "Today's surf report for any break in Australia."),
+    SearchDoc("city_weather", "Weather for a city."),
+    SearchDoc("stock_quote", "Latest price of a stock."),
+    SearchDoc("recipe_finder", "Recipes by ingredient."),
+]
+
+
+def test_a_request_sharing_no_word_with_a_tool_reaches_it_through_the_word_vectors():
+    # No word, synonym, related word or neighbour links these requests to their tools; the
+    # static word vectors (wordvectors.bin) do.
+    only_vectors = RankerParams(neighbour=0.0)
+    no_vectors = RankerParams(neighbour=0.0, vector=0.0)
+    for query, tool in [
+        ("how big are the waves at the beach", "surf_report"),
+        ("dinner ideas with salmon", "recipe_finder"),
+    ]:
+        assert names(KeywordRanker(WORLD, no_vectors), query) == []
+        assert names(KeywordRanker(WORLD, only_vectors), query)[0] == tool
+        assert names(KeywordRanker(WORLD), query)[0] == tool
+
+
+def test_word_vectors_give_nothing_to_unrelated_tools():
+    hits = KeywordRanker(WORLD).rank("how big are the waves at the beach")
+    assert "stock_quote" not in [hit.name for hit in hits]
+    assert "recipe_finder" not in [hit.name for hit in hits]
+
+
+def test_without_the_word_vector_table_the_ranker_still_ranks(monkeypatch, tmp_path):
+    from agent.search import word_vectors
+
+    monkeypatch.setattr(word_vectors, "VECTORS_FILE", tmp_path / "missing.bin")
+    word_vectors.word_vectors.cache_clear()
+    try:
+        assert names(KeywordRanker(WORLD), "latest stock price") == ["stock_quote"]
+        assert names(KeywordRanker(WORLD), "how big are the waves at the beach") == ["surf_report"]
+    finally:
+        word_vectors.word_vectors.cache_clear()

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets._footer import FooterKey
 
 from tests.support.scripted_bedrock import Reply
 from tests.tui.helpers import refreshed_until, send, settle
+from tui.widgets.footer import KeyFooter
 
 IMPORTANT_ACTIONS = {
     "help",
@@ -88,13 +88,8 @@ async def test_the_footer_shows_the_important_keys(make_app, size) -> None:
         assert app.chat.composer.has_focus
 
         def shown() -> set[str]:
-            return {
-                key.action
-                for key in app.query(FooterKey)
-                if key.display and key.region.width and key.region.right <= size[0]
-            }
+            return set(app.query_one(KeyFooter).shown_actions())
 
-        # The footer re-composes after each bindings change and lays out on a later refresh.
         await refreshed_until(app, lambda: IMPORTANT_ACTIONS <= shown())
         assert IMPORTANT_ACTIONS <= shown(), IMPORTANT_ACTIONS - shown()
 

@@ -1,5 +1,7 @@
 """The app's first screen comes before anything it does not need: the chat session, the tool
-models, staging, boto3, the MCP SDK and Markdown load afterwards, on a worker."""
+models, staging, boto3, the MCP SDK and Markdown load afterwards, on a worker; table tabs,
+modal screens, the staging panel and a turn's events load on first use. The first frame
+already shows the footer's keys."""
 
 from __future__ import annotations
 
@@ -18,6 +20,10 @@ from tui.app import TabletalkApp
 HEAVY = (
     "agent.session", "agent.conversations", "agent.tools.registry", "agent.staging",
     "agent.loop", "pydantic", "boto3", "botocore", "mcp", "anyio", "markdown_it", "rapidfuzz",
+    "agent.events", "agent.attachments", "agent.transcript", "agent.mcp_server", "catalog",
+    "tui.tabs", "tui.widgets.table_tab", "tui.widgets.table_view", "tui.widgets.staging_panel",
+    "tui.screens.confirm", "tui.screens.error", "tui.screens.permission",
+    "textual.widgets._footer", "textual.widgets._markdown", "textual.widgets._data_table",
 )
 
 
@@ -25,7 +31,8 @@ class Probe(TabletalkApp):
     def on_ready(self) -> None:  # the first frame is on screen
         loaded = [name for name in HEAVY if name in sys.modules]
         tables = self.query_one("#table-list").option_count
-        print(json.dumps({"loaded": loaded, "tables": tables,
+        keys = self.query_one("KeyFooter").shown_actions()
+        print(json.dumps({"loaded": loaded, "tables": tables, "footer": keys,
                           "focused": self.chat.composer.has_focus}))
         self.exit()
 
@@ -48,6 +55,7 @@ def test_the_first_screen_is_usable_before_the_session_and_its_imports(
     assert done.returncode == 0, done.stderr
     first = json.loads(done.stdout.strip().splitlines()[-1])
     assert first["tables"] >= 4 and first["focused"], first
+    assert {"quit", "help", "open_staging_panel"} <= set(first["footer"]), first
     assert first["loaded"] == [], f"imported before the first screen: {first['loaded']}"
 
 
@@ -74,3 +82,63 @@ def test_the_session_and_the_staged_changes_arrive_after_the_first_screen(
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"opened": True}
+
+
+ENTRY_PROBE = """
+import gc, json, sys
+import tui.entry
+
+opened = tui.entry.prepare
+seen = {}
+
+
+def prepare(argv):
+    found = opened(argv)
+    import tui.app
+
+    class Probe(tui.app.TabletalkApp):
+        def run(self, **_):
+            return super().run(headless=True, size=(80, 24))
+
+        def compose(self):
+            seen["collecting while composing"] = gc.isenabled()
+            yield from super().compose()
+
+        def on_ready(self) -> None:
+            self.call_after_refresh(self._after_first_frame)
+
+        def _after_first_frame(self) -> None:
+            seen["collecting after the first frame"] = gc.isenabled()
+            seen["start-up frozen"] = gc.get_freeze_count() > 0
+            self.exit()
+
+    tui.app.TabletalkApp = Probe
+    return found
+
+
+tui.entry.prepare = prepare
+status = tui.entry.main([])
+seen["collecting after the app"] = gc.isenabled()
+print(json.dumps(seen))
+sys.exit(status)
+"""
+
+
+def test_tabletalk_starts_without_the_garbage_collector_and_runs_it_after_the_first_frame(
+    isolated_dirs: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", ENTRY_PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "collecting while composing": False,
+        "collecting after the first frame": True,
+        "start-up frozen": True,
+        "collecting after the app": True,
+    }

@@ -128,6 +128,7 @@ async def test_staged_changes_are_tinted_in_place(make_app, demo_store) -> None:
         assert tab.view.total_rows == 1
         text = str(tab.query_one(".tab-info").render())
         assert "3 staged in products" in text and "staged here" not in text
+        assert text.startswith("1 row ·")
 
 
 async def test_unknown_table_is_reported_not_raised(make_app) -> None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 import threading
 from collections import deque
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -21,20 +22,8 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Button, TextArea
 
-from agent.attachments import AttachmentSet
 from agent.errors import TabletalkError
-from agent.events import (
-    AskUser,
-    ChipProposed,
-    Notice,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnEnded,
-    UsageUpdated,
-)
 from agent.stop import StopSignal
-from agent.transcript import ReviewMarker
 from tui.input_history import InputHistory
 from tui.messages import TurnEventsReady
 from tui.turn_feed import TurnFeed
@@ -54,6 +43,10 @@ from tui.widgets.chat_items import (
 from tui.widgets.composer import Composer
 from tui.widgets.status_bar import short_model
 from tui.workers import run_in_thread
+
+if TYPE_CHECKING:  # loaded with the first turn (or attachment), after the first screen
+    from agent.events import TurnEnded
+    from agent.transcript import ReviewMarker
 
 END_NOTES = {
     "stopped": ("Stopped. The conversation is intact; send a new message to continue.", "warning"),
@@ -125,7 +118,7 @@ class ChatPanel(Vertical):
     DEFAULT_CSS = """
     ChatPanel { height: 1fr; }
     ChatPanel > #chat-actions { height: 1; }
-    ChatPanel > #chat-actions > #chat-hint { width: 1fr; color: $text-muted; padding: 0 1; }
+    ChatPanel > #chat-actions > #chat-hint { width: 1fr; height: 1; color: $text-muted; padding: 0 1; }
     ChatPanel > #chat-actions Button { min-width: 6; margin: 0 0 0 1; }
     """
 
@@ -142,7 +135,6 @@ class ChatPanel(Vertical):
         self._answer: AssistantMessage | None = None
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
-        self._review = ReviewMarker()  # the transcript's review-chip rule, followed live
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
 
     def compose(self) -> ComposeResult:
@@ -153,6 +145,13 @@ class ChatPanel(Vertical):
             yield ChatHint(id="chat-hint")
             yield Button("Send", id="send", variant="primary", compact=True)
             yield Button("Stop", id="stop", variant="error", compact=True, disabled=True)
+
+    @cached_property
+    def _review(self) -> ReviewMarker:
+        """The transcript's review-chip rule, followed live (built at the first turn)."""
+        from agent.transcript import ReviewMarker
+
+        return ReviewMarker()
 
     @property
     def host(self) -> ChatHost:
@@ -209,6 +208,8 @@ class ChatPanel(Vertical):
 
     def attach(self, path: str | Path) -> bool:
         """Validate a file now (size, type) and add it to the next message; say why not."""
+        from agent.attachments import AttachmentSet
+
         try:
             attachment = AttachmentSet().add(path)
         except TabletalkError as exc:
@@ -288,6 +289,8 @@ class ChatPanel(Vertical):
 
     def turn_failed(self, error: BaseException | None) -> None:
         """The worker raised: end the turn (the app shows the error) so the chat goes on."""
+        from agent.events import TurnEnded
+
         message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
         fix = getattr(error, "fix", None)
         failed = TurnEnded("error", error=f"The message was not sent: {message}", fix=fix)
@@ -315,6 +318,8 @@ class ChatPanel(Vertical):
     async def _render_step(self) -> None:
         """Show queued events in order, at most RENDER_BATCH characters of text; if more
         waits, the next step runs after RENDER_INTERVAL (so keys get handled in between)."""
+        from agent.events import TextDelta
+
         self._render_timer = None
         budget = RENDER_BATCH
         while self._backlog and budget > 0:
@@ -354,6 +359,16 @@ class ChatPanel(Vertical):
         answer.append(text)
 
     async def _show_event(self, turn: int, event: Any) -> None:
+        from agent.events import (
+            AskUser,
+            ChipProposed,
+            Notice,
+            ToolCallFinished,
+            ToolCallStarted,
+            TurnEnded,
+            UsageUpdated,
+        )
+
         log = self.log_view
         if isinstance(event, ToolCallStarted):
             self._answer = None

@@ -160,7 +160,8 @@ class TableTab(TabPane):
 
     def _update_info(self) -> None:
         view = self.view
-        total = "counting…" if view.total_rows is None else f"{view.total_rows:,} rows"
+        rows = view.total_rows
+        total = "counting…" if rows is None else f"{rows:,} row{'s' * (rows != 1)}"
         parts = [total]
         if self._staged:  # counted over the table: a filter may hide some of them
             where = "here" if self.tab_title == self.table else f"in {self.table}"

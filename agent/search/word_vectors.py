@@ -1,0 +1,255 @@
+"""Static word vectors for tool search: a request and a tool description compared by meaning,
+with no model at run time.
+
+`wordvectors.bin` holds an int8 vector per WordPiece token, distilled from the sentence model
+all-MiniLM-L6-v2 (Apache-2.0) by bench/build_word_vectors.py. A text's vector is the IDF-weighted
+sum of its tokens' vectors (IDF from the catalog, so words every tool shares count little).
+The similarity of one request with a whole catalog is exact integer arithmetic on Python ints
+used as wide registers: each of the vector's dimensions is one int holding that coordinate of
+every tool in a 32-bit field, so a query costs `dims` big-int multiply-adds, not one Python
+operation per tool and dimension. Deterministic: the same request gives the same similarities.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from agent.search.text import STOP_WORDS
+
+MAGIC = b"tabletalk-word-vectors 1"
+VECTORS_FILE = Path(__file__).with_name("wordvectors.bin")
+MAX_TEXT_TOKENS = 256  # tokens of one text that count; the rest are ignored
+PIECE_CACHE_SIZE = 8192  # words whose split is remembered per catalog
+MAX_WORD_CHARS = 40  # longer "words" (hashes, pasted blobs) have no vector
+_FIELD = 32  # bits per packed coordinate
+_OFFSET = 128  # int8 coordinates are packed as unsigned (value + 128)
+_UNIT = 127  # unit vectors are rounded to integers in [-127, 127]
+_WEIGHT_SCALE = 16  # IDF weights are rounded to sixteenths
+
+
+def _to_int(values: Iterable[int]) -> int:
+    """Unsigned values (each < 2**32) packed into one int, 32 bits each, first value lowest."""
+    packed = array("I", list(values))
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return int.from_bytes(packed.tobytes(), "little")
+
+
+def _from_int(value: int, count: int) -> array[int]:
+    """The `count` 32-bit fields of `value`, lowest first."""
+    fields = array("I")
+    fields.frombytes(value.to_bytes(count * 4, "little"))
+    if sys.byteorder == "big":
+        fields.byteswap()
+    return fields
+
+
+@dataclass(frozen=True)
+class WordVectorTable:
+    """WordPiece tokens → rows of `dims` signed bytes, stored offset by +128."""
+
+    dims: int
+    index: dict[str, int]
+    rows: bytes
+
+    def packed(self, token: str) -> int | None:
+        """The token's row packed as one int (see module docstring), or None if unknown."""
+        row = self.index.get(token)
+        if row is None:
+            return None
+        return _to_int(list(self.rows[row * self.dims : (row + 1) * self.dims]))
+
+    def pieces(self, word: str) -> list[str]:
+        """WordPiece split of a lower-case word (longest known prefix first, then `##` pieces);
+        empty when some part is not in the table, as the model would read it as [UNK]."""
+        if len(word) > MAX_WORD_CHARS:
+            return []
+        found: list[str] = []
+        start = 0
+        while start < len(word):
+            end = len(word)
+            while end > start:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                if piece in self.index:
+                    found.append(piece)
+                    break
+                end -= 1
+            else:
+                return []
+            start = end
+        return found
+
+
+def load_table(path: Path) -> WordVectorTable | None:
+    """The table in `path`, or None when it is missing or not a table of this format."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    magic, _, rest = raw.partition(b"\n")
+    header_line, _, rows = rest.partition(b"\n")
+    if magic != MAGIC:
+        return None
+    try:
+        header = json.loads(header_line)
+        dims = int(header["dims"])
+        tokens = [str(token) for token in header["tokens"]]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if dims <= 0 or len(rows) != dims * len(tokens):
+        return None
+    offset = bytes((byte + _OFFSET) & 0xFF for byte in range(256))
+    return WordVectorTable(
+        dims, {token: i for i, token in enumerate(tokens)}, rows.translate(offset)
+    )
+
+
+@cache
+def word_vectors() -> WordVectorTable | None:
+    """The shipped table, read once per process (None if the file is missing or unreadable)."""
+    return load_table(VECTORS_FILE)
+
+
+class CatalogVectors:
+    """The vectors of a fixed list of texts (a catalog's tools), and the cosine similarity of a
+    query with each of them.
+
+    Column j is one int holding coordinate j of every tool's unit vector (scaled to 127,
+    offset by +128) in a 32-bit field per tool, so sum_j (q_j + 128) * column_j holds, per
+    tool, its dot product with the query plus terms known in advance; `_bias` cancels the
+    per-tool term and keeps every field positive, and no field ever carries into the next.
+    """
+
+    def __init__(self, texts: Sequence[Sequence[str]], table: WordVectorTable) -> None:
+        """`texts`: each tool's lower-case words (name words and description)."""
+        self.table = table
+        self.count = len(texts)
+        self._piece_cache: dict[str, list[str]] = {}
+        pieces = [self._pieces(words) for words in texts]
+        document_frequency: dict[str, int] = {}
+        for tokens in pieces:
+            for token in set(tokens):
+                document_frequency[token] = document_frequency.get(token, 0) + 1
+        self._weights = {
+            token: self._weight(frequency) for token, frequency in document_frequency.items()
+        }
+        self._unseen_weight = self._weight(0)
+        packed: dict[str, int | None] = {}
+        vectors = [self._unit(self._sum(tokens, packed)) for tokens in pieces]
+        dims = table.dims
+        self._has_vector = [vector is not None for vector in vectors]
+        matrix = array("I")
+        zero = [_OFFSET] * dims
+        for vector in vectors:
+            matrix.extend([value + _OFFSET for value in vector] if vector else zero)
+        if sys.byteorder == "big":
+            matrix.byteswap()
+        view = memoryview(matrix)
+        self._columns = [int.from_bytes(view[j::dims].tobytes(), "little") for j in range(dims)]
+        self._margin = _OFFSET * _UNIT * dims  # ≥ any tool's |128 × coordinate sum|
+        self._bias = _to_int([self._margin - _OFFSET * sum(vector or ()) for vector in vectors])
+        self._ones = _to_int([1] * self.count)
+
+    def _pieces(self, words: Sequence[str]) -> list[str]:
+        """The table tokens of a text's content words (at most MAX_TEXT_TOKENS)."""
+        tokens: list[str] = []
+        cache = self._piece_cache
+        for word in words:
+            pieces = cache.get(word)
+            if pieces is None:
+                if len(cache) >= PIECE_CACHE_SIZE:
+                    cache.clear()
+                skip = word in STOP_WORDS or len(word) < 2 or not any(c.isalpha() for c in word)
+                pieces = cache[word] = [] if skip else self.table.pieces(word)
+            tokens.extend(pieces)
+            if len(tokens) >= MAX_TEXT_TOKENS:
+                return tokens[:MAX_TEXT_TOKENS]
+        return tokens
+
+    def _weight(self, frequency: int) -> int:
+        idf = math.log(1.0 + (self.count - frequency + 0.5) / (frequency + 0.5))
+        return max(1, round(idf * _WEIGHT_SCALE))
+
+    def _sum(self, tokens: Sequence[str], packed: dict[str, int | None]) -> list[int] | None:
+        """IDF-weighted sum of the tokens' vectors (integer coordinates), None if none has one."""
+        total = weights = 0
+        for token in tokens:
+            if token in packed:
+                vector = packed[token]
+            else:
+                vector = packed[token] = self.table.packed(token)
+            if vector is None:
+                continue
+            weight = self._weights.get(token, self._unseen_weight)
+            total += weight * vector
+            weights += weight
+        if not weights:
+            return None
+        return [value - _OFFSET * weights for value in _from_int(total, self.table.dims)]
+
+    @staticmethod
+    def _unit(vector: list[int] | None) -> list[int] | None:
+        """The vector scaled to length 127 and rounded (None for no or a zero vector)."""
+        if vector is None:
+            return None
+        norm = math.sqrt(sum(value * value for value in vector))
+        if norm == 0:
+            return None
+        return [round(_UNIT * value / norm) for value in vector]
+
+    def _dot_fields(self, words: Sequence[str]) -> tuple[int, int] | None:
+        """(packed fields, base): field i minus base is tool i's dot product with the query
+        (units of 127²); None when no query word has a vector or the catalog is empty."""
+        query = self._unit(self._sum(self._pieces(words), {}))
+        if query is None or not self.count:
+            return None
+        total = self._bias
+        for coordinate, column in zip(query, self._columns, strict=True):
+            total += (coordinate + _OFFSET) * column
+        base = _OFFSET * sum(query) + _OFFSET * _OFFSET * self.table.dims + self._margin
+        return total, base
+
+    def similarities(self, words: Sequence[str]) -> list[float] | None:
+        """Cosine similarity (about ±0.01) of the query's words with each text, in catalog
+        order (0 for a text without vector); None when no query word has a vector."""
+        found = self._dot_fields(words)
+        if found is None:
+            return None
+        total, base = found
+        scale = float(_UNIT * _UNIT)
+        return [
+            (field - base) / scale if has else 0.0
+            for field, has in zip(_from_int(total, self.count), self._has_vector, strict=True)
+        ]
+
+    def above(self, words: Sequence[str], floor: float) -> list[tuple[int, float]]:
+        """(catalog index, cosine) of the texts more similar to the query than `floor`, in
+        catalog order. The comparison runs on all fields at once (one add and one shift of
+        the packed ints); only the texts over the floor cost Python work."""
+        found = self._dot_fields(words)
+        if found is None:
+            return []
+        total, base = found
+        top = 1 << (_FIELD - 1)
+        cut = min(max(math.floor(floor * _UNIT * _UNIT) + base + 1, 0), top)
+        flags = ((total + (top - cut) * self._ones) >> (_FIELD - 1)) & self._ones
+        if not flags:
+            return []
+        marks = flags.to_bytes(self.count * 4, "little")
+        fields = _from_int(total, self.count)
+        scale = float(_UNIT * _UNIT)
+        hits: list[tuple[int, float]] = []
+        position = marks.find(1)
+        while position >= 0:
+            index = position // 4
+            if self._has_vector[index]:
+                hits.append((index, (fields[index] - base) / scale))
+            position = marks.find(1, position + 4)
+        return hits

@@ -1,0 +1,47 @@
+"""The key footer: what it shows follows the bindings, a click presses the key, hovering a key
+shows its tooltip."""
+
+from __future__ import annotations
+
+from tests.tui.helpers import SIZE, refreshed_until, settle
+from tui.widgets.footer import KeyFooter
+
+
+def _column(footer: KeyFooter, label: str) -> int:
+    """The footer column where `label` (`^s Staged`) starts, as drawn."""
+    return footer.render().plain.index(label)
+
+
+async def test_a_click_on_a_footer_key_presses_it(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        footer = app.query_one(KeyFooter)
+        assert not app.query("#staging")
+        await pilot.click(KeyFooter, offset=(_column(footer, "^s Staged") + 3, 0))
+        await settle(app, pilot)
+        assert app.query("#staging"), "the click on ^s Staged did not open the staging panel"
+
+
+async def test_the_footer_shows_a_remapped_key(make_app) -> None:
+    app = make_app(keys={"staging": "f12"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        footer = app.query_one(KeyFooter)
+        assert await refreshed_until(app, lambda: "f12 Staged" in footer.render().plain)
+        assert "^s Staged" not in footer.render().plain
+        app.update_keymap({"staging": "f11"})  # a later change shows too
+        assert await refreshed_until(app, lambda: "f11 Staged" in footer.render().plain)
+
+
+async def test_hovering_a_footer_key_shows_its_tooltip(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        footer = app.query_one(KeyFooter)
+        await pilot.hover(KeyFooter, offset=(_column(footer, "^t Table") + 1, 0))
+        await pilot.pause()
+        assert footer.tooltip == "Open a table"
+        await pilot.hover(KeyFooter, offset=(_column(footer, "f1 Help") + 1, 0))
+        await pilot.pause()
+        assert footer.tooltip is None  # no tooltip of its own: none (not the previous one)
