@@ -111,15 +111,30 @@ def _block_error(block: dict[str, Any]) -> str | None:
             return "toolResult.status: expected a string"
         content = result.get("content") or []
         if type(content) is not list or not all(map(_result_part, content)):
-            return "toolResult.content: expected a list of {text: string} or {json: object}"
+            return (
+                "toolResult.content: expected a list of {text: string} or {json: object} "
+                "(a chip in it: {label: string, action: {kind: string, ...}})"
+            )
     return None
 
 
 def _result_part(part: Any) -> bool:
+    if type(part) is not dict or type(part.get("text", "")) is not str:
+        return False
+    data = part.get("json", {})
+    return type(data) is dict and ("chip" not in data or _plain_chip(data["chip"]))
+
+
+def _plain_chip(chip: Any) -> bool:
+    """A chip the chat can draw and run: a label, and an action naming its kind whose fields
+    the app reads as text (table, query, name) are text."""
+    if type(chip) is not dict or type(chip.get("label", "")) is not str:
+        return False
+    action = chip.get("action", {})
     return (
-        type(part) is dict
-        and type(part.get("text", "")) is str
-        and type(part.get("json", {})) is dict
+        type(action) is dict
+        and type(action.get("kind")) is str
+        and all(type(action.get(name) or "") is str for name in ("table", "query", "name"))
     )
 
 

@@ -434,6 +434,11 @@ def _edit_block(snapshot: dict[str, Any], where: str, block: dict[str, Any]) -> 
     message["content"].insert(0, block)
 
 
+def _chip_result(chip: dict[str, Any]) -> dict[str, Any]:
+    """A proposeOpenTable result carrying `chip` (the app draws it as a button)."""
+    return {"toolResult": {"toolUseId": "t9", "content": [{"json": {"chip": chip}}]}}
+
+
 @pytest.mark.parametrize(
     ("where", "block", "named"),
     [
@@ -446,6 +451,10 @@ def _edit_block(snapshot: dict[str, Any], where: str, block: dict[str, Any]) -> 
         ("user", {"toolResult": {"toolUseId": "t9", "content": [{"json": [1]}]}}, "toolResult"),
         ("user", {"toolResult": {"toolUseId": "t9", "content": [{"text": None}]}}, "toolResult"),
         ("user", {"toolResult": {"toolUseId": "t9", "content": [], "status": 1}}, "toolResult"),
+        ("user", _chip_result({"label": "Open", "action": "openTable"}), "toolResult"),
+        ("user", _chip_result({"label": "Open", "action": {"kind": 1}}), "toolResult"),
+        ("user", _chip_result({"label": "Open", "action": {"kind": "openTable", "table": "orders",
+                                                           "query": 5}}), "toolResult"),
     ],
 )
 def test_a_hand_edited_content_block_the_chat_cannot_show_is_named_damaged(
@@ -462,3 +471,23 @@ def test_a_hand_edited_content_block_the_chat_cannot_show_is_named_damaged(
     with pytest.raises(ConversationNotFound, match=rf"damaged: field 'messages\.\d+\.content\.0\.{named}"):
         more = session(demo_path, ReplayCaller([Step("Still here.")]), chat.conversation_id)
         more.display_items()
+
+
+def test_a_conversation_with_chips_reloads_with_its_chips(demo_path: Path) -> None:
+    first = session(
+        demo_path,
+        ReplayCaller(
+            [
+                Step(tool_uses=[
+                    ("proposeOpenTable", {"table": "orders", "query": "status = 'pending'"}),
+                    ("proposeJoinedView", {"left": "orders", "right": "customers",
+                                           "left_on": "customer_id", "right_on": "id"}),
+                ]),
+                Step("Two chips."),
+            ]
+        ),
+    )
+    first.run_turn("chips please")
+    again = session(demo_path, ReplayCaller([]), first.conversation_id)
+    kinds = [item["chip"]["action"]["kind"] for item in again.display_items() if "chip" in item]
+    assert kinds == ["openTable", "openJoinedView"]
