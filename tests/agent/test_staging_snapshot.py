@@ -147,3 +147,37 @@ def test_real_keys_of_an_unchanged_file_commit_exactly_the_staged_rows(tmp_path:
     assert after == {k: "new" if k < 1 else "old" for k in keys}
     area.close()
     store.close()
+
+
+def test_a_change_made_in_wal_mode_then_switched_back_still_conflicts(
+    demo_store: SQLiteStore, tmp_path: Path
+) -> None:
+    """Another program switches the file to WAL, writes, and switches back: its WAL commits
+    need not touch the change counter, but the two switches do, so the stamp differs."""
+    area = StagingArea(demo_store, tmp_path / "staging.sqlite")
+    staged = area.stage_many("orders", query=QUERY, set={"status": "held"})
+    conn = sqlite3.connect(demo_store.path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("UPDATE orders SET quantity = 98 WHERE id = 4")
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    report = area.commit()
+    assert [c.change_id for c in report.conflicts] == [staged[3].id]
+    assert area.count() == 20
+    area.close()
+
+
+def test_a_change_written_through_a_connection_in_exclusive_locking_mode_conflicts(
+    demo_store: SQLiteStore, tmp_path: Path
+) -> None:
+    """Exclusive locking mode bumps the counter once for all its transactions: once is enough."""
+    area = StagingArea(demo_store, tmp_path / "staging.sqlite")
+    staged = area.stage_many("orders", query=QUERY, set={"status": "held"})
+    conn = sqlite3.connect(demo_store.path, isolation_level=None)
+    conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+    conn.execute("UPDATE orders SET quantity = 97 WHERE id = 5")
+    conn.execute("UPDATE orders SET quantity = 96 WHERE id = 6")
+    conn.close()
+    report = area.commit()
+    assert sorted(c.change_id for c in report.conflicts) == sorted([staged[4].id, staged[5].id])
+    area.close()
