@@ -37,6 +37,7 @@ from agent.staging.checks import (
     check_key_values,
     in_commit_error,
     keys_from_query,
+    others_change_error,
     summarize,
     too_many,
     validate_values,
@@ -124,8 +125,11 @@ class StagingArea:
         key: Key,
         values: Item | None = None,
         origin: str = "cli",
+        *,
+        own_only: bool = False,
     ) -> StagedChange:
-        """Stage one create/update/delete after checking it against the store; return it."""
+        """Stage one create/update/delete after checking it against the store; return it.
+        `own_only`: refuse to fold into a change another origin staged (see `_write`)."""
         info = self._shape(table)
         clean = validate_values(info, op, values, check_value=self.store.value_checker)
         normalized = self.store.normalize_key(info.name, key)
@@ -133,7 +137,7 @@ class StagingArea:
             check_key_values(self.store, info, normalized, values or {})
         item = self.store.get_item(info.name, normalized)
         return self._write(
-            info.name, op, [(key_json(normalized), normalized, item)], clean, origin
+            info.name, op, [(key_json(normalized), normalized, item)], clean, origin, own_only
         )[0]
 
     @gc_paused
@@ -146,8 +150,10 @@ class StagingArea:
         set: Item | None = None,  # noqa: A002 - the bulkEdit contract's name
         delete: bool = False,
         origin: str = "cli",
+        own_only: bool = False,
     ) -> Sequence[StagedChange]:
-        """Stage one update (`set`) or a delete on many items, all or nothing (≤ 10,000)."""
+        """Stage one update (`set`) or a delete on many items, all or nothing (≤ 10,000);
+        `own_only` as for `stage`."""
         if (keys is None) == (query is None):
             raise StagingError(
                 "give exactly one of keys or query",
@@ -187,7 +193,7 @@ class StagingArea:
         if not unique:
             return []
         entries = [(item_key, key, item) for item_key, (key, item) in unique.items()]
-        return self._write(info.name, op, entries, clean, origin)
+        return self._write(info.name, op, entries, clean, origin, own_only)
 
     def _stage_set_based(
         self, info: TableShape, op: Op, keys: builtins.list[Key] | str, values: Item, origin: str
@@ -221,8 +227,13 @@ class StagingArea:
         entries: list[tuple[str, Key, Item | None]],
         values: Item,
         origin: str,
+        own_only: bool = False,
     ) -> list[StagedChange]:
-        """Fold the new changes into the staged ones and persist them in one transaction."""
+        """Fold the new changes into the staged ones and persist them in one transaction.
+
+        A folded change keeps its id and origin, so with `own_only` (an MCP client below
+        `full`, which may not discard others' changes either) folding into a change another
+        origin staged is refused: it would rewrite their change under their name."""
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         self._settle()
         with self._lock, transaction(self._conn) as conn:
@@ -248,6 +259,8 @@ class StagingArea:
                 try:
                     if item_key in in_commit:
                         raise in_commit_error(existing.id)
+                    if own_only and existing.origin != origin:
+                        raise others_change_error(table, key, existing, origin)
                     change = fold(existing, table, op, key, values)
                 except TabletalkError as exc:
                     errors.append(exc)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from agent.errors import BadKeyError, StagingError, TabletalkError, UnknownColumnError
+from agent.staging.model import StagedChange
 from agent.stores.base import INT_MAX, INT_MIN, Column, Item, Key, Op, Store, unstorable
 
 MAX_ITEMS_PER_CALL = 10_000
@@ -99,6 +100,18 @@ def in_commit_error(change_id: str) -> StagingError:
     return StagingError(
         f"change {change_id} on this item is part of a commit that is running",
         fix="Wait for that commit to finish, then stage again; nothing was staged.",
+    )
+
+
+def others_change_error(table: str, key: Key, existing: StagedChange, origin: str) -> StagingError:
+    """The error for staging onto an item whose staged change another origin made, when the
+    caller may change only its own (an MCP client below `full`)."""
+    shown = ", ".join(f"{k}={v!r}" for k, v in key.items())
+    return StagingError(
+        f"the item with key {shown} in {table} already has change {existing.id}, staged by "
+        f"{existing.origin}; nothing was staged",
+        fix=f"At this MCP level you may change only the changes you staged (origin {origin}): "
+        "leave this item out, or ask the user to commit or discard that change first.",
     )
 
 

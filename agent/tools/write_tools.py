@@ -170,7 +170,14 @@ def stage_item(ctx: ToolContext, args: StageItemInput) -> dict[str, Any]:
                 "add them to values and call stageItem again",
             )
     try:
-        change = ctx.staging.stage(info.name, args.op, args.key, values or None, origin=ctx.origin)
+        change = ctx.staging.stage(
+            info.name,
+            args.op,
+            args.key,
+            values or None,
+            origin=ctx.origin,
+            own_only=ctx.own_changes_only,
+        )
     except TabletalkError as exc:
         raise _for_model(exc) from exc
     return staged_summary(ctx, [change])
@@ -189,6 +196,7 @@ def bulk_edit(ctx: ToolContext, args: BulkEditInput) -> dict[str, Any]:
             set=args.set or None,
             delete=bool(args.delete),
             origin=ctx.origin,
+            own_only=ctx.own_changes_only,
         )
     except TabletalkError as exc:
         raise _for_model(exc) from exc

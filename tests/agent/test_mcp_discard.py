@@ -51,3 +51,27 @@ def test_the_chat_model_may_discard_any_change(demo_path: Path, tmp_path: Path) 
     finally:
         ctx.staging.close()
         ctx.store.close()
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("stageItem", {"table": "customers", "op": "delete", "key": {"id": 3}}),
+        ("stageItem", {"table": "customers", "op": "update", "key": {"id": 3},
+                       "values": {"name": "bob's"}}),
+        ("bulkEdit", {"table": "customers", "keys": [{"id": 3}, {"id": 4}], "delete": True}),
+        ("bulkEdit", {"table": "customers", "query": "SELECT id FROM customers WHERE id IN (3, 4)",
+                      "set": {"name": "bob's"}}),
+    ],
+)
+def test_a_stage_client_cannot_rewrite_anothers_staged_change(
+    backend: McpBackend, tool: str, arguments: dict[str, object]
+) -> None:
+    """Staging on an item someone else already staged folds into their change (same id, their
+    origin): below `full` that would rewrite a change it may not even discard, and the panel
+    would show the result as theirs. It is refused; nothing changes."""
+    bob = Caller("bob", "stage", "mcp:bob", via_token=True)
+    theirs = backend.staging.stage("customers", "update", {"id": 3}, {"name": "x"}, "chat:c")
+    refused = backend.call(tool, arguments, None, bob)
+    assert refused.is_error and "chat:c" in refused.content[0].text
+    assert backend.staging.list() == [theirs]
