@@ -196,6 +196,8 @@ def _parse(raw: bytes) -> Any:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise DamagedConversation(f"not valid JSON ({exc})") from exc
+    except RecursionError as exc:  # json raises it, not ValueError, past the recursion limit
+        raise DamagedConversation("not readable: its JSON is nested too deeply") from exc
 
 
 def _apply(data: dict[str, Any], record: Record) -> bool:

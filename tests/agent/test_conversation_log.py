@@ -491,3 +491,16 @@ def test_a_conversation_with_chips_reloads_with_its_chips(demo_path: Path) -> No
     again = session(demo_path, ReplayCaller([]), first.conversation_id)
     kinds = [item["chip"]["action"]["kind"] for item in again.display_items() if "chip" in item]
     assert kinds == ["openTable", "openJoinedView"]
+
+
+def test_a_file_nested_too_deep_is_listed_as_damaged_not_a_crash(demo_path: Path) -> None:
+    """json.loads raises RecursionError (not ValueError) past Python's recursion limit: the
+    conversation list (`tabletalk conversations`, the app's list) crashed on such a file."""
+    chat = varied_conversation(demo_path)
+    bad = paths.conversations_dir() / "20260101-000000-abcdef.jsonl"
+    bad.write_text('{"log": 1, "snapshot": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    summaries, broken = ConversationStore().scan()
+    assert [s.id for s in summaries] == [chat.conversation_id]
+    assert [b.path for b in broken] == [bad] and "nested too deeply" in broken[0].reason
+    with pytest.raises(ConversationNotFound, match="nested too deeply"):
+        ConversationStore().load("20260101-000000-abcdef")
