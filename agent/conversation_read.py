@@ -148,7 +148,9 @@ def _check_blocks(messages: list[dict[str, Any]]) -> None:
                 raise DamagedConversation(f"field 'messages.{m}.content.{b}.{name}': {text}")
 
 
-def _checked(data: Any) -> dict[str, Any]:
+def _checked(data: Any, *, blocks: bool = True) -> dict[str, Any]:
+    """`data` as a conversation (raises DamagedConversation); `blocks=False` leaves the
+    content blocks to a later check of the whole (a log's first line, before its saves)."""
     if not isinstance(data, dict):
         raise DamagedConversation(f"expected a JSON object, found {type(data).__name__}")
     messages = _plain_conversation(data)
@@ -158,7 +160,8 @@ def _checked(data: Any) -> dict[str, Any]:
         checked = {**data, "messages": [], **checked_fields(data)}
     else:
         checked = dict(data, messages=messages)
-    _check_blocks(checked["messages"])
+    if blocks:
+        _check_blocks(checked["messages"])
     return checked
 
 
@@ -226,7 +229,7 @@ def read_log(path: Path) -> LogContents:
     head = _parse(lines[0])
     if not isinstance(head, dict) or head.get("log") != LOG_VERSION:
         raise DamagedConversation("not a tabletalk conversation log (version 1)")
-    data = _checked(head.get("snapshot"))
+    data = _checked(head.get("snapshot"), blocks=False)
     size = len(lines[0]) + 1
     for number, line in enumerate(lines[1:], start=2):
         try:
