@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,19 +42,24 @@ Probe(open_store(None), staging_poll_seconds=0).run(headless=True, size=(120, 36
 """
 
 
-def test_the_first_screen_is_usable_before_the_session_and_its_imports(
-    isolated_dirs: Path,
-) -> None:
+def _last_json_line(code: str, timeout: int = 120) -> Any:
+    """Run `code` in a fresh interpreter (it pays every import) and read its last line as JSON."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE],
+        [sys.executable, "-c", code],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr
-    first = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_first_screen_is_usable_before_the_session_and_its_imports(
+    isolated_dirs: Path,
+) -> None:
+    first = _last_json_line(PROBE)
     assert first["tables"] >= 4 and first["focused"], first
     assert {"quit", "help", "open_staging_panel"} <= set(first["footer"]), first
     assert first["loaded"] == [], f"imported before the first screen: {first['loaded']}"
@@ -72,16 +78,7 @@ def test_the_session_and_the_staged_changes_arrive_after_the_first_screen(
         "            print(json.dumps({'opened': opened}))\n"
         "            self.exit()\n",
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"opened": True}
+    assert _last_json_line(code, timeout=180) == {"opened": True}
 
 
 ENTRY_PROBE = """
@@ -127,16 +124,7 @@ sys.exit(status)
 def test_tabletalk_starts_without_the_garbage_collector_and_runs_it_after_the_first_frame(
     isolated_dirs: Path,
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", ENTRY_PROBE],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+    assert _last_json_line(ENTRY_PROBE) == {
         "collecting while composing": False,
         "collecting after the first frame": True,
         "start-up frozen": True,
