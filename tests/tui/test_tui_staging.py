@@ -658,3 +658,22 @@ async def test_the_commit_button_shows_its_whole_count_after_it_grows(make_app, 
         await settle(app, pilot)
         assert app.status.staged == 1400
         assert "Commit 1,400" in screen_text(app)
+
+
+async def test_a_long_origin_is_cut_in_the_list_and_whole_in_the_detail(
+    make_app, demo_store
+) -> None:
+    """The list cuts a long MCP client name so the change's time stays on its heading line at
+    120 columns; the change in full names the whole client."""
+    change = StagingArea(demo_store).stage(
+        "products", "update", {"id": 1}, {"price": 9.99}, origin="mcp:nightly-reconciliation-agent"
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        (heading,) = [line for line in screen_text(app).splitlines() if "UPDATE products" in line]
+        assert "mcp nightly-reconciliat… ·" in heading
+        assert change.created_at[:10] in heading, heading
+        card = await open_change(app, pilot, change.id)
+        assert "mcp nightly-reconciliation-agent" in str(card.query_one(".card-head").render())

@@ -31,6 +31,13 @@ def origin_text(origin: str) -> str:
     return kind if kind == "chat" or not detail else f"{kind} {detail}"
 
 
+def short_origin(origin: str, width: int | None) -> str:
+    """`origin_text` cut to `width` (None: whole), so a list heading keeps its time on its line;
+    the change in full shows the whole origin."""
+    text = origin_text(origin)
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
+
+
 def key_text(key: dict[str, Any]) -> str:
     return ", ".join(f"{k}={show_value(v, 60)}" for k, v in key.items())
 
@@ -59,14 +66,17 @@ def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
     return ["⚠ conflict: changed in the table since it was staged", *lines]
 
 
-def head_text(change: StagedChange, *, table: bool = True) -> Content:
+def head_text(
+    change: StagedChange, *, table: bool = True, origin_width: int | None = 24
+) -> Content:
     """`UPDATE orders id=5   chat · 2026-11-30 16:00`."""
+    when = change.created_at[:16].replace("T", " ")
     return Content.assemble(
         (change.op.upper(), f"bold {OP_STYLE.get(change.op, '')}"),
         " ",
         f"{change.table} " if table else "",
         (key_text(change.key), "bold"),
-        (f"   {origin_text(change.origin)} · {change.created_at[:16].replace('T', ' ')}", "dim"),
+        (f"   {short_origin(change.origin, origin_width)} · {when}", "dim"),
     )
 
 
@@ -95,9 +105,7 @@ def diff_text(op: str, diff: AttributeDiff, limit: int | None) -> Content:
     return Content.assemble(*diff_parts(op, diff, limit))
 
 
-def change_text(
-    change: StagedChange, diffs: list[AttributeDiff], conflict: Any | None
-) -> Content:
+def change_text(change: StagedChange, diffs: list[AttributeDiff], conflict: Any | None) -> Content:
     """The change as a few lines for the panel's list (built as one Content: a page of them
     is drawn without converting Rich text)."""
     parts: list[str | tuple[str, str] | Content] = [head_text(change)]
@@ -158,7 +166,7 @@ class ChangeCard(Vertical):
     def compose(self) -> ComposeResult:
         change = self.change
         with Horizontal():
-            yield Static(head_text(change), classes="card-head")
+            yield Static(head_text(change, origin_width=None), classes="card-head")
             yield SmallButton("Commit this", "commit", change.id, variant="success")
             yield SmallButton("Reject", "reject", change.id, variant="error")
         for diff in self.diffs:
