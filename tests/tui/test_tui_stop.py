@@ -23,12 +23,15 @@ def one_step_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def start_long_answer(app: TabletalkApp, pilot, scripted_bedrock) -> None:
+    """Until part of the answer is shown and the rest waits for a render step that, with
+    `one_step_at_a_time`, never comes. The answer streams in 40,000-character deltas: each is
+    more than one render batch, so the wait holds whatever the machine's load (in 4-character
+    deltas a fast app drew every piece as it came, and nothing was left waiting)."""
+    scripted_bedrock.text_chunk_size = 40_000
     scripted_bedrock.add(Reply(text=LONG))
     await settle(app, pilot)
     app.chat.composer.text = "write me a report"
     await pilot.press("enter")
-    # Until part of the answer is shown and more of it waits (a loaded machine may deliver the
-    # stream in pieces, and a piece can be drawn whole before the next one arrives).
     while not (app.query(AssistantMessage) and app.chat.rendering):
         await pilot.pause()
 
