@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import apsw
 import sqlite_vec
@@ -35,6 +36,11 @@ def pool_size(k: int) -> int:
     return min(KNN_MAX, max(RERANK_MIN, k * RERANK_FACTOR))
 
 
+def _hits(rows: Iterable[Any]) -> list[Hit]:
+    """(key_json, distance, text) rows as typed hits."""
+    return [(str(key), float(distance), str(text)) for key, distance, text in rows]
+
+
 def legacy_exact(conn: apsw.Connection, vec: str, vector: bytes, k: int) -> list[Hit]:
     """The k nearest rows by exact cosine KNN over a vec0 table of float vectors (the layout
     of older sidecars, until `VectorIndex.upgrade` copies it)."""
@@ -43,7 +49,7 @@ def legacy_exact(conn: apsw.Connection, vec: str, vector: bytes, k: int) -> list
         f"SELECT rowid, distance FROM {vec} WHERE embedding MATCH ? AND k = ?) AS v "
         f"JOIN items AS i ON i.id = v.rowid ORDER BY v.distance"
     )
-    return [(str(a), float(b), str(c)) for a, b, c in conn.execute(sql, (vector, int(k)))]
+    return _hits(conn.execute(sql, (vector, int(k))))
 
 
 def coarse(
@@ -56,10 +62,7 @@ def coarse(
     """Item ids of about the n nearest rows by hamming distance of the sign bits (each
     partition's n / PARTITIONS nearest), nearest first. With `among`, the n nearest of those
     rows (one query over every partition: a fallback for conditions, see `search`)."""
-    sql = (
-        f"SELECT rowid, distance FROM {bits} "
-        f"WHERE coarse MATCH vec_quantize_binary(?) AND k = ?"
-    )
+    sql = f"SELECT rowid, distance FROM {bits} WHERE coarse MATCH vec_quantize_binary(?) AND k = ?"
     if among is not None:
         sql += " AND rowid IN (SELECT value FROM json_each(?))"
         args = (vector, min(int(n), KNN_MAX), json.dumps(list(among)))
@@ -85,7 +88,7 @@ def rerank(
         f"JOIN items AS i ON i.id = j.value ORDER BY d LIMIT ?"
     )
     rows = conn.execute(sql, (vector, json.dumps(list(item_ids)), int(k)))
-    return [(str(a), float(b), str(c)) for a, b, c in rows]
+    return _hits(rows)
 
 
 def exact(conn: apsw.Connection, floats: str, vector: bytes, k: int) -> list[Hit]:
@@ -95,7 +98,7 @@ def exact(conn: apsw.Connection, floats: str, vector: bytes, k: int) -> list[Hit
         f"SELECT id, vec_distance_cosine(embedding, ?) AS d FROM {floats} ORDER BY d LIMIT ?"
         f") JOIN items AS i USING (id) ORDER BY d"
     )
-    return [(str(a), float(b), str(c)) for a, b, c in conn.execute(sql, (vector, int(k)))]
+    return _hits(conn.execute(sql, (vector, int(k))))
 
 
 def nearest(
