@@ -80,6 +80,13 @@ class MiniLM:
         return flat.reshape(*x.shape[:-1], -1)
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Unit sentence vectors: the final layer mean-pooled over the unmasked tokens."""
+        x = self.hidden(ids, mask)
+        pooled = (x * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+    def hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The final layer's output for every token (batch × length × 384)."""
         w = self.w
         batch, length = ids.shape
         x = (
@@ -114,8 +121,7 @@ class MiniLM:
                 w[f"{p}.output.LayerNorm.weight"],
                 w[f"{p}.output.LayerNorm.bias"],
             )
-        pooled = (x * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
-        return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+        return x
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit vectors (len(texts) × 384), batched by similar length."""

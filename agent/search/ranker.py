@@ -47,9 +47,10 @@ class RankerParams:
     related: float = 0.53  # a related word ('rain' → 'weather', 'sued' → 'lawsuit')
     phrase: float = 0.25  # two query terms adjacent in a field, per unit of their mean IDF
     name_coverage: float = 0.5  # all of a tool name's words asked for, per unit of mean IDF
-    neighbour: float = 0.4  # a word near in meaning (neighbours.json), times its similarity
-    vector: float = 10.64  # static word vectors (wordvectors.bin): per unit of cosine over the floor
-    vector_floor: float = 0.4  # cosine similarity under which a tool gets nothing from vectors
+    neighbour: float = 0.2  # a word near in meaning (neighbours.json), times its similarity
+    vector: float = 2.0  # static word vectors (wordvectors.bin), per standard deviation over:
+    vector_floor: float = 1.0  # standard deviations over the catalog's mean cosine to clear
+    vector_min_cosine: float = 0.3  # and the cosine a tool must be over to gain anything
 
 
 EXPANSION_CACHE_SIZE = 4096  # query words remembered per ranker
@@ -361,14 +362,18 @@ class KeywordRanker:
         return totals
 
     def _add_vector_scores(self, query: str, totals: dict[int, float]) -> None:
-        """Tools whose description is near the request in meaning (static word vectors) gain
-        `vector` per unit of cosine similarity above `vector_floor`; the rest gain nothing."""
+        """Tools whose description stands out as near the request in meaning (static word
+        vectors: cosine more than `vector_floor` standard deviations over the catalog's mean,
+        and over `vector_min_cosine`) gain `vector` per standard deviation beyond the floor;
+        the rest gain nothing."""
         vectors = self._vectors
         if vectors is None:
             return
-        floor, weight = self.params.vector_floor, self.params.vector
-        for index, similarity in vectors.above(words(query)[: MAX_QUERY_WORDS * 4], floor):
-            totals[index] = totals.get(index, 0.0) + weight * (similarity - floor)
+        p = self.params
+        floor, weight = p.vector_floor, p.vector
+        query_words = words(query)[: MAX_QUERY_WORDS * 4]
+        for index, z in vectors.standout(query_words, floor, p.vector_min_cosine):
+            totals[index] = totals.get(index, 0.0) + weight * (z - floor)
 
     def _add_phrase_bonus(
         self, groups: list[tuple[_Alternative, ...]], totals: dict[int, float]

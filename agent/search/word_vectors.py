@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
@@ -132,6 +133,7 @@ class CatalogVectors:
         self.table = table
         self.count = len(texts)
         self._piece_cache: dict[str, list[str]] = {}
+        self._catalog_words = frozenset(word for words in texts for word in words)
         pieces = [self._pieces(words) for words in texts]
         document_frequency: dict[str, int] = {}
         for tokens in pieces:
@@ -145,6 +147,7 @@ class CatalogVectors:
         vectors = [self._unit(self._sum(tokens, packed)) for tokens in pieces]
         dims = table.dims
         self._has_vector = [vector is not None for vector in vectors]
+        self._with_vector = sum(self._has_vector)
         matrix = array("I")
         zero = [_OFFSET] * dims
         for vector in vectors:
@@ -207,7 +210,10 @@ class CatalogVectors:
     def _dot_fields(self, words: Sequence[str]) -> tuple[int, int] | None:
         """(packed fields, base): field i minus base is tool i's dot product with the query
         (units of 127²); None when no query word has a vector or the catalog is empty."""
-        query = self._unit(self._sum(self._pieces(words), {}))
+        # A request word counts only if the catalog uses it or the table knows it whole: the
+        # pieces of a made-up word ('xyzzy' → x ##y ##zz ##y) carry no meaning of their own.
+        known = [word for word in words if word in self._catalog_words or word in self.table.index]
+        query = self._unit(self._sum(self._pieces(known), {}))
         if query is None or not self.count:
             return None
         total = self._bias
@@ -229,27 +235,52 @@ class CatalogVectors:
             for field, has in zip(_from_int(total, self.count), self._has_vector, strict=True)
         ]
 
-    def above(self, words: Sequence[str], floor: float) -> list[tuple[int, float]]:
-        """(catalog index, cosine) of the texts more similar to the query than `floor`, in
-        catalog order. The comparison runs on all fields at once (one add and one shift of
-        the packed ints); only the texts over the floor cost Python work."""
+    def standout(
+        self, words: Sequence[str], floor: float, min_cosine: float = -1.0
+    ) -> list[tuple[int, float]]:
+        """(catalog index, z) of the texts whose cosine with the query is more than `floor`
+        standard deviations above the catalog's mean cosine (z being how many) and over
+        `min_cosine`, in catalog order. Measured against the catalog rather than on one
+        absolute scale, so a request whose words are all a little far from every tool still
+        finds the nearest ones, and a long request near many tools lifts only those that stand
+        out; `min_cosine` keeps a request near nothing (gibberish) from lifting anything.
+        Mean and spread are taken over the texts that have a vector (at least two)."""
         found = self._dot_fields(words)
-        if found is None:
+        if found is None or self._with_vector < 2:
             return []
         total, base = found
+        fields = _from_int(total, self.count)
+        # Texts without a vector have a dot product of exactly 0, so they add nothing here.
+        dots = sum(fields) - base * self.count
+        squares = sum(map(operator.mul, fields, fields)) - (2 * dots + base * self.count) * base
+        mean = dots / self._with_vector
+        variance = squares / self._with_vector - mean * mean
+        if variance <= 0:
+            return []
+        spread = math.sqrt(variance)
+        cut = max(math.floor(mean + floor * spread), math.floor(min_cosine * _UNIT * _UNIT))
+        hits = self._over(total, base, cut, fields)
+        return [(index, (dot - mean) / spread) for index, dot in hits]
+
+    def _over(
+        self, total: int, base: int, cut: int, fields: array[int] | None = None
+    ) -> list[tuple[int, int]]:
+        """(catalog index, dot product) of the texts with a vector whose dot product with the
+        query (units of 127²) is over `cut`. The comparison runs on all fields at once (one
+        add and one shift of the packed ints); only the texts over it cost Python work."""
         top = 1 << (_FIELD - 1)
-        cut = min(max(math.floor(floor * _UNIT * _UNIT) + base + 1, 0), top)
-        flags = ((total + (top - cut) * self._ones) >> (_FIELD - 1)) & self._ones
+        limit = min(max(cut + base + 1, 0), top)
+        flags = ((total + (top - limit) * self._ones) >> (_FIELD - 1)) & self._ones
         if not flags:
             return []
         marks = flags.to_bytes(self.count * 4, "little")
-        fields = _from_int(total, self.count)
-        scale = float(_UNIT * _UNIT)
-        hits: list[tuple[int, float]] = []
+        if fields is None:
+            fields = _from_int(total, self.count)
+        hits: list[tuple[int, int]] = []
         position = marks.find(1)
         while position >= 0:
             index = position // 4
             if self._has_vector[index]:
-                hits.append((index, (fields[index] - base) / scale))
+                hits.append((index, fields[index] - base))
             position = marks.find(1, position + 4)
         return hits

@@ -229,7 +229,8 @@ def test_a_request_sharing_no_word_with_a_tool_reaches_it_through_the_word_vecto
     no_vectors = RankerParams(neighbour=0.0, vector=0.0)
     for query, tool in [
         ("how big are the waves at the beach", "surf_report"),
-        ("dinner ideas with salmon", "recipe_finder"),
+        ("what to make for dinner with eggs", "recipe_finder"),
+        ("bring an umbrella in london", "city_weather"),
     ]:
         assert names(KeywordRanker(WORLD, no_vectors), query) == []
         assert names(KeywordRanker(WORLD, only_vectors), query)[0] == tool

@@ -60,10 +60,37 @@ def test_catalog_similarities_match_plain_float_cosines(tmp_path):
     for value, want in zip(got, expected, strict=True):
         assert abs(value - want) < 0.02
     assert got[3] == 0.0 and got[4] == 0.0  # no known token: no vector, no similarity
-    for floor in (-1.0, -0.3, 0.0, 0.2, 0.5, 0.99, 1.5):
-        want = [(i, value) for i, value in enumerate(got) if value > floor and texts[i]]
-        want = [(i, value) for i, value in want if i != 3]
-        assert catalog.above(query, floor) == want
+    for floor in (-1.0, -0.3, 0.0, 0.2, 0.5, 0.99, 1.5):  # a cosine floor, not a spread
+        want = [i for i, value in enumerate(got) if value > floor and i < 3]
+        assert [i for i, _ in catalog.standout(query, -100.0, floor)] == want
+
+
+def test_standout_measures_each_text_against_the_catalogs_own_spread(tmp_path):
+    rng = random.Random(11)
+    vocabulary = [f"w{i}" for i in range(12)]
+    table = load_table(
+        write_table(
+            tmp_path / "t.bin", {t: [rng.randint(-127, 127) for _ in range(24)] for t in vocabulary}
+        )
+    )
+    assert table is not None
+    texts = [rng.sample(vocabulary, 3) for _ in range(30)] + [["unknownword"]]
+    catalog = CatalogVectors(texts, table)
+    query = ["w1", "w5", "w7"]
+    cosines = reference(table, catalog, texts, query)[:30]  # the last text has no vector
+    mean = sum(cosines) / len(cosines)
+    spread = math.sqrt(sum((value - mean) ** 2 for value in cosines) / len(cosines))
+    expected = {i: (value - mean) / spread for i, value in enumerate(cosines)}
+    for floor in (-1.0, 0.0, 0.5, 1.0, 2.0):
+        got = catalog.standout(query, floor)
+        found = [i for i, _ in got]
+        assert found == sorted(found)  # catalog order
+        assert {i for i, z in expected.items() if z > floor + 0.05} <= set(found)
+        assert set(found) <= {i for i, z in expected.items() if z > floor - 0.05}
+        for i, z in got:
+            assert z > floor and abs(z - expected[i]) < 0.05
+    assert catalog.standout(["zzz"], 0.0) == []  # no known word: nothing stands out
+    assert CatalogVectors([["w1"], ["zzz"]], table).standout(["w1"], -5.0) == []  # one vector
 
 
 def test_a_query_with_no_known_word_has_no_similarities(tmp_path):
@@ -71,8 +98,24 @@ def test_a_query_with_no_known_word_has_no_similarities(tmp_path):
     assert table is not None
     catalog = CatalogVectors([["rain"], ["sun"]], table)
     assert catalog.similarities(["zzz", "the"]) is None
-    assert catalog.above(["zzz", "the"], 0.0) == []
+    assert catalog.standout(["zzz", "the"], 0.0) == []
     assert catalog.similarities(["rain"])[0] > 0.99
+
+
+def test_a_made_up_request_word_has_no_vector_unless_the_catalog_uses_it(tmp_path):
+    table = load_table(
+        write_table(
+            tmp_path / "t.bin",
+            {"rain": [1, 2, 3], "sun": [3, 2, 1], "pay": [2, 2, 1], "##ment": [1, 3, 2]},
+        )
+    )
+    assert table is not None
+    # 'payment' splits into known pieces, but neither the table nor this catalog has the word.
+    assert CatalogVectors([["rain"], ["sun"]], table).similarities(["payment"]) is None
+    assert CatalogVectors([["rain"], ["sun"]], table).standout(["payment"], -5.0) == []
+    # A catalog that uses the word gives it its pieces' vector.
+    with_it = CatalogVectors([["rain"], ["payment", "due"]], table).similarities(["payment"])
+    assert with_it is not None and with_it[1] > 0.99
 
 
 def test_words_split_into_known_pieces_or_not_at_all(tmp_path):
