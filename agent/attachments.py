@@ -333,10 +333,13 @@ def _iter_json_array(handle: io.TextIOBase) -> Iterator[Any]:
 
 
 def _shrink(value: Any, depth: int = 0) -> Any:
-    """A huge JSON value made readable: long strings cut, long lists and objects shortened."""
+    """A huge JSON value made readable: long strings cut, long lists and objects shortened,
+    nothing nested deeper than 7 levels (deeper values are named by their size)."""
     if isinstance(value, str):
         return _cut(value, MAX_CELL_CHARS)
     if isinstance(value, list):
+        if depth > 6:
+            return f"[list of {len(value)} items]"
         head = [_shrink(v, depth + 1) for v in value[:20]]
         return head + ([f"… {len(value) - 20} more items"] if len(value) > 20 else [])
     if isinstance(value, dict):
@@ -377,6 +380,11 @@ def read_json(path: Path, offset: int, limit: int) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             raise AttachmentError(
                 f"{path.name} is not valid JSON: {exc.msg} at line {exc.lineno}",
+                fix="read it as plain text with as_text=true",
+            ) from exc
+        except RecursionError as exc:  # json raises it, not ValueError, past the recursion limit
+            raise AttachmentError(
+                f"{path.name} is JSON nested too deeply to read as values",
                 fix="read it as plain text with as_text=true",
             ) from exc
     shrunk = _shrink(document)

@@ -257,3 +257,24 @@ def test_a_malformed_pdf_logs_its_warnings_instead_of_printing_them(
     assert "startxref" not in done.stderr and "Object Streams" not in done.stderr
     log = Path(os.environ["XDG_STATE_HOME"]) / "tabletalk" / "log" / "tabletalk.log"
     assert "incorrect startxref pointer" in log.read_text()
+
+
+@pytest.mark.parametrize("depth", [900, 100_000])
+def test_deeply_nested_json_is_read_shallow_or_refused_with_a_fix(
+    tmp_path: Path, depth: int
+) -> None:
+    """A hostile file nests arrays past Python's recursion limit: never a RecursionError, and
+    what reaches the conversation stays shallow (a deep result made it unreadable later)."""
+    nested = "[" * depth + "]" * depth
+    (tmp_path / "rows.json").write_text(f"[{nested}, 1]")
+    (tmp_path / "doc.json").write_text(f'{{"a": {nested}}}')
+    attachments = AttachmentSet()
+    for name in ("rows.json", "doc.json"):
+        attachments.add(tmp_path / name)
+        try:
+            page = attachments.read(name)
+        except AttachmentError as exc:
+            assert "nested too deeply" in exc.message and "as_text" in (exc.fix or "")
+            continue
+        text = json.dumps(page)
+        assert text.count("[") < 20, text[:200]
