@@ -123,9 +123,11 @@ class AttachmentSet:
                 fix="attach a smaller file (for example an excerpt or a filtered export)",
             )
         numbers = [int(a.id[3:]) for a in self._items if a.id[3:].isdigit()]
-        attachment = Attachment(
-            f"att{max(numbers, default=0) + 1}", path.name, path, size, detect_kind(path)
-        )
+        try:
+            kind = detect_kind(path)
+        except OSError as exc:
+            raise _unreadable(path, exc, "attach a file you can read") from exc
+        attachment = Attachment(f"att{max(numbers, default=0) + 1}", path.name, path, size, kind)
         self._items.append(attachment)
         return attachment
 
@@ -185,12 +187,19 @@ class AttachmentSet:
         limit = max(1, min(limit or DEFAULT_LIMITS[kind], MAX_LIMITS[kind]))
         offset = max(0, offset)
         reader = {"text": read_text, "csv": read_csv, "json": read_json, "pdf": read_pdf}[kind]
-        return {
-            "id": attachment.id,
-            "name": attachment.name,
-            "kind": kind,
-            **reader(attachment.path, offset, limit),
-        }
+        try:
+            page = reader(attachment.path, offset, limit)
+        except OSError as exc:
+            raise _unreadable(attachment.path, exc, "ask the user to attach it again") from exc
+        return {"id": attachment.id, "name": attachment.name, "kind": kind, **page}
+
+
+def _unreadable(path: Path, exc: OSError, fix: str) -> AttachmentError:
+    """A file the system refuses to read (permissions, an I/O error), named with the reason."""
+    return AttachmentError(
+        f"cannot read {path}: {exc.strerror or exc}",
+        fix=f"check the file's permissions, or {fix}",
+    )
 
 
 class _Capped(io.RawIOBase):

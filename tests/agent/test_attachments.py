@@ -88,6 +88,25 @@ def test_binary_files_and_bad_paths_are_refused(tmp_path: Path) -> None:
     assert len(attachments) == 0
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="Linux /proc")
+def test_a_file_that_cannot_be_read_is_named_with_a_fix(tmp_path: Path) -> None:
+    """/proc/self/mem looks like an empty regular file but every read fails (EIO), as a file
+    without read permission does for a normal user: an AttachmentError, not an OSError."""
+    with pytest.raises(AttachmentError) as info:
+        AttachmentSet().add("/proc/self/mem")
+    assert "cannot read" in info.value.message and "/mem" in info.value.message
+    assert info.value.fix
+    good = tmp_path / "notes.txt"
+    good.write_text("hello\n")
+    attachments = AttachmentSet()
+    attachments.add(good)
+    good.unlink()
+    os.symlink("/proc/self/mem", good)  # replaced by something unreadable since
+    with pytest.raises(AttachmentError) as info:
+        attachments.read("notes.txt")
+    assert "cannot read" in info.value.message and info.value.fix
+
+
 def test_a_fifo_is_refused_as_not_a_regular_file(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.csv"
     os.mkfifo(fifo)
