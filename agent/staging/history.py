@@ -10,6 +10,7 @@ so a row changed since the commit shows as a conflict instead of being overwritt
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -165,11 +166,15 @@ def commits(conn: sqlite3.Connection, store: str, limit: int = 200) -> list[Comm
 
 
 def find(conn: sqlite3.Connection, store: str, commit_id: str) -> CommitEntry | None:
-    """One commit of the store by id (or an unambiguous prefix of it)."""
+    """One commit of the store by id (or an unambiguous prefix of it: hex digits only, so an
+    empty id or a LIKE wildcard names no commit)."""
+    prefix = commit_id.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]+", prefix):
+        return None
     rows = conn.execute(
         "SELECT id, store, committed_at, committed_by, changes FROM commit_log "
         "WHERE store = ? AND id LIKE ? || '%' AND changes > 0 LIMIT 2",
-        (store, commit_id.replace("%", "").replace("_", "")),
+        (store, prefix),
     ).fetchall()
     if len(rows) != 1:
         return None

@@ -120,6 +120,21 @@ def test_a_revert_refuses_items_that_already_have_a_staged_change(
     area.close()
 
 
+@pytest.mark.parametrize("typed", ["", "%", "_", "%_%", " "])
+def test_an_empty_or_wildcard_commit_id_names_no_commit(
+    demo_store: SQLiteStore, typed: str
+) -> None:
+    """`tabletalk commits revert "$ID"` with an empty variable must not pick the only commit."""
+    area = StagingArea(demo_store)
+    area.stage("customers", "update", {"id": 2}, {"city": "Oslo"})
+    area.commit()
+    with pytest.raises(StagingError) as raised:
+        area.revert(typed)
+    assert "tabletalk commits" in (raised.value.fix or "")
+    assert area.count() == 0
+    area.close()
+
+
 def test_history_is_kept_across_processes_and_shown_by_the_cli(
     demo_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
