@@ -11,6 +11,8 @@ raw Segments (the table view) goes through `visible` first.
 
 from __future__ import annotations
 
+from typing import cast
+
 import rich.control
 import textual.content
 
@@ -38,6 +40,8 @@ def install() -> None:
 
     Codes they already strip stay stripped; idempotent.
     """
-    for table in (rich.control._CONTROL_STRIP_TRANSLATE, textual.content._CONTROL_STRIP_TRANSLATE):
+    tables = (rich.control._CONTROL_STRIP_TRANSLATE, textual.content._CONTROL_STRIP_TRANSLATE)
+    for table in tables:
+        shown = cast("dict[int, str | None]", table)  # typed as code -> None (strip) only
         for code, picture in PICTURES.items():
-            table.setdefault(code, picture)  # type: ignore[arg-type]
+            shown.setdefault(code, picture)
