@@ -21,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, RowSource
+from agent.text_safety import printable_line
 from tui.workers import run_in_thread
 
 MAX_COLUMN_WIDTH = 40
@@ -34,7 +35,8 @@ def key_signature(key: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def cell_text(value: Any) -> str:
-    """One line of plain text for a cell (newlines and tabs made visible, None as ∅)."""
+    """One line of plain text for a cell (newlines and tabs made visible, None as ∅, other
+    control characters escaped so the terminal shows them instead of obeying them)."""
     if value is None:
         return "∅"
     if isinstance(value, bytes):
@@ -44,7 +46,7 @@ def cell_text(value: Any) -> str:
     text = str(value)
     if "\n" in text or "\t" in text or "\r" in text:
         text = text.replace("\r", "").replace("\n", "⏎").replace("\t", " ")
-    return text
+    return printable_line(text)
 
 
 class TableView(ScrollView, can_focus=True):
@@ -124,7 +126,8 @@ class TableView(ScrollView, can_focus=True):
 
     @staticmethod
     def _header(column: ColumnSpec) -> str:
-        return f"{column.name} 🔑" if column.key else column.name
+        name = printable_line(column.name)
+        return f"{name} 🔑" if column.key else name
 
     # ----- data -------------------------------------------------------------------------
 
