@@ -166,3 +166,14 @@ async def test_after_a_conflict_every_staging_button_is_on_screen_at_80_columns(
             button = app.query_one(name)
             assert button.display and panel.region.contains_region(button.region), name
             assert str(button.label) in text, f"{button.label} is cut off"
+
+
+async def test_a_table_tabs_filter_hint_shows_its_example_at_80_columns(make_app) -> None:
+    """The hint leads with the example condition: at 80 columns the tab is ~44 wide, and a hint
+    cut before its example ("filter: a SQL condition such as") tells nothing."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.open_table("customers")
+        await settle(app, pilot)
+        (line,) = widget_lines(app, app.query_one(TableTab).query_one("#filter"))
+        assert "name LIKE 'A%'" in line, line
