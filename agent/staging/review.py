@@ -16,15 +16,13 @@ from agent.errors import StagingError
 from agent.staging.db import COLUMNS
 from agent.staging.encoding import loads, row_to_change
 from agent.staging.model import StagedChange
-from agent.text_safety import printable_line
 
 OPS = ("create", "update", "delete")
 PREFIXES = {"table": "table", "t": "table", "op": "op", "attr": "attribute", "a": "attribute"}
 
 
 def show_value(value: Any, limit: int | None = None) -> str:
-    """A value on one line (JSON for structures, ∅ for missing, control characters escaped so
-    a terminal shows them), cut to `limit` with `…`."""
+    """A value on one line (JSON for structures, ∅ for missing), cut to `limit` with `…`."""
     if value is None:
         text = "∅"
     elif isinstance(value, (dict, list)):
@@ -33,7 +31,6 @@ def show_value(value: Any, limit: int | None = None) -> str:
         text = " ".join(value.split())
     else:
         text = str(value)
-    text = printable_line(text)
     if limit is not None and len(text) > limit:
         return text[: max(limit - 1, 0)] + "…"
     return text
@@ -148,7 +145,7 @@ class ChangeGroup:
 
     def summary(self, limit: int = 40) -> str:
         """`1,400 orders: status delivered → cancelled` (old values summed up when they vary)."""
-        head = f"{self.count:,} {printable_line(self.table)}"
+        head = f"{self.count:,} {self.table}"
         if self.op == "delete":
             return f"{head}: delete"
         if self.op == "create":
@@ -163,7 +160,7 @@ class ChangeGroup:
                 shown = ", ".join(f"{show_value(v, 20)} ×{n:,}" for v, n in common[:2])
                 more = ", …" if distinct > 2 else ""
                 old = f"({distinct:,} values: {shown}{more})"
-            parts.append(f"{printable_line(attribute)} {old} → {show_value(new, limit)}")
+            parts.append(f"{attribute} {old} → {show_value(new, limit)}")
         return f"{head}: " + "; ".join(parts)
 
 

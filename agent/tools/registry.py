@@ -100,6 +100,8 @@ def run_tool(
         args = impl.input_model.model_validate(raw_input)
     except ValidationError as exc:
         return "error", _error(_validation_message(name, exc), example_call(name))
+    except RecursionError:  # checking a value nested past the recursion limit
+        return "error", _error(f"invalid input for {name}: it is nested too deeply", example_call(name))
     try:
         result = impl.run(ctx, args)
     except ToolFailure as exc:

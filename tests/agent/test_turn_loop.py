@@ -188,6 +188,29 @@ def test_malformed_tool_json_is_an_error_result_not_a_crash(
     assert "not valid JSON" in result["content"][0]["json"]["error"]
 
 
+@pytest.mark.parametrize("depth", [800, 5000])
+def test_tool_json_nested_too_deep_is_an_error_result_and_the_chat_resumes(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, depth: int, streaming: bool
+) -> None:
+    """A hostile model nests a tool input past Python's recursion limit (or just under it):
+    the turn answers with an error result, and the saved conversation still loads."""
+    nested = "[" * depth + "]" * depth
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("getItem", raw_tool_input=f'{{"table": "x", "key": {nested}}}')]),
+        Reply(text="retrying"),
+    )
+    session = session_for(db_path, streaming=streaming)
+    ended = session.run_turn("item?")
+    assert ended.reason == "end_turn"
+    result = tool_results(scripted_bedrock.requests[1].body)[0]
+    assert result["status"] == "error" and result["content"][0]["json"]["fix"]
+    scripted_bedrock.add(Reply(text="again"))
+    resumed = ChatSession.open(
+        Settings(), open_store(db_path), conversation_id=session.conversation.id
+    )
+    assert resumed.run_turn("and now?").reason == "end_turn"
+
+
 def test_step_limit_ends_the_turn_and_says_so(
     scripted_bedrock: ScriptedBedrock, db_path: Path
 ) -> None:

@@ -1,6 +1,8 @@
-"""Text from a table, the model or the staging area never reaches the terminal as control
-characters: an escape sequence in a cell, a column name or an answer is shown as `\\u001b`,
-not obeyed (a terminal would recolour, move the cursor or retitle the window)."""
+"""Characters that reorder or hide text never reach the terminal raw: a bidi override in a cell,
+a column name, an answer, a question or a staged value (it makes `exe.txt` read as `txt.exe`),
+a zero-width space, or a lone surrogate (the driver writes it as `\\ud800`: six cells where one
+was laid out) show as `�`.
+Escape sequences are covered by test_tui_terminal_text.py."""
 
 from __future__ import annotations
 
@@ -17,21 +19,22 @@ from tui.app import TabletalkApp
 from tui.screens.row_detail import RowDetailScreen
 from tui.widgets.table_view import TableView
 
-HOSTILE = "\x1b[31mred\x1b[0m \u202eevil\x07"
-"""An SGR colour, a bidi override and a bell: what a cell or an answer must not send raw."""
-UNSAFE = ("\x1b", "\u202e", "\x07")
+HOSTILE = "\u202eevil\u200bx"
+"""A right-to-left override and a zero-width space: what a cell or an answer must not send raw."""
+SHOWN = "\ufffdevil\ufffdx"
+UNSAFE = ("\u202e", "\u200b")
 
 
-def screen_text(app: TabletalkApp) -> str:
-    """Every character the app would write to the terminal for its current screen."""
-    strips = app.screen._compositor.render_strips()
-    return "\n".join(strip.text for strip in strips)
+def terminal_output(app: TabletalkApp) -> str:
+    """Exactly what the app would write to a real terminal for the whole screen now."""
+    update = app.screen._compositor.render_update(full=True)
+    return update.render_segments(app.console)
 
 
 def assert_safe(app: TabletalkApp) -> str:
-    text = screen_text(app)
+    text = terminal_output(app)
     leaked = [repr(c) for c in UNSAFE if c in text]
-    assert not leaked, f"raw control characters on screen: {leaked}"
+    assert not leaked, f"raw characters on screen: {leaked}"
     return text
 
 
@@ -47,38 +50,35 @@ def hostile_store(demo_path: Path):
     store.close()
 
 
-async def test_a_table_tab_and_its_row_detail_show_control_characters_escaped(
+async def test_a_table_tab_and_its_row_detail_show_bidi_controls_as_pictures(
     hostile_store,
 ) -> None:
     app = TabletalkApp(hostile_store, Settings(mode="manual"), staging_poll_seconds=0)
     async with app.run_test(size=(160, 36)) as pilot:
         await app.open_table("customers")
         await settle(app, pilot)
-        view = app.query_one(TableView)
-        view.focus()
+        app.query_one(TableView).focus()
         await pilot.pause()
-        text = assert_safe(app)
-        assert "\\u001b[31mred" in text and "\\u202eevil" in text
+        assert SHOWN in assert_safe(app)
         await pilot.press("enter")
         await settle(app, pilot)
         assert isinstance(app.screen, RowDetailScreen)
         text = assert_safe(app)
-        assert "\\u001b[31mred" in text
-        assert "note\\u001b[31mred" in text, "the column name is escaped too"
+        assert f"note{SHOWN}" in text, "the column name too"
 
 
-async def test_an_answer_with_an_escape_sequence_is_shown_escaped(
+async def test_an_answer_with_a_bidi_override_or_a_lone_surrogate_is_drawn(
     make_app, scripted_bedrock
 ) -> None:
-    scripted_bedrock.add(Reply(text=f"Here: {HOSTILE} done."))
+    scripted_bedrock.add(Reply(text=f"Here: {HOSTILE} and \ud800 done."))
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await send(app, pilot, "hello")
         text = assert_safe(app)
-        assert "\\u001b[31mred" in text and "done." in text
+        assert SHOWN in text and "and \ufffd done." in text
 
 
-async def test_a_question_its_choices_and_the_tool_line_are_shown_escaped(
+async def test_a_question_and_its_choices_show_bidi_controls_as_pictures(
     make_app, scripted_bedrock
 ) -> None:
     question = {"question": f"Which {HOSTILE}?", "choices": [f"first {HOSTILE}", "second"]}
@@ -87,21 +87,17 @@ async def test_a_question_its_choices_and_the_tool_line_are_shown_escaped(
     async with app.run_test(size=(120, 36)) as pilot:
         await send(app, pilot, "hello")
         text = assert_safe(app)
-        assert "Which \\u001b[31mred" in text and "first \\u001b[31mred" in text
+        assert f"Which {SHOWN}" in text and f"first {SHOWN}" in text
 
 
-async def test_a_staged_value_with_an_escape_sequence_is_shown_escaped(
-    make_app, scripted_bedrock
-) -> None:
+async def test_a_staged_value_shows_bidi_controls_as_pictures(make_app, scripted_bedrock) -> None:
     scripted_bedrock.add(stage_update({"id": 1}, {"status": HOSTILE}), Reply(text="Staged."))
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await send(app, pilot, "stage it")
         await app.run_action("open_staging_panel")
         await settle(app, pilot)
-        text = assert_safe(app)
-        assert "\\u001b[31mred" in text
+        assert SHOWN in assert_safe(app)
         await pilot.press("enter")  # the change in full
         await settle(app, pilot)
-        text = assert_safe(app)
-        assert "\\u001b[31mred" in text
+        assert SHOWN in assert_safe(app)

@@ -14,17 +14,14 @@ from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from agent.text_safety import printable, printable_line
-
 
 def detail_text(value: Any) -> str:
-    """A value in full: ∅ for null, nested values (maps, lists, sets) as indented JSON; control
-    characters other than newline and tab escaped."""
+    """A value in full: ∅ for null, nested values (maps, lists, sets) as indented JSON."""
     if value is None:
         return "∅"
     if isinstance(value, dict | list):
-        return printable(json.dumps(value, ensure_ascii=False, indent=2, default=str))
-    return printable(str(value))
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return str(value)
 
 
 class RowDetailScreen(ModalScreen[None]):
@@ -57,15 +54,15 @@ class RowDetailScreen(ModalScreen[None]):
             if staged is not None and name in new_values and staged.op == "update":
                 new = detail_text(new_values[name])
                 cell = Text.assemble(cell, (" → ", "dim"), (new, "bold yellow"))
-            grid.add_row(Text(printable_line(name)), cell)
+            grid.add_row(Text(name), cell)
         if staged is not None and staged.op == "update":  # attributes the update adds
             for name in sorted(new_values.keys() - self.values.keys()):
                 grid.add_row(
-                    Text(printable_line(name)),
+                    Text(name),
                     Text.assemble(("∅ → ", "dim"), (detail_text(new_values[name]), "bold yellow")),
                 )
         with VerticalScroll() as scroll:
-            scroll.border_title = escape(printable_line(self.row_title))
+            scroll.border_title = escape(self.row_title)
             if self.staged is not None:
                 op = self.staged.op
                 colour = {"create": "green", "update": "yellow", "delete": "red"}.get(op, "")

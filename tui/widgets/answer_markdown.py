@@ -12,8 +12,6 @@ from rich.markdown import Markdown as RichMarkdown
 from rich.markdown import TableElement
 from rich.table import Table
 
-from agent.text_safety import printable
-
 
 class BoxedTable(TableElement):
     """A Markdown table drawn in a grid (Rich's default draws it almost without lines)."""
@@ -30,10 +28,6 @@ class BoxedTable(TableElement):
 
 
 class AnswerMarkdown(RichMarkdown):
-    """Rich Markdown with tables in a grid, for live and saved answers alike; control
-    characters in the model's text are escaped (shown, never sent to the terminal)."""
+    """Rich Markdown with tables in a grid, for live and saved answers alike."""
 
     elements = {**RichMarkdown.elements, "table_open": BoxedTable}
-
-    def __init__(self, markup: str) -> None:
-        super().__init__(printable(markup))

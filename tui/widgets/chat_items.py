@@ -2,7 +2,7 @@
 and the key hint under the composer.
 
 Everything untrusted (model text, tool input and results) goes in as plain Text/Content or
-Markdown, never as Textual markup, with its control characters escaped (`agent.text_safety`).
+Markdown, never as Textual markup.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Collapsible, Static
 
-from agent.text_safety import printable, printable_line
 from tui.messages import ChipClicked
 
 HINTS = ("⏎ send · ^j ⏎ · esc stop", "⏎ send · ^j ⏎", "⏎ send")
@@ -33,13 +32,13 @@ def short_input(tool_input: Any, width: int = 60) -> str:
         )
     else:
         text = json.dumps(tool_input, default=str, ensure_ascii=False)
-    text = printable_line(" ".join(text.split()))
+    text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def pretty_json(value: Any, limit: int = 4000) -> str:
     """Indented JSON for the expanded tool line, cut at `limit` characters."""
-    text = printable(json.dumps(value, indent=2, default=str, ensure_ascii=False))
+    text = json.dumps(value, indent=2, default=str, ensure_ascii=False)
     return (
         text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
     )
@@ -55,9 +54,9 @@ class UserMessage(Static):
     def __init__(
         self, text: str, attachments: list[str] | None = None, *, index: int | None = None
     ) -> None:
-        body = Text(printable(text))
+        body = Text(text)
         for name in attachments or []:
-            body.append(f"\n📎 {printable_line(name)}", style="dim")
+            body.append(f"\n📎 {name}", style="dim")
         super().__init__(body)
         self.text = text
         self.message_index = index
@@ -159,7 +158,7 @@ class ChipButton(Button):
     """
 
     def __init__(self, label: str, action: dict[str, Any]) -> None:
-        super().__init__(Content("▶ " + printable_line(label)), compact=True)
+        super().__init__(Content("▶ " + label), compact=True)
         self.chip_label = label
         self.chip_action = action
 
@@ -168,7 +167,7 @@ class ChipButton(Button):
         if self.has_class("-done"):
             return
         self.post_message(ChipClicked(self.chip_label, self.chip_action))
-        self.label = Content("✓ " + printable_line(self.chip_label))
+        self.label = Content("✓ " + self.chip_label)
         self.add_class("-done")
         self.disabled = True
 
@@ -182,7 +181,7 @@ class AnswerChip(Button):
     """
 
     def __init__(self, choice: str) -> None:
-        super().__init__(Content(printable_line(choice)), compact=True)
+        super().__init__(Content(choice), compact=True)
         self.choice = choice
 
 
@@ -208,7 +207,7 @@ class AskBlock(Vertical):
         self.choices = choices
 
     def compose(self) -> ComposeResult:
-        yield Static(Text.assemble(("? ", "bold"), printable(self.question)))
+        yield Static(Text.assemble(("? ", "bold"), self.question))
         if self.choices:
             with Vertical(classes="ask-choices"):
                 for choice in self.choices:
@@ -227,7 +226,7 @@ class NoteLine(Static):
     """
 
     def __init__(self, text: str, *, level: str = "") -> None:
-        super().__init__(Text(printable(text)), classes=f"-{level}" if level else "")
+        super().__init__(Text(text), classes=f"-{level}" if level else "")
 
 
 class ChatHint(Static):

@@ -16,7 +16,6 @@ from textual.widgets import Button, Static
 
 from agent.staging import AttributeDiff, StagedChange
 from agent.staging.review import show_value
-from agent.text_safety import printable_line
 from tui.widgets.fitted_lines import FittedLines, Line
 
 OP_STYLE = {"create": "ansi_green", "update": "ansi_yellow", "delete": "ansi_red"}
@@ -29,7 +28,7 @@ ATTRIBUTES_SHOWN = 6
 
 def origin_text(origin: str) -> str:
     """`chat:20261130-…` → `chat`, `mcp:client` → `mcp client`: who staged it, briefly."""
-    kind, _, detail = printable_line(origin).partition(":")
+    kind, _, detail = origin.partition(":")
     return kind if kind == "chat" or not detail else f"{kind} {detail}"
 
 
@@ -41,7 +40,7 @@ def short_origin(origin: str, width: int | None) -> str:
 
 
 def key_text(key: dict[str, Any]) -> str:
-    return ", ".join(f"{printable_line(k)}={show_value(v, 60)}" for k, v in key.items())
+    return ", ".join(f"{k}={show_value(v, 60)}" for k, v in key.items())
 
 
 def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
@@ -62,7 +61,7 @@ def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
         else:
             staged = f"was {show_value(old)}"
         now_text = repr(now) if isinstance(now, str) else show_value(now)
-        lines.append(f"  {printable_line(attribute)}: {staged}, now {now_text}")
+        lines.append(f"  {attribute}: {staged}, now {now_text}")
     if not lines:
         return [f"⚠ conflict: {conflict.reason}"]
     return ["⚠ conflict: changed in the table since it was staged", *lines]
@@ -76,7 +75,7 @@ def head_text(
     heading = Content.assemble(
         (change.op.upper(), f"bold {OP_STYLE.get(change.op, '')}"),
         " ",
-        f"{printable_line(change.table)} " if table else "",
+        f"{change.table} " if table else "",
         (key_text(change.key), "bold"),
     )
     who = short_origin(change.origin, origin_width)
@@ -91,7 +90,7 @@ def head_text(
 def diff_lines(op: str, diff: AttributeDiff, limit: int | None) -> list[Line]:
     """One attribute: `status: delivered → cancelled`; old and new on their own lines when
     either is long, so both stay readable at any width; each wraps under its own text."""
-    lead = Content.assemble("  ", (printable_line(diff.attribute), "bold"), ": ")
+    lead = Content.assemble("  ", (diff.attribute, "bold"), ": ")
     if op == "create":
         return [Line(Content.styled(show_value(diff.new, limit), "ansi_green"), lead)]
     if op == "delete":

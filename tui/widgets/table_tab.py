@@ -14,7 +14,6 @@ from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from agent.errors import TabletalkError
 from agent.stores.paging import RowSource
-from agent.text_safety import printable_line
 from tui.widgets.table_view import TableView
 
 SourceFactory = Callable[[str | None], RowSource]
@@ -27,9 +26,7 @@ TITLE_WIDTH = 40
 
 
 def elide(text: str, width: int = TITLE_WIDTH) -> str:
-    """`text` on one line (control characters escaped) cut to `width` characters, ending in
-    `…` when cut."""
-    text = printable_line(text)
+    """`text` cut to `width` characters, ending in `…` when cut."""
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -21,7 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, RowSource
-from agent.text_safety import printable_line
+from tui.terminal_text import visible
 from tui.workers import run_in_thread
 
 MAX_COLUMN_WIDTH = 40
@@ -35,18 +35,18 @@ def key_signature(key: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def cell_text(value: Any) -> str:
-    """One line of plain text for a cell (newlines and tabs made visible, None as ∅, other
-    control characters escaped so the terminal shows them instead of obeying them)."""
+    """One line of plain text for a cell (newlines, tabs and control codes made visible, None
+    as ∅): the view draws it as raw Segments, which nothing else sanitises."""
     if value is None:
         return "∅"
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
     if isinstance(value, dict | list):  # nested (DynamoDB maps, lists, sets): compact JSON
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return visible(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
     text = str(value)
     if "\n" in text or "\t" in text or "\r" in text:
         text = text.replace("\r", "").replace("\n", "⏎").replace("\t", " ")
-    return printable_line(text)
+    return visible(text)
 
 
 class TableView(ScrollView, can_focus=True):
@@ -126,7 +126,7 @@ class TableView(ScrollView, can_focus=True):
 
     @staticmethod
     def _header(column: ColumnSpec) -> str:
-        name = printable_line(column.name)
+        name = cell_text(column.name)
         return f"{name} 🔑" if column.key else name
 
     # ----- data -------------------------------------------------------------------------
@@ -273,7 +273,7 @@ class TableView(ScrollView, can_focus=True):
             if y == 0:
                 cells = [self._header(c) for c in self.columns]
             else:
-                cells = [c.type.lower() for c in self.columns]
+                cells = [cell_text(c.type.lower()) for c in self.columns]
                 header = header + Style(bold=False, dim=True)
             strip = self._strip(cells, header, [None] * len(cells))
             return strip.crop(scroll_x, scroll_x + width).extend_cell_length(width, header)
