@@ -274,6 +274,29 @@ def test_prompter_decisions_allow_once_and_for_the_conversation(
     assert statuses == ["success", "success", "success"]
 
 
+def test_a_gated_call_with_invalid_input_fails_before_anyone_is_asked(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    """Allowing a call that then fails on its own input is a question for nothing."""
+    asked: list[str] = []
+
+    def prompter(request):  # noqa: ANN001, ANN202
+        asked.append(request.tool)
+        return "allow_once"
+
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("runQuery", {"sql": "SELECT count(*) FROM orders"})]),
+        Reply(text="fixed"),
+    )
+    session = ChatSession.open(Settings(mode="manual"), open_store(db_path), prompter=prompter)
+    session.run_turn("count the orders")
+    assert asked == []
+    result = tool_results(scripted_bedrock.requests[1].body)[0]
+    assert result["status"] == "error"
+    body = result["content"][0]["json"]
+    assert "query" in body["error"] and "runQuery" in body["fix"]
+
+
 def test_auto_mode_runs_reads_but_asks_for_exports(
     scripted_bedrock: ScriptedBedrock, db_path: Path, tmp_path: Path
 ) -> None:
