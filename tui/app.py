@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 from agent import paths
 from agent.config import Settings
 from agent.errors import TabletalkError
-from tui import startup_gc
+from tui import startup_gc, terminal_text
 from tui.actions import AppActions
 from tui.bridge import AppBridge
 from tui.keys import APP_BINDINGS
@@ -75,6 +75,7 @@ class TabletalkApp(AppActions, App[int]):
         staging_poll_seconds: float = 2.0,
     ) -> None:
         super().__init__()
+        terminal_text.install()
         self.store = store
         self.settings = settings or Settings()
         self.conversation_id = conversation_id

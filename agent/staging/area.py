@@ -559,7 +559,7 @@ class StagingArea:
         Refused (nothing staged) when an item of the commit already has a staged change.
         """
         entry, changes = self.commit_entry(commit_id)
-        inverses = [history.inverse(change) for change in changes]
+        inverses = history.as_stored(self.store, [history.inverse(c) for c in changes])
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         identity = self.store.identity
         self._settle()

@@ -75,3 +75,17 @@ def test_a_stage_client_cannot_rewrite_anothers_staged_change(
     refused = backend.call(tool, arguments, None, bob)
     assert refused.is_error and "chat:c" in refused.content[0].text
     assert backend.staging.list() == [theirs]
+
+
+def test_a_stage_client_cannot_replace_a_saved_spec(backend: McpBackend) -> None:
+    """The person's saved view keeps its query: below `full` a client saves under new names."""
+    mine = {"name": "pending orders", "query": "status = 'pending'", "table": "orders"}
+    assert not backend.call("saveSpec", mine).is_error
+    bob = Caller("bob", "stage", "mcp:bob", via_token=True)
+    swapped = {**mine, "query": "status = 'shipped'", "overwrite": True}
+    refused = backend.call("saveSpec", swapped, None, bob)
+    assert refused.is_error and "new name" in refused.content[0].text
+    [spec] = backend.context.specs.list_specs()
+    assert spec.query == "status = 'pending'"
+    carol = Caller("carol", "full", "mcp:carol", via_token=True)
+    assert not backend.call("saveSpec", swapped, None, carol).is_error
