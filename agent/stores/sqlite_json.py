@@ -11,6 +11,7 @@ row-by-row path. Up to `JSON_OBJECT_COLUMNS` columns one `json_object` call buil
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 
@@ -46,9 +47,24 @@ JSON_OBJECT_COLUMNS = 63
 """SQLite calls take at most 127 arguments (SQLITE_MAX_FUNCTION_ARG's default), two per column."""
 
 
+@functools.cache
+def json_object_embeds_json() -> bool:
+    """Whether this SQLite's json_object embeds a CASE's json() result as JSON (the subtype
+    survives the CASE) rather than quoting it as a string; asked once per process, so a build
+    that differs gets the part-by-part text instead of numbers turned into strings."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        sql = "SELECT json_object('a', CASE typeof(?) WHEN 'real' THEN json('1.5') ELSE 0 END)"
+        return bool(conn.execute(sql, (1.5,)).fetchone()[0] == '{"a":1.5}')
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
 def row_json_sql(alias: str, columns: list[str]) -> str:
     """The JSON object text of row `alias` over `columns` (in that order)."""
-    if len(columns) <= JSON_OBJECT_COLUMNS:
+    if len(columns) <= JSON_OBJECT_COLUMNS and json_object_embeds_json():
         pairs = []
         for name in columns:
             expr = f"{alias}.{quote_ident(name)}"

@@ -10,6 +10,7 @@ import sqlite3
 import pytest
 
 from agent.staging.encoding import dumps
+from agent.stores import sqlite_json
 from agent.stores.sqlite_json import JSON_OBJECT_COLUMNS, register, row_json_sql
 from agent.stores.sqlite_readonly import json_value, quote_ident
 
@@ -44,6 +45,17 @@ def test_sqlite_writes_every_kind_of_value_as_python_does(width: int) -> None:
     ]
     for sql_text, python_text in rendered(columns, rows):
         assert sql_text == python_text
+
+
+def test_without_json_object_the_text_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SQLite whose json_object would quote a json() result as a string renders part by part."""
+    assert sqlite_json.json_object_embeds_json()  # this build takes the json_object path
+    columns = ["id", "r", "s", "b"]
+    rows = [(1, 0.1 + 0.2, AWKWARD, b"\x00"), (2, 1e300, None, None)]
+    fast = rendered(columns, rows)
+    monkeypatch.setattr(sqlite_json, "json_object_embeds_json", lambda: False)
+    assert rendered(columns, rows) == fast
+    assert all(sql_text == python_text for sql_text, python_text in fast)
 
 
 def test_a_value_json_cannot_hold_fails_the_statement() -> None:
