@@ -123,9 +123,11 @@ class AttachmentSet:
                 fix="attach a smaller file (for example an excerpt or a filtered export)",
             )
         numbers = [int(a.id[3:]) for a in self._items if a.id[3:].isdigit()]
-        attachment = Attachment(
-            f"att{max(numbers, default=0) + 1}", path.name, path, size, detect_kind(path)
-        )
+        try:
+            kind = detect_kind(path)
+        except OSError as exc:
+            raise _unreadable(path, exc, "attach a file you can read") from exc
+        attachment = Attachment(f"att{max(numbers, default=0) + 1}", path.name, path, size, kind)
         self._items.append(attachment)
         return attachment
 
@@ -185,12 +187,19 @@ class AttachmentSet:
         limit = max(1, min(limit or DEFAULT_LIMITS[kind], MAX_LIMITS[kind]))
         offset = max(0, offset)
         reader = {"text": read_text, "csv": read_csv, "json": read_json, "pdf": read_pdf}[kind]
-        return {
-            "id": attachment.id,
-            "name": attachment.name,
-            "kind": kind,
-            **reader(attachment.path, offset, limit),
-        }
+        try:
+            page = reader(attachment.path, offset, limit)
+        except OSError as exc:
+            raise _unreadable(attachment.path, exc, "ask the user to attach it again") from exc
+        return {"id": attachment.id, "name": attachment.name, "kind": kind, **page}
+
+
+def _unreadable(path: Path, exc: OSError, fix: str) -> AttachmentError:
+    """A file the system refuses to read (permissions, an I/O error), named with the reason."""
+    return AttachmentError(
+        f"cannot read {path}: {exc.strerror or exc}",
+        fix=f"check the file's permissions, or {fix}",
+    )
 
 
 class _Capped(io.RawIOBase):
@@ -333,10 +342,13 @@ def _iter_json_array(handle: io.TextIOBase) -> Iterator[Any]:
 
 
 def _shrink(value: Any, depth: int = 0) -> Any:
-    """A huge JSON value made readable: long strings cut, long lists and objects shortened."""
+    """A huge JSON value made readable: long strings cut, long lists and objects shortened,
+    nothing nested deeper than 7 levels (deeper values are named by their size)."""
     if isinstance(value, str):
         return _cut(value, MAX_CELL_CHARS)
     if isinstance(value, list):
+        if depth > 6:
+            return f"[list of {len(value)} items]"
         head = [_shrink(v, depth + 1) for v in value[:20]]
         return head + ([f"… {len(value) - 20} more items"] if len(value) > 20 else [])
     if isinstance(value, dict):
@@ -377,6 +389,11 @@ def read_json(path: Path, offset: int, limit: int) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             raise AttachmentError(
                 f"{path.name} is not valid JSON: {exc.msg} at line {exc.lineno}",
+                fix="read it as plain text with as_text=true",
+            ) from exc
+        except RecursionError as exc:  # json raises it, not ValueError, past the recursion limit
+            raise AttachmentError(
+                f"{path.name} is JSON nested too deeply to read as values",
                 fix="read it as plain text with as_text=true",
             ) from exc
     shrunk = _shrink(document)

@@ -161,6 +161,11 @@ def load_settings(path: Path | None = None) -> Settings:
             f"Config file {path} is not valid TOML: {exc}",
             fix=f"Fix the syntax, or move {path} away to use the defaults.",
         ) from exc
+    except RecursionError as exc:  # tomllib parses nested arrays and tables recursively
+        raise ConfigError(
+            f"Config file {path} is not valid TOML: its arrays or tables are nested too deep",
+            fix=f"Fix the nesting, or move {path} away to use the defaults.",
+        ) from exc
     try:
         return Settings.model_validate(data)
     except Exception as exc:

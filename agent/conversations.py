@@ -8,6 +8,7 @@ rules), so saving after every step costs what the step added.
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,6 +46,21 @@ class ConversationNotFound(TabletalkError):
     """A `--conversation ID` that does not exist."""
 
     title = "Unknown conversation"
+
+
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""A conversation id is its file's name in the conversations folder, never a path."""
+
+
+def checked_id(conversation_id: str) -> str:
+    """`conversation_id` when it can name a file in the folder, else ConversationNotFound."""
+    if not ID_PATTERN.fullmatch(conversation_id):
+        raise ConversationNotFound(
+            f"No conversation {conversation_id!r}: an id is a name like 20260101-120000-a1b2c3, "
+            "not a path.",
+            fix="Run `tabletalk conversations` to list the saved ones.",
+        )
+    return conversation_id
 
 
 @dataclass(frozen=True)
@@ -214,11 +230,11 @@ class ConversationStore:
 
     def path(self, conversation_id: str) -> Path:
         """The conversation's log file."""
-        return self.directory / f"{conversation_id}{LOG_SUFFIX}"
+        return self.directory / f"{checked_id(conversation_id)}{LOG_SUFFIX}"
 
     def legacy_path(self, conversation_id: str) -> Path:
         """Where the older format kept it (one JSON object); read, then replaced by the log."""
-        return self.directory / f"{conversation_id}{LEGACY_SUFFIX}"
+        return self.directory / f"{checked_id(conversation_id)}{LEGACY_SUFFIX}"
 
     def save(self, conversation: Conversation) -> None:
         """Append what changed since the last save; write the file whole when the change is
@@ -274,6 +290,13 @@ class ConversationStore:
                 fix="Start a new conversation; move the damaged file away to hide it.",
             ) from exc
         conversation = Conversation.from_dict(data)
+        if not ID_PATTERN.fullmatch(conversation.id):
+            raise ConversationNotFound(
+                f"Conversation file {path} is damaged: its id {conversation.id!r} is not a name "
+                "like 20260101-120000-a1b2c3",
+                fix="Run `tabletalk conversations` to list the saved ones; move the damaged "
+                "file away to hide it.",
+            )
         if contents is not None and conversation.id == conversation_id:
             conversation.saved = _loaded_state(conversation, path, contents)
         return conversation

@@ -4,7 +4,8 @@ The rules (DESIGN.md, "A turn, step by step"): each step sends the active set; e
 gets a toolResult (unavailable tool, invalid input, denied permission, or the tool's own
 result), all in one user message; the turn ends on an answer without tool calls, a tool that
 ends the turn (`ask`), Stop, or the step limit. Before a tool runs, `PRE_CALL_CHECKS` run in
-order; what a tool does to the turn comes from its row's `effects`, never from its name.
+order (a gated call's input is validated before anyone is asked to allow it); what a tool
+does to the turn comes from its row's `effects`, never from its name.
 """
 
 from __future__ import annotations
@@ -329,6 +330,15 @@ def check_search_budget(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | 
     return None
 
 
+def check_gated_input(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | None:
+    """A gated call's input is validated before the permission prompt: nobody is asked to
+    allow a call that its own input would fail."""
+    if not runner.toolset.is_gated(use.name):
+        return None
+    problem = runner.toolset.input_problem(use.name, use.input)
+    return None if problem is None else ToolOutcome("error", problem)
+
+
 def check_permission(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | None:
     """A gated tool passes the permission gate (audit-logged; a failing log fails closed)."""
     row = runner.toolset.row(use.name)
@@ -350,5 +360,6 @@ PRE_CALL_CHECKS: tuple[PreCallCheck, ...] = (
     check_active,
     check_input_parsed,
     check_search_budget,
+    check_gated_input,
     check_permission,
 )

@@ -42,6 +42,13 @@ def _run_builtin(ctx: ToolContext, name: str, raw_input: dict[str, Any] | None) 
     return run_tool(ctx, name, raw_input)
 
 
+def _builtin_input_problem(name: str, raw_input: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Why a built-in tool would reject `raw_input` (agent.tools.registry.input_problem)."""
+    from agent.tools.registry import input_problem
+
+    return input_problem(name, raw_input)
+
+
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
@@ -147,6 +154,13 @@ class Toolset:
 
     def discoverable_names(self) -> tuple[str, ...]:
         return catalog.names(catalog.discoverable_rows(self.rows))
+
+    def input_problem(self, name: str, raw_input: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The error result a built-in tool would give `raw_input` without running it, or None
+        (also for external tools: their server checks their input)."""
+        if isinstance(self._tools.get(name), BuiltinTool):
+            return _builtin_input_problem(name, raw_input)
+        return None
 
     def is_gated(self, name: str) -> bool:
         row = self._by_name.get(name)

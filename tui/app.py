@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 from agent import paths
 from agent.config import Settings
 from agent.errors import TabletalkError
-from tui import startup_gc
+from tui import startup_gc, terminal_text
 from tui.actions import AppActions
 from tui.bridge import AppBridge
 from tui.keys import APP_BINDINGS
@@ -51,6 +51,14 @@ HIDDEN_SYSTEM_COMMANDS = frozenset({"Keys", "Maximize"})
 """Textual's built-in palette entries left out: a second key help besides F1, and maximize."""
 
 
+class MainScreen(Screen[None]):
+    """The app's first screen: the keyboard starts in the composer (Textual focuses it while
+    styling the screen, instead of focusing the first focusable widget, the tab bar, and then
+    moving focus, which restyled both and their containers)."""
+
+    AUTO_FOCUS = "#composer"
+
+
 def default_session_factory(settings: Settings, store: Any, **kwargs: Any) -> Any:
     """Open a ChatSession (imported here: boto3 loads on the worker, after the first paint)."""
     from agent.session import ChatSession
@@ -75,6 +83,7 @@ class TabletalkApp(AppActions, App[int]):
         staging_poll_seconds: float = 2.0,
     ) -> None:
         super().__init__()
+        terminal_text.install()
         self.store = store
         self.settings = settings or Settings()
         self.conversation_id = conversation_id
@@ -97,6 +106,9 @@ class TabletalkApp(AppActions, App[int]):
 
     # ----- layout ---------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen[Any]:
+        return MainScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         with Horizontal(id="main"):
@@ -116,7 +128,6 @@ class TabletalkApp(AppActions, App[int]):
         status.mode = self.settings.mode
         self._show_read_units()
         self.store.watch_retries(self._store_retrying)
-        self.chat.composer.focus()
 
     @on(events.Ready)
     def _start_after_first_frame(self) -> None:

@@ -89,6 +89,9 @@ def tool_block(tool_use_id: str, name: str, raw: str) -> ToolUseBlock:
     except ValueError as exc:
         error = f"The input of {name} is not valid JSON ({exc}); received {raw[:200]!r}."
         return ToolUseBlock(tool_use_id, name, None, raw, error)
+    except RecursionError:  # json raises it, not ValueError, past the recursion limit
+        error = f"The input of {name} is nested too deeply to read; received {raw[:200]!r}."
+        return ToolUseBlock(tool_use_id, name, None, raw, error)
     if not isinstance(parsed, dict):
         error = f"The input of {name} must be a JSON object, got {type(parsed).__name__}."
         return ToolUseBlock(tool_use_id, name, None, raw, error)

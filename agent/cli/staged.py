@@ -39,7 +39,9 @@ def add_parser(subparsers: Any) -> None:
     listing.add_argument("--json", action="store_true", help="print a JSON list")
     _add_db(listing)
 
-    diff = commands.add_parser("diff", help="show old → new per attribute")
+    diff = commands.add_parser(
+        "diff", aliases=["show"], help="show old → new per attribute (alias: show)"
+    )
     diff.add_argument("id", nargs="?", help="one change id (default: all changes)")
     _add_db(diff)
 
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     err = err or sys.stderr
     command = getattr(args, "staged_command", None)
     if command not in _COMMANDS:
-        print("usage: tabletalk staged {list,diff,commit,discard,rebase} ...", file=err)
+        print("usage: tabletalk staged {list,diff,show,commit,discard,rebase} ...", file=err)
         return 2
     if command in ("commit", "discard", "rebase") and not getattr(args, "all", False):
         if not getattr(args, "ids", None):
@@ -209,6 +211,7 @@ def _rebase(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: Text
 _COMMANDS = {
     "list": _list,
     "diff": _diff,
+    "show": _diff,
     "commit": _commit,
     "discard": _discard,
     "rebase": _rebase,

@@ -14,11 +14,13 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 from mcp import Client, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
@@ -43,8 +45,25 @@ DEAD_FIX = (
 )
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+
+
+def shown_url(url: str) -> str:
+    """A server URL as any message shows it: scheme, host and port only. Hosted servers carry
+    their key in the path, the query or the user info, and messages reach the terminal, the
+    log, the model and the saved conversation."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "?", parts.port
+    except ValueError:
+        return "(the configured url)"
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}" + (f":{port}" if port else "")
+
+
 def describe_exception(exc: BaseException) -> str:
-    """A one-line reason from an exception, unwrapping task-group exception groups."""
+    """A one-line reason from an exception, unwrapping task-group exception groups; any URL in
+    it is cut to its origin (`shown_url`)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     if isinstance(exc, FileNotFoundError):
@@ -53,7 +72,7 @@ def describe_exception(exc: BaseException) -> str:
         return "it did not answer in time"
     if getattr(exc, "code", None) == types.CONNECTION_CLOSED:
         return "it closed the connection before answering (it exited, or it is not an MCP server)"
-    text = str(exc).strip()
+    text = _URL.sub(lambda found: shown_url(found.group()), str(exc).strip())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
@@ -287,7 +306,7 @@ class McpSources:
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error result
             if getattr(exc, "code", None) == types.CONNECTION_CLOSED:
                 server.dead_reason = (
-                    f"the connection to {server.settings.url} closed"
+                    f"the connection to {shown_url(server.settings.url)} closed"
                     if server.settings.url
                     else "the connection closed (the server process exited)"
                 )
@@ -324,7 +343,7 @@ def server_log_path(name: str) -> Path:
 
 
 def _start_warning(name: str, settings: McpServerSettings, reason: str) -> str:
-    what = settings.url or " ".join([settings.command or "", *settings.args]).strip()
+    what = shown_url(settings.url) if settings.url else settings.command  # args may hold keys
     output = f" Its error output is in {server_log_path(name)}." if settings.command else ""
     return (
         f"MCP server {name} ({what or 'no command'}) could not start: {reason}. Its tools are "

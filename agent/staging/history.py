@@ -10,13 +10,14 @@ so a row changed since the commit shows as a conflict instead of being overwritt
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent.staging.encoding import loads
-from agent.stores.base import Item, Key, Op
+from agent.stores.base import Item, Key, Op, Store
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS commit_log (
@@ -39,6 +40,9 @@ CREATE TABLE IF NOT EXISTS commit_log_changes (
     PRIMARY KEY (commit_id, seq)
 ) WITHOUT ROWID;
 """
+
+Inverse = tuple[str, Key, Op, Item, Item | None]
+"""The change undoing a logged one: table, key, op, values, the pre-image to check against."""
 
 KEEP_DAYS = 90
 KEEP_CHANGES = 200_000
@@ -162,11 +166,15 @@ def commits(conn: sqlite3.Connection, store: str, limit: int = 200) -> list[Comm
 
 
 def find(conn: sqlite3.Connection, store: str, commit_id: str) -> CommitEntry | None:
-    """One commit of the store by id (or an unambiguous prefix of it)."""
+    """One commit of the store by id (or an unambiguous prefix of it: hex digits only, so an
+    empty id or a LIKE wildcard names no commit)."""
+    prefix = commit_id.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]+", prefix):
+        return None
     rows = conn.execute(
         "SELECT id, store, committed_at, committed_by, changes FROM commit_log "
         "WHERE store = ? AND id LIKE ? || '%' AND changes > 0 LIMIT 2",
-        (store, commit_id.replace("%", "").replace("_", "")),
+        (store, prefix),
     ).fetchall()
     if len(rows) != 1:
         return None
@@ -193,7 +201,7 @@ def changes_of(conn: sqlite3.Connection, commit_id: str) -> list[LoggedChange]:
     ]
 
 
-def inverse(change: LoggedChange) -> tuple[str, Key, Op, Item, Item | None]:
+def inverse(change: LoggedChange) -> Inverse:
     """The change that undoes `change`: (table, key, op, values, pre-image to check against)."""
     after = change.post_image
     if change.op == "create":
@@ -204,6 +212,31 @@ def inverse(change: LoggedChange) -> tuple[str, Key, Op, Item, Item | None]:
     before = change.pre_image or {}
     undo = {column: before.get(column) for column in change.values}
     return change.table, change.key, "update", undo, after
+
+
+def as_stored(store: Store, inverses: list[Inverse]) -> list[Inverse]:
+    """Each inverse checked against the row as the store keeps it.
+
+    The logged post-image holds the values as they were staged ("19.99" for a REAL column, no
+    column a create left to its default); where the store judges that its row still holds them
+    (`Store.holds`, its own comparison), the row read now is the pre-image, so the revert
+    commits; elsewhere the post-image stays, and the commit names the row as changed since.
+    """
+    held: dict[int, tuple[str, Key]] = {}
+    for index, (table, key, _op, _values, after) in enumerate(inverses):
+        if after is not None and store.holds(table, key, after):
+            held[index] = (table, key)
+    by_table: dict[str, list[int]] = {}
+    for index, (table, _key) in held.items():
+        by_table.setdefault(table, []).append(index)
+    anchored = list(inverses)
+    for table, indexes in by_table.items():
+        rows = store.get_items(table, [held[i][1] for i in indexes])
+        for index, row in zip(indexes, rows, strict=True):
+            if row is not None:
+                table_, key, op, values, _after = inverses[index]
+                anchored[index] = (table_, key, op, values, row)
+    return anchored
 
 
 def describe(entry: CommitEntry) -> dict[str, Any]:

@@ -25,7 +25,16 @@ if TYPE_CHECKING:
     from agent.stores.sqlite_schema import TableSchema
 
 _BATCH = 1000
-_MISSING = object()
+
+
+class _Absent:
+    """A column one side of a comparison does not have, as a conflict reason names it."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_MISSING = _Absent()
 
 Planned = tuple[str, tuple[Any, ...], str]  # (sql, params, change id)
 

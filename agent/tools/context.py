@@ -45,7 +45,8 @@ class ToolContext:
     now: Callable[[], datetime] = local_now
     export_dir: Path = field(default_factory=Path.cwd)
     own_changes_only: bool = False
-    """True for an MCP client below `full`: it may discard only changes of its own origin."""
+    """True for an MCP client below `full`: it may discard only changes of its own origin,
+    and may not replace a saved spec."""
     aws_profile: str | None = None
     aws_region: str | None = None
     """Where tools that call Bedrock themselves (vectorSearch embeds its query) send requests."""

@@ -94,7 +94,7 @@ def export_target(ctx: ToolContext, raw: str, fmt: str) -> ExportTarget:
             f"{shown} is {protected[target]}; exports never write there",
             f"write to a new file, e.g. {DEFAULT_FOLDER}/{relative.stem}{allowed[0]}",
         )
-    if any(part.startswith(".") and part not in (".", "..") for part in relative.parts):
+    if _is_hidden(relative):
         raise _fail(
             f"{text} names a hidden file or folder; exports never write there",
             f"use a visible name, e.g. {example}",
@@ -104,6 +104,13 @@ def export_target(ctx: ToolContext, raw: str, fmt: str) -> ExportTarget:
             f"{relative.name} does not end in {' or '.join(allowed)}; this export writes "
             f"{fmt.upper()} files only",
             f"name the file e.g. {relative.stem or 'result'}{allowed[0]}",
+        )
+    written = target.relative_to(base)
+    if _is_hidden(written) or written.suffix.lower() not in allowed:
+        raise _fail(
+            f"{shown} is a link to {written}, which is hidden or not a {fmt.upper()} file; "
+            "exports never write through such a link",
+            f"use another name, e.g. {DEFAULT_FOLDER}/result{allowed[0]}",
         )
     if len(relative.name.encode("utf-8", "replace")) > MAX_NAME_BYTES:
         raise _fail(
@@ -119,6 +126,11 @@ def export_target(ctx: ToolContext, raw: str, fmt: str) -> ExportTarget:
             f"e.g. {DEFAULT_FOLDER}/{target.name}",
         )
     return ExportTarget(target, shown, _check_existing(target, shown))
+
+
+def _is_hidden(relative: Path) -> bool:
+    """Whether a path inside the working directory names a hidden file or folder."""
+    return any(part.startswith(".") and part not in (".", "..") for part in relative.parts)
 
 
 def _check_existing(target: Path, shown: str) -> bool:

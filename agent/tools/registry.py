@@ -82,6 +82,21 @@ def _error(message: str, fix: str | None) -> dict[str, Any]:
     return {"error": message, "fix": fix} if fix else {"error": message}
 
 
+def input_problem(name: str, raw_input: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The error result `run_tool` would give for input that does not validate, or None: a
+    gated call is refused with it before anyone is asked to allow a call that cannot run."""
+    impl = TOOLS.get(name)
+    if impl is None or not isinstance(raw_input, dict | None):
+        return None  # run_tool answers these
+    try:
+        impl.input_model.model_validate(raw_input or {})
+    except ValidationError as exc:
+        return _error(_validation_message(name, exc), example_call(name))
+    except RecursionError:
+        return None  # run_tool answers it
+    return None
+
+
 def run_tool(
     ctx: ToolContext, name: str, raw_input: dict[str, Any] | None
 ) -> tuple[Status, dict[str, Any]]:
@@ -100,6 +115,8 @@ def run_tool(
         args = impl.input_model.model_validate(raw_input)
     except ValidationError as exc:
         return "error", _error(_validation_message(name, exc), example_call(name))
+    except RecursionError:  # checking a value nested past the recursion limit
+        return "error", _error(f"invalid input for {name}: it is nested too deeply", example_call(name))
     try:
         result = impl.run(ctx, args)
     except ToolFailure as exc:

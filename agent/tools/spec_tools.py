@@ -87,6 +87,13 @@ def save_spec(ctx: ToolContext, args: SaveSpecInput) -> dict[str, Any]:
                 'pass table (e.g. "orders"), or make query a full read-only SELECT',
             )
     spec = SavedSpec(args.name.strip(), query, table, args.description)
+    if args.overwrite and ctx.own_changes_only:
+        if any(saved.name == spec.name for saved in ctx.specs.list_specs()):
+            raise ToolFailure(
+                f"a saved spec named '{spec.name}' already exists, and a client below level "
+                "full cannot replace one",
+                "save it under a new name (listSavedSpecs shows the names taken)",
+            )
     try:
         check_spec(ctx.store, spec)
     except TabletalkError as exc:

@@ -88,6 +88,25 @@ def test_binary_files_and_bad_paths_are_refused(tmp_path: Path) -> None:
     assert len(attachments) == 0
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="Linux /proc")
+def test_a_file_that_cannot_be_read_is_named_with_a_fix(tmp_path: Path) -> None:
+    """/proc/self/mem looks like an empty regular file but every read fails (EIO), as a file
+    without read permission does for a normal user: an AttachmentError, not an OSError."""
+    with pytest.raises(AttachmentError) as info:
+        AttachmentSet().add("/proc/self/mem")
+    assert "cannot read" in info.value.message and "/mem" in info.value.message
+    assert info.value.fix
+    good = tmp_path / "notes.txt"
+    good.write_text("hello\n")
+    attachments = AttachmentSet()
+    attachments.add(good)
+    good.unlink()
+    os.symlink("/proc/self/mem", good)  # replaced by something unreadable since
+    with pytest.raises(AttachmentError) as info:
+        attachments.read("notes.txt")
+    assert "cannot read" in info.value.message and info.value.fix
+
+
 def test_a_fifo_is_refused_as_not_a_regular_file(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.csv"
     os.mkfifo(fifo)
@@ -257,3 +276,24 @@ def test_a_malformed_pdf_logs_its_warnings_instead_of_printing_them(
     assert "startxref" not in done.stderr and "Object Streams" not in done.stderr
     log = Path(os.environ["XDG_STATE_HOME"]) / "tabletalk" / "log" / "tabletalk.log"
     assert "incorrect startxref pointer" in log.read_text()
+
+
+@pytest.mark.parametrize("depth", [900, 100_000])
+def test_deeply_nested_json_is_read_shallow_or_refused_with_a_fix(
+    tmp_path: Path, depth: int
+) -> None:
+    """A hostile file nests arrays past Python's recursion limit: never a RecursionError, and
+    what reaches the conversation stays shallow (a deep result made it unreadable later)."""
+    nested = "[" * depth + "]" * depth
+    (tmp_path / "rows.json").write_text(f"[{nested}, 1]")
+    (tmp_path / "doc.json").write_text(f'{{"a": {nested}}}')
+    attachments = AttachmentSet()
+    for name in ("rows.json", "doc.json"):
+        attachments.add(tmp_path / name)
+        try:
+            page = attachments.read(name)
+        except AttachmentError as exc:
+            assert "nested too deeply" in exc.message and "as_text" in (exc.fix or "")
+            continue
+        text = json.dumps(page)
+        assert text.count("[") < 20, text[:200]

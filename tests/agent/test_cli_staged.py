@@ -75,6 +75,13 @@ def test_diff_one_and_all(area: StagingArea, demo_path: Path) -> None:
     assert code == 0 and "delete orders id=2" in out and "→ ∅" in out
 
 
+def test_show_is_diff_as_in_commits_show(area: StagingArea, demo_path: Path) -> None:
+    """`staged show ID` does what `commits show ID` does for a commit, instead of an error."""
+    change = area.stage("orders", "update", {"id": 1}, {"quantity": 3})
+    code, out, _ = cli("staged", "show", change.id, "--db", str(demo_path))
+    assert code == 0 and "quantity:" in out and "→ 3" in out
+
+
 def test_commit_all_then_nothing_left(area: StagingArea, demo_path: Path) -> None:
     area.stage("orders", "update", {"id": 1}, {"quantity": 33})
     code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))

@@ -55,6 +55,34 @@ def test_create_update_and_delete_commits_revert_to_the_original_bytes(
     area.close()
 
 
+def test_a_commit_whose_values_the_table_converted_or_defaulted_reverts_cleanly(
+    tmp_path: Path,
+) -> None:
+    """Staged "19.99" is stored as the REAL 19.99, and a create leaves unnamed columns to
+    their defaults: the rows still hold what the commit wrote, so the revert commits."""
+    path = tmp_path / "shop.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "CREATE TABLE items (id INTEGER PRIMARY KEY, price REAL, qty INTEGER, "
+            "note TEXT, added TEXT DEFAULT CURRENT_TIMESTAMP)"
+        )
+        connection.execute("INSERT INTO items (id, price, qty, note) VALUES (1, 5.0, 3, 'a')")
+    connection.close()
+    before = dump(path, "items")
+    store = SQLiteStore.open(path)
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    area.stage("items", "update", {"id": "1"}, {"price": "19.99", "qty": "7"})
+    area.stage("items", "create", {"id": 2}, {"price": 1})
+    assert not area.commit().conflicts
+    [entry] = area.history()
+    area.revert(entry.id)
+    report = area.commit()
+    assert not report.conflicts, report.conflicts
+    assert dump(path, "items") == before
+    area.close()
+    store.close()
+
+
 def test_a_revert_conflicts_with_a_later_change_instead_of_overwriting_it(
     demo_store: SQLiteStore, demo_path: Path
 ) -> None:
@@ -89,6 +117,21 @@ def test_a_revert_refuses_items_that_already_have_a_staged_change(
     assert area.count() == 1
     with pytest.raises(StagingError):
         area.revert("nope")
+    area.close()
+
+
+@pytest.mark.parametrize("typed", ["", "%", "_", "%_%", " "])
+def test_an_empty_or_wildcard_commit_id_names_no_commit(
+    demo_store: SQLiteStore, typed: str
+) -> None:
+    """`tabletalk commits revert "$ID"` with an empty variable must not pick the only commit."""
+    area = StagingArea(demo_store)
+    area.stage("customers", "update", {"id": 2}, {"city": "Oslo"})
+    area.commit()
+    with pytest.raises(StagingError) as raised:
+        area.revert(typed)
+    assert "tabletalk commits" in (raised.value.fix or "")
+    assert area.count() == 0
     area.close()
 
 

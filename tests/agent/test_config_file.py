@@ -40,6 +40,16 @@ def test_a_config_that_is_not_utf8_says_so(
     assert "permissions" not in err
 
 
+def test_a_config_nested_too_deep_is_named_invalid_toml(
+    demo_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths.ensure_dir(paths.config_dir())
+    paths.config_file().write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert main(["info", "--db", str(demo_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is not valid TOML" in err and "nested too deep" in err and "fix:" in err, err
+
+
 def test_a_config_that_is_a_fifo_is_refused_without_waiting(demo_path: Path) -> None:
     paths.ensure_dir(paths.config_dir())
     os.mkfifo(paths.config_file())

@@ -504,3 +504,25 @@ def test_a_file_nested_too_deep_is_listed_as_damaged_not_a_crash(demo_path: Path
     assert [b.path for b in broken] == [bad] and "nested too deeply" in broken[0].reason
     with pytest.raises(ConversationNotFound, match="nested too deeply"):
         ConversationStore().load("20260101-000000-abcdef")
+
+
+def test_a_conversation_id_is_a_file_name_in_the_conversations_folder(tmp_path: Path) -> None:
+    """A file whose id field was edited to a path (or `--conversation ../x`) must not make a
+    save write outside the folder."""
+    folder = tmp_path / "conversations"
+    store = ConversationStore(folder)
+    planted = Conversation("20260101-000000-aaaaaa", "demo", "m")
+    planted.append_user([{"text": "hi"}])
+    store.save(planted)
+    text = (folder / "20260101-000000-aaaaaa.jsonl").read_text()
+    (folder / "20260101-000000-aaaaaa.jsonl").write_text(
+        text.replace("20260101-000000-aaaaaa", "../escaped")
+    )
+    with pytest.raises(ConversationNotFound) as refused:
+        loaded = store.load("20260101-000000-aaaaaa")
+        loaded.append_assistant({"content": [{"text": "hello"}]})
+        store.save(loaded)
+    assert "tabletalk conversations" in (refused.value.fix or "")
+    with pytest.raises(ConversationNotFound):
+        store.load("../conversations/20260101-000000-aaaaaa")
+    assert not (tmp_path / "escaped.jsonl").exists()

@@ -311,3 +311,22 @@ def test_an_export_stops_at_the_byte_cap_and_says_so(
     assert "narrow the query" in result["truncated"]
     written = json.loads((ctx.export_dir / "exports" / "docs.json").read_text())
     assert [row["id"] for row in written] == list(range(1, result["rows"] + 1))
+
+
+@pytest.mark.parametrize(
+    "planted",
+    ["../conftest.py", "../.git/hooks/post-checkout", "../.envrc", "../notes.sqlite"],
+)
+def test_a_link_inside_the_working_directory_cannot_rename_or_hide_the_file_written(
+    demo_path: Path, tmp_path: Path, planted: str
+) -> None:
+    """A checked-out tree may carry a (dangling) link named like an export: the file written
+    must have the checked name, not the code file, hidden file or database it points at."""
+    ctx = make_ctx(demo_path, tmp_path)
+    (ctx.export_dir / ".git" / "hooks").mkdir(parents=True)
+    (ctx.export_dir / "exports").mkdir()
+    (ctx.export_dir / "exports" / "report.csv").symlink_to(planted)
+    result = export(ctx, "report.csv")
+    assert "link" in result["error"], result
+    pointed = (ctx.export_dir / "exports" / planted).resolve()
+    assert not pointed.exists()

@@ -75,3 +75,35 @@ def test_a_stage_client_cannot_rewrite_anothers_staged_change(
     refused = backend.call(tool, arguments, None, bob)
     assert refused.is_error and "chat:c" in refused.content[0].text
     assert backend.staging.list() == [theirs]
+
+
+def test_a_stage_client_cannot_replace_a_saved_spec(backend: McpBackend) -> None:
+    """The person's saved view keeps its query: below `full` a client saves under new names."""
+    mine = {"name": "pending orders", "query": "status = 'pending'", "table": "orders"}
+    assert not backend.call("saveSpec", mine).is_error
+    bob = Caller("bob", "stage", "mcp:bob", via_token=True)
+    swapped = {**mine, "query": "status = 'shipped'", "overwrite": True}
+    refused = backend.call("saveSpec", swapped, None, bob)
+    assert refused.is_error and "new name" in refused.content[0].text
+    [spec] = backend.context.specs.list_specs()
+    assert spec.query == "status = 'pending'"
+    carol = Caller("carol", "full", "mcp:carol", via_token=True)
+    assert not backend.call("saveSpec", swapped, None, carol).is_error
+
+
+def test_a_persons_edit_folded_into_a_clients_change_is_out_of_that_clients_reach(
+    backend: McpBackend,
+) -> None:
+    """The chat stages on an item a stage client staged first: the combined change names both,
+    and the client can no longer discard it or turn it into a delete."""
+    bob = Caller("bob", "stage", "mcp:bob", via_token=True)
+    change_id = stage(backend, bob, 2)
+    backend.staging.stage("customers", "update", {"id": 2}, {"city": "Oslo"}, "chat:c")
+    [folded] = backend.staging.list()
+    assert folded.id == change_id and folded.values == {"name": "bob", "city": "Oslo"}
+    assert "mcp:bob" in folded.origin and "chat:c" in folded.origin
+    done = backend.call("discardStagedChanges", {"all": True}, None, bob)
+    assert json.loads(done.content[0].text)["discarded"] == 0
+    arguments = {"table": "customers", "op": "delete", "key": {"id": 2}}
+    assert backend.call("stageItem", arguments, None, bob).is_error
+    assert [c.values for c in backend.staging.list()] == [{"name": "bob", "city": "Oslo"}]

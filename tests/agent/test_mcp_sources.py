@@ -223,3 +223,44 @@ def test_names_are_valid_for_bedrock_and_unique() -> None:
         "type": "object",
         "properties": {},
     }
+
+
+SECRET = "sk-live-0123456789"
+
+
+def test_a_secret_in_a_server_url_or_args_is_never_shown_nor_sent_to_the_model() -> None:
+    """Hosted MCP servers often carry their key in the URL (path, query or user info): a
+    warning, a dead server's error result (which the model reads and the conversation keeps)
+    and the status show the server's origin only; a command's arguments are not shown."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    app = build_server("web").streamable_http_app()
+    web = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on"))
+    thread = threading.Thread(target=web.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    closed = socket.create_server(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()  # nothing listens there
+    servers = {
+        "web": McpServerSettings(url=f"http://user:{SECRET}@127.0.0.1:{port}/mcp?key={SECRET}"),
+        "gone": McpServerSettings(url=f"http://127.0.0.1:{closed_port}/{SECRET}/mcp"),
+        "tool": McpServerSettings(command="/nonexistent/mcp-tool", args=["--api-key", SECRET]),
+    }
+    seen: list[str] = []
+    try:
+        with McpSources.start(servers, timeout=20) as started:
+            seen += started.warnings
+            assert len(started.warnings) == 2 and f"127.0.0.1:{closed_port}" in seen[0] + seen[1]
+            toolset = Toolset.build(external=started.external_tools())
+            assert toolset.run(None, "web__shout_loud", {"text": "hi"})[0] == "success"
+            web.should_exit = True
+            thread.join(10)
+            for _ in range(2):
+                status, result = toolset.run(None, "web__shout_loud", {"text": "anyone?"})
+                assert status == "error"
+                seen.append(str(result))
+            seen.append(str(started.status()))
+    finally:
+        web.should_exit = True
+        thread.join(10)
+    assert not [text for text in seen if SECRET in text], seen

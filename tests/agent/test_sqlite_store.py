@@ -345,6 +345,15 @@ def test_read_only_file_reads_but_refuses_commit(read_only_demo: Path) -> None:
 # -- apply -------------------------------------------------------------------------------------
 
 
+def test_a_column_added_since_staging_is_named_in_the_conflict(demo_store: SQLiteStore) -> None:
+    one = demo_store.get_item("orders", {"id": 1})
+    assert one is not None
+    demo_store._conn.execute("ALTER TABLE orders ADD COLUMN audited TEXT DEFAULT 'no'")
+    change = ChangeToApply("a", "orders", {"id": 1}, "update", {"quantity": 99}, one)
+    [conflict] = demo_store.apply([change]).conflicts
+    assert "audited: (absent) → now 'no'" in conflict.reason, conflict.reason
+
+
 def test_apply_is_all_or_nothing(demo_store: SQLiteStore) -> None:
     one = demo_store.get_item("orders", {"id": 1})
     two = demo_store.get_item("orders", {"id": 2})

@@ -118,6 +118,18 @@ def test_non_object_input_is_rejected_with_an_example(ctx: ToolContext) -> None:
     assert result["fix"].startswith("call runQuery like")
 
 
+def test_an_input_nested_past_the_recursion_limit_is_an_error_with_a_fix(
+    ctx: ToolContext,
+) -> None:
+    """An MCP client's arguments arrive already parsed, at any depth: never an exception."""
+    deep: object = 1
+    for _ in range(5000):
+        deep = [deep]
+    status, result = run_tool(ctx, "getItem", {"table": "orders", "key": {"id": deep}})
+    assert status == "error"
+    assert "nested too deeply" in result["error"] and result["fix"].startswith("call getItem")
+
+
 def test_unknown_tool_lists_the_real_ones(ctx: ToolContext) -> None:
     status, result = run_tool(ctx, "dropTable", {})
     assert status == "error"

@@ -188,6 +188,29 @@ def test_malformed_tool_json_is_an_error_result_not_a_crash(
     assert "not valid JSON" in result["content"][0]["json"]["error"]
 
 
+@pytest.mark.parametrize("depth", [800, 5000])
+def test_tool_json_nested_too_deep_is_an_error_result_and_the_chat_resumes(
+    scripted_bedrock: ScriptedBedrock, db_path: Path, depth: int, streaming: bool
+) -> None:
+    """A hostile model nests a tool input past Python's recursion limit (or just under it):
+    the turn answers with an error result, and the saved conversation still loads."""
+    nested = "[" * depth + "]" * depth
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("getItem", raw_tool_input=f'{{"table": "x", "key": {nested}}}')]),
+        Reply(text="retrying"),
+    )
+    session = session_for(db_path, streaming=streaming)
+    ended = session.run_turn("item?")
+    assert ended.reason == "end_turn"
+    result = tool_results(scripted_bedrock.requests[1].body)[0]
+    assert result["status"] == "error" and result["content"][0]["json"]["fix"]
+    scripted_bedrock.add(Reply(text="again"))
+    resumed = ChatSession.open(
+        Settings(), open_store(db_path), conversation_id=session.conversation.id
+    )
+    assert resumed.run_turn("and now?").reason == "end_turn"
+
+
 def test_step_limit_ends_the_turn_and_says_so(
     scripted_bedrock: ScriptedBedrock, db_path: Path
 ) -> None:
@@ -249,6 +272,29 @@ def test_prompter_decisions_allow_once_and_for_the_conversation(
     assert asked == ["runQuery", "runQuery"]  # the third call uses the conversation grant
     statuses = [tool_results(r.body)[0]["status"] for r in scripted_bedrock.requests[1:]]
     assert statuses == ["success", "success", "success"]
+
+
+def test_a_gated_call_with_invalid_input_fails_before_anyone_is_asked(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    """Allowing a call that then fails on its own input is a question for nothing."""
+    asked: list[str] = []
+
+    def prompter(request):  # noqa: ANN001, ANN202
+        asked.append(request.tool)
+        return "allow_once"
+
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("runQuery", {"sql": "SELECT count(*) FROM orders"})]),
+        Reply(text="fixed"),
+    )
+    session = ChatSession.open(Settings(mode="manual"), open_store(db_path), prompter=prompter)
+    session.run_turn("count the orders")
+    assert asked == []
+    result = tool_results(scripted_bedrock.requests[1].body)[0]
+    assert result["status"] == "error"
+    body = result["content"][0]["json"]
+    assert "query" in body["error"] and "runQuery" in body["fix"]
 
 
 def test_auto_mode_runs_reads_but_asks_for_exports(

@@ -3,6 +3,8 @@ answers drawn the same live and resumed."""
 
 from __future__ import annotations
 
+import sqlite3
+
 from agent.config import Settings
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import send, settle
@@ -89,3 +91,89 @@ async def test_a_markdown_table_looks_the_same_live_and_resumed(
     assert rows(live) == [["name", "price"], ["Deluxe Lamp", "12.5"], ["Eco Mug", "3"]]
     assert rows(saved) == rows(live)
     assert any(line.startswith("┌") for line in saved)
+
+
+async def test_a_staged_change_reads_whole_in_the_panel_and_in_full_at_80_columns(
+    make_app, demo_store
+) -> None:
+    """At 80 columns the panel is ~44 wide: the heading keeps who and when whole (beside it
+    or on their own line, never a date cut in two), and a long value wraps under itself."""
+    from agent.staging import StagingArea
+    from tests.tui.test_tui_staging import open_change
+
+    reason = "cancelled because the customer asked twice by phone and by email"
+    area = StagingArea(demo_store)
+    change = area.stage("orders", "update", {"id": 1234}, {"status": reason}, origin="chat:x")
+    with sqlite3.connect(area.path) as conn:
+        conn.execute("UPDATE staged_changes SET created_at = '2026-03-15T09:30:00Z'")
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        lines = [line.rstrip() for line in widget_lines(app, app.query_one("#staging-list"))]
+        head = next(i for i, line in enumerate(lines) if "UPDATE orders id=1234" in line)
+        assert lines[head].strip().startswith("UPDATE orders id=1234")
+        who = lines[head] if "chat · " in lines[head] else lines[head + 1]
+        assert "chat · 2026-03-15 09:30" in who or "chat · 03-15 09:30" in who, lines[:6]
+        arrow = next(i for i, line in enumerate(lines) if "→ " in line)
+        assert lines[arrow + 1].startswith("      "), "the new value wraps under itself"
+        card = await open_change(app, pilot, change.id)
+        await settle(app, pilot)
+        shown = [line.rstrip() for line in widget_lines(app, card)]
+        assert any("chat · 2026-03-15 09:30" in ln or "chat · 03-15 09:30" in ln for ln in shown)
+        arrow = next(i for i, line in enumerate(shown) if "→ " in line)
+        assert shown[arrow + 1].index("and by email") > shown[arrow].index("→"), shown
+
+
+async def test_help_at_80_columns_gives_the_descriptions_most_of_the_width(make_app) -> None:
+    """A long key list wraps in its own column instead of squeezing what each key does into
+    a column of a few words (which made F1 three screens long)."""
+    from tui.screens.help import HelpScreen
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        lines = widget_lines(app, app.screen.query_one("VerticalScroll"))
+        chip = next(line for line in lines if "ctrl+g" in line)
+        assert "Focus the newest chip or answer" in chip, lines
+
+
+async def test_after_a_conflict_every_staging_button_is_on_screen_at_80_columns(
+    make_app, demo_store, demo_path
+) -> None:
+    """The buttons after a conflict (Commit the N without conflict, Take current for N, Reject
+    all, Refresh) do not fit one line of a 44-column panel: the bar wraps instead of cutting
+    them off."""
+    from agent.staging import StagingArea
+
+    area = StagingArea(demo_store)
+    area.stage("orders", "update", {"id": 7}, {"status": "refunded"}, origin="test")
+    area.stage("orders", "update", {"id": 8}, {"status": "packed"}, origin="test")
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'lost in transit' WHERE id = 7")
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        panel = app.query_one("#staging")
+        text = "\n".join(widget_lines(app, panel))
+        for name in ("#commit-clean", "#take-current", "#reject-all", "#refresh"):
+            button = app.query_one(name)
+            assert button.display and panel.region.contains_region(button.region), name
+            assert str(button.label) in text, f"{button.label} is cut off"
+
+
+async def test_a_table_tabs_filter_hint_shows_its_example_at_80_columns(make_app) -> None:
+    """The hint leads with the example condition: at 80 columns the tab is ~44 wide, and a hint
+    cut before its example ("filter: a SQL condition such as") tells nothing."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.open_table("customers")
+        await settle(app, pilot)
+        (line,) = widget_lines(app, app.query_one(TableTab).query_one("#filter"))
+        assert "name LIKE 'A%'" in line, line

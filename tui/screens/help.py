@@ -12,6 +12,9 @@ from textual.widgets import Static
 
 from tui.keys import APP_BINDINGS, HELP_EXTRA
 
+KEYS_WIDTH = 18
+"""Cells of the keys column; longer key lists (`arrows, pgup/pgdn, home/end`) wrap."""
+
 
 class HelpScreen(ModalScreen[None]):
     """Lists the bindings (with any remapping from config applied); Esc closes."""
@@ -31,9 +34,17 @@ class HelpScreen(ModalScreen[None]):
         self.rows: list[tuple[str, str, str]] = []  # (keys, what they do, binding id)
 
     def compose(self) -> ComposeResult:
-        table = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
-        table.add_column("keys", no_wrap=True)
-        table.add_column("does")
+        # keys wrap after KEYS_WIDTH so "does" keeps most of an 80-column terminal
+        table = Table(
+            box=None,
+            padding=(0, 1),
+            pad_edge=False,
+            expand=True,
+            show_header=True,
+            header_style="bold",
+        )
+        table.add_column("keys", max_width=KEYS_WIDTH, overflow="fold")
+        table.add_column("does", ratio=1)
         table.add_column("id", style="dim", no_wrap=True)
         for binding in APP_BINDINGS:
             keys = self.keymap.get(binding.id or "", binding.key)
@@ -41,7 +52,8 @@ class HelpScreen(ModalScreen[None]):
         for binding_id, keys, does in HELP_EXTRA:
             self.rows.append((self.keymap.get(binding_id, keys), does, binding_id))
         for keys, does, binding_id in self.rows:
-            table.add_row(Text(keys), Text(does), Text(binding_id))
+            spaced = ", ".join(k.strip() for k in keys.split(",")) if "," in keys else keys
+            table.add_row(Text(spaced), Text(does), Text(binding_id))
         with VerticalScroll() as scroll:
             scroll.border_title = "Keys"
             yield Static(table)

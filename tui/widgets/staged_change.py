@@ -15,7 +15,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agent.staging import AttributeDiff, StagedChange
+from agent.staging.merge import ORIGIN_JOIN
 from agent.staging.review import show_value
+from tui.widgets.fitted_lines import FittedLines, Line
 
 OP_STYLE = {"create": "ansi_green", "update": "ansi_yellow", "delete": "ansi_red"}
 """Terminal colours, as the rest of the change is drawn in."""
@@ -26,9 +28,13 @@ ATTRIBUTES_SHOWN = 6
 
 
 def origin_text(origin: str) -> str:
-    """`chat:20261130-…` → `chat`, `mcp:client` → `mcp client`: who staged it, briefly."""
-    kind, _, detail = origin.partition(":")
-    return kind if kind == "chat" or not detail else f"{kind} {detail}"
+    """`chat:20261130-…` → `chat`, `mcp:client` → `mcp client`: who staged it, briefly (each
+    of them for a change several origins staged: `mcp client + chat`)."""
+    shown = []
+    for part in origin.split(ORIGIN_JOIN):
+        kind, _, detail = part.partition(":")
+        shown.append(kind if kind == "chat" or not detail else f"{kind} {detail}")
+    return ORIGIN_JOIN.join(shown)
 
 
 def short_origin(origin: str, width: int | None) -> str:
@@ -68,56 +74,64 @@ def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
 
 def head_text(
     change: StagedChange, *, table: bool = True, origin_width: int | None = 24
-) -> Content:
-    """`UPDATE orders id=5   chat · 2026-11-30 16:00`."""
-    when = change.created_at[:16].replace("T", " ")
-    return Content.assemble(
+) -> FittedLines:
+    """`UPDATE orders id=5   chat · 2026-11-30 16:00`; where that would not fit on one line,
+    `chat · 11-30 16:00` beside it, else who and when on a line of their own."""
+    heading = Content.assemble(
         (change.op.upper(), f"bold {OP_STYLE.get(change.op, '')}"),
         " ",
         f"{change.table} " if table else "",
         (key_text(change.key), "bold"),
-        (f"   {short_origin(change.origin, origin_width)} · {when}", "dim"),
     )
+    who = short_origin(change.origin, origin_width)
+    when = change.created_at[:16].replace("T", " ")
+    asides = (
+        Content.styled(f"{who} · {when}", "dim"),
+        Content.styled(f"{who} · {when[5:]}", "dim"),
+    )
+    return FittedLines(heading, asides, [])
 
 
-def diff_parts(op: str, diff: AttributeDiff, limit: int | None) -> list[str | tuple[str, str]]:
+def diff_lines(op: str, diff: AttributeDiff, limit: int | None) -> list[Line]:
     """One attribute: `status: delivered → cancelled`; old and new on their own lines when
-    either is long, so both stay readable at any width."""
-    parts: list[str | tuple[str, str]] = ["  ", (diff.attribute, "bold"), ": "]
+    either is long, so both stay readable at any width; each wraps under its own text."""
+    lead = Content.assemble("  ", (diff.attribute, "bold"), ": ")
     if op == "create":
-        parts.append((show_value(diff.new, limit), "ansi_green"))
-    elif op == "delete":
-        parts.append((show_value(diff.old, limit), "ansi_red strike"))
-    else:
-        old, new = show_value(diff.old, limit), show_value(diff.new, limit)
-        wide = len(diff.attribute) + len(old) + len(new) + len(diff.old_type or "") * 2 > 40
-        parts.append((old, "dim strike"))
-        if diff.old_type:
-            parts.append((f" ({diff.old_type})", "dim"))
-        parts += ["\n    → " if wide else " → ", (new, "bold ansi_yellow")]
-        if diff.new_type:
-            parts.append((f" ({diff.new_type})", "ansi_yellow"))
-    return parts
+        return [Line(Content.styled(show_value(diff.new, limit), "ansi_green"), lead)]
+    if op == "delete":
+        return [Line(Content.styled(show_value(diff.old, limit), "ansi_red strike"), lead)]
+    old, new = show_value(diff.old, limit), show_value(diff.new, limit)
+    wide = len(diff.attribute) + len(old) + len(new) + len(diff.old_type or "") * 2 > 40
+    before = Content.assemble(
+        (old, "dim strike"), (f" ({diff.old_type})", "dim") if diff.old_type else ""
+    )
+    after = Content.assemble(
+        (new, "bold ansi_yellow"), (f" ({diff.new_type})", "ansi_yellow") if diff.new_type else ""
+    )
+    if wide:
+        return [Line(before, lead), Line(after, Content("    → "))]
+    return [Line(Content.assemble(before, " → ", after), lead)]
 
 
-def diff_text(op: str, diff: AttributeDiff, limit: int | None) -> Content:
-    """One attribute's change, as `diff_parts` lays it out."""
-    return Content.assemble(*diff_parts(op, diff, limit))
-
-
-def change_text(change: StagedChange, diffs: list[AttributeDiff], conflict: Any | None) -> Content:
-    """The change as a few lines for the panel's list (built as one Content: a page of them
-    is drawn without converting Rich text)."""
-    parts: list[str | tuple[str, str] | Content] = [head_text(change)]
+def change_text(
+    change: StagedChange, diffs: list[AttributeDiff], conflict: Any | None
+) -> FittedLines:
+    """The change as a few lines for the panel's list, laid out for the list's width."""
+    head = head_text(change)
+    lines: list[Line] = []
     for diff in diffs[:ATTRIBUTES_SHOWN]:
-        parts.append("\n")
-        parts += diff_parts(change.op, diff, VALUE_LIMIT)
+        lines += diff_lines(change.op, diff, VALUE_LIMIT)
     if len(diffs) > ATTRIBUTES_SHOWN:
         more = len(diffs) - ATTRIBUTES_SHOWN
-        parts.append((f"\n  … {more} more attribute{'s' * (more != 1)} (enter: all)", "dim"))
+        text = f"… {more} more attribute{'s' * (more != 1)} (enter: all)"
+        lines.append(Line(Content.styled(text, "dim"), Content("  ")))
     if conflict is not None:
-        parts.append(("\n" + "\n".join(conflict_lines(change, conflict)), "bold ansi_red"))
-    return Content.assemble(*parts)
+        first, *rest = conflict_lines(change, conflict)
+        lines.append(Line(Content.styled(first, "bold ansi_red")))
+        for text in rest:
+            attribute, _, detail = text.partition(": ")
+            lines.append(Line(Content.styled(detail, "bold ansi_red"), Content(attribute + ": ")))
+    return FittedLines(head.heading, head.asides, lines)
 
 
 class SmallButton(Button):
@@ -171,7 +185,8 @@ class ChangeCard(Vertical):
             yield SmallButton("Reject", "reject", change.id, variant="error")
         for diff in self.diffs:
             with Horizontal():
-                yield Static(diff_text(change.op, diff, None), classes="attr")
+                lines = diff_lines(change.op, diff, None)
+                yield Static(FittedLines(Content(), (), lines), classes="attr")
                 if change.op != "delete" and diff.attribute in change.values:
                     button = SmallButton("✕", "reject_attribute", change.id, diff.attribute)
                     button.tooltip = Content(f"Reject the change to {diff.attribute}")

@@ -28,6 +28,8 @@ from agent.stores.base import transaction_plan
 from agent.stores.references import ReferencingRows
 from tui.messages import signature
 from tui.widgets.change_list import ChangeList
+from tui.widgets.fitted_lines import FittedLines, Line
+from tui.widgets.flow_bar import FlowBar
 from tui.widgets.staged_change import (
     ChangeCard,
     ChangeDetailScreen,
@@ -96,7 +98,7 @@ class StagingPanel(TabPane, StagingActions):
     StagingPanel > #staging-orphans { height: auto; color: $error; display: none; }
     StagingPanel.-orphans > #staging-orphans { display: block; }
     StagingPanel Horizontal { height: 1; }
-    StagingPanel Horizontal Button { margin: 0 1 0 0; min-width: 6; }
+    StagingPanel Horizontal Button, StagingPanel FlowBar Button { margin: 0 1 0 0; min-width: 6; }
     StagingPanel > #staging-matching { display: none; }
     StagingPanel.-filtered > #staging-matching { display: block; }
     StagingPanel > #commit-progress { display: none; height: 1; }
@@ -122,7 +124,7 @@ class StagingPanel(TabPane, StagingActions):
         self._summaries_read = False
         self._list_wanted = False
         """Focus was given to the panel before its first page arrived: it goes to the list then."""
-        self._group_lines: list[Content] = []
+        self._group_lines: list[str] = []
         self._summary = Static(Content("Reading staged changes…"), id="staging-summary")
         self._orphans = Static("", id="staging-orphans")
         self._commit_all = Button(
@@ -158,7 +160,7 @@ class StagingPanel(TabPane, StagingActions):
     def compose(self) -> ComposeResult:
         yield self._summary
         yield self._orphans
-        with Horizontal(id="staging-bar"):
+        with FlowBar(id="staging-bar"):  # wraps at 80 columns: every button stays reachable
             yield self._commit_clean
             yield self._commit_all
             yield self._take_current
@@ -170,7 +172,7 @@ class StagingPanel(TabPane, StagingActions):
             yield Button(Content("◀"), id="page-prev", compact=True)
             yield self._showing
             yield Button(Content("▶"), id="page-next", compact=True)
-        with Horizontal(id="staging-matching"):  # its own row: it fits at 80 columns too
+        with FlowBar(id="staging-matching"):
             yield Button(Content("Commit these"), id="commit-matching", compact=True)
             yield Button(Content("Reject these"), id="reject-matching", compact=True)
         yield self._list
@@ -310,11 +312,16 @@ class StagingPanel(TabPane, StagingActions):
         self._commit_all.display = not self.conflicts
         self._take_current.display = bool(self.conflicts)
         relabel(self._take_current, Content(f"Take current for {len(self.conflicts):,}"))
-        groups = [Content("▸ " + g.summary()) for g in snap.groups]
+        groups = [g.summary() for g in snap.groups]
         if groups != self._group_lines:
             self._group_lines = groups
             self._groups.clear_options()
-            self._groups.add_options([Option(g, id=str(i)) for i, g in enumerate(groups)])
+            self._groups.add_options(
+                [
+                    Option(FittedLines(Content(), (), [Line(Content(g), Content("▸ "))]), id=str(i))
+                    for i, g in enumerate(groups)
+                ]
+            )
         self._groups.display = bool(snap.groups)
         end = snap.offset + len(snap.page)
         self._showing.update(

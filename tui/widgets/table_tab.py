@@ -80,9 +80,9 @@ class TableTab(TabPane):
     def compose(self) -> ComposeResult:
         if self.make_source is not None:
             yield Input(
-                placeholder=f"filter: a {self.language} condition such as  "
+                placeholder="/ filter, e.g. "  # the example first: at 80 columns the rest is cut
                 f"{example_condition(self._source.columns, self.language)}"
-                "  (Enter applies, empty clears)",
+                f"  ({self.language} condition; Enter applies, empty clears)",
                 id="filter",
                 compact=True,
             )

@@ -21,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, RowSource
+from tui.terminal_text import visible
 from tui.workers import run_in_thread
 
 MAX_COLUMN_WIDTH = 40
@@ -34,17 +35,18 @@ def key_signature(key: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def cell_text(value: Any) -> str:
-    """One line of plain text for a cell (newlines and tabs made visible, None as ∅)."""
+    """One line of plain text for a cell (newlines, tabs and control codes made visible, None
+    as ∅): the view draws it as raw Segments, which nothing else sanitises."""
     if value is None:
         return "∅"
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
     if isinstance(value, dict | list):  # nested (DynamoDB maps, lists, sets): compact JSON
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return visible(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
     text = str(value)
     if "\n" in text or "\t" in text or "\r" in text:
         text = text.replace("\r", "").replace("\n", "⏎").replace("\t", " ")
-    return text
+    return visible(text)
 
 
 class TableView(ScrollView, can_focus=True):
@@ -124,7 +126,8 @@ class TableView(ScrollView, can_focus=True):
 
     @staticmethod
     def _header(column: ColumnSpec) -> str:
-        return f"{column.name} 🔑" if column.key else column.name
+        name = cell_text(column.name)
+        return f"{name} 🔑" if column.key else name
 
     # ----- data -------------------------------------------------------------------------
 
@@ -270,7 +273,7 @@ class TableView(ScrollView, can_focus=True):
             if y == 0:
                 cells = [self._header(c) for c in self.columns]
             else:
-                cells = [c.type.lower() for c in self.columns]
+                cells = [cell_text(c.type.lower()) for c in self.columns]
                 header = header + Style(bold=False, dim=True)
             strip = self._strip(cells, header, [None] * len(cells))
             return strip.crop(scroll_x, scroll_x + width).extend_cell_length(width, header)
