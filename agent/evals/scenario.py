@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent.errors import TabletalkError
 
@@ -114,6 +114,16 @@ class Scenario(_Strict):
     exercises: list[str] = Field(default_factory=list)
     checks: list[Check] = Field(alias="check", min_length=1)
     path: Path = Field(default=Path(), exclude=True)
+
+    @field_validator("attachments")
+    @classmethod
+    def _beside_the_scenario(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name or name in (".", "..") or "/" in name or "\\" in name:
+                raise ValueError(
+                    f"{name!r} must be the name of a file beside the scenario (no folders)"
+                )
+        return names
 
     def attachment_paths(self) -> list[Path]:
         """Attached files, shipped beside the scenario file."""
