@@ -126,8 +126,17 @@ class Scenario(_Strict):
         return names
 
     def attachment_paths(self) -> list[Path]:
-        """Attached files, shipped beside the scenario file."""
-        return [self.path.parent / name for name in self.attachments]
+        """Attached files, shipped beside the scenario file (a link leading elsewhere, as a
+        checked-out suite may carry, is refused)."""
+        folder = self.path.parent.resolve()
+        paths = [self.path.parent / name for name in self.attachments]
+        for path in paths:
+            if not path.resolve().is_relative_to(folder):
+                raise TabletalkError(
+                    f"Scenario {self.path}: attachment {path.name} links outside its folder",
+                    fix="Put the file itself beside the scenario.",
+                )
+        return paths
 
 
 def _line_of(text: str, key: str) -> int | None:

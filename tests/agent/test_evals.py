@@ -195,6 +195,15 @@ def test_a_shared_scenario_cannot_reach_files_outside_its_run(tmp_path: Path) ->
     with pytest.raises(TabletalkError) as raised:
         load_scenario(path)
     assert "attachments" in raised.value.message and "beside the scenario" in raised.value.message
+    (tmp_path / "secret.txt").write_text("key")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "data.txt").symlink_to(tmp_path / "secret.txt")
+    path = suite / "link.toml"
+    path.write_text('id = "link"\ntitle = "t"\nturns = ["hi"]\n'
+                    'attachments = ["data.txt"]\n\n[[check]]\nkind = "ended"\nhow = "answered"\n')
+    with pytest.raises(TabletalkError, match="links outside"):
+        load_scenario(path).attachment_paths()
 
 
 def test_the_cost_estimate_is_tokens_times_prices() -> None:
