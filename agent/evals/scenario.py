@@ -159,6 +159,11 @@ def load_scenario(path: Path) -> Scenario:
         raise TabletalkError(f"Scenario {path} is not UTF-8 text", fix="Save it as UTF-8.") from exc
     except tomllib.TOMLDecodeError as exc:
         raise TabletalkError(f"{path}: not valid TOML: {exc}", fix="Fix the TOML syntax.") from exc
+    except RecursionError as exc:  # tomllib parses nested arrays and tables recursively
+        raise TabletalkError(
+            f"{path}: not valid TOML: its arrays or tables are nested too deep",
+            fix="Fix the nesting.",
+        ) from exc
     try:
         scenario = Scenario.model_validate({**data, "path": path})
     except ValidationError as exc:

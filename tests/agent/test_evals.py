@@ -173,6 +173,13 @@ def test_a_typo_in_a_scenario_names_the_file_and_line(tmp_path: Path) -> None:
     assert "contians" in raised.value.message
 
 
+def test_a_scenario_nested_too_deep_is_named_invalid_toml(tmp_path: Path) -> None:
+    path = tmp_path / "deep.toml"
+    path.write_text("setup = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(TabletalkError, match="nested too deep"):
+        load_scenario(path)
+
+
 def test_a_shared_scenario_cannot_reach_files_outside_its_run(tmp_path: Path) -> None:
     """Setup SQL runs on the run's private demo copy only (no ATTACH, no VACUUM INTO a path);
     attachments are files beside the scenario, not paths to the user's other files."""
