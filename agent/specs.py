@@ -84,14 +84,29 @@ class SpecBook:
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=5)
+        """The specs file in a transaction; a damaged or unreadable file is a SpecError that
+        names it (the staging panel's orphan check and the spec tools go on without it)."""
         try:
-            conn.executescript(_SCHEMA)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=5)
+        except (OSError, sqlite3.Error) as exc:
+            raise self._unusable(exc) from exc
+        try:
+            try:
+                conn.executescript(_SCHEMA)
+            except sqlite3.DatabaseError as exc:
+                raise self._unusable(exc) from exc
             with conn:
                 yield conn
         finally:
             conn.close()
+
+    def _unusable(self, exc: BaseException) -> SpecError:
+        return SpecError(
+            f"The saved specs file {self.path} cannot be used ({exc})",
+            fix=f"Move it aside (mv '{self.path}' '{self.path}.damaged'): saved specs and "
+            "declared relationships start empty again.",
+        )
 
     def list_specs(self) -> list[SavedSpec]:
         """All saved specs of this store, by name."""

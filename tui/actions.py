@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 from textual.widgets import TabbedContent
 
-from agent.permissions import MODES
-
 if TYPE_CHECKING:
     from tui.widgets.chat import ChatPanel
     from tui.widgets.status_bar import StatusBar
@@ -128,6 +126,8 @@ class AppActions(_Base):
         self.chat.styles.width = width
 
     def action_cycle_mode(self) -> None:
+        from agent.permissions import MODES
+
         current = self.session.mode if self.session is not None else self.status.mode
         mode = MODES[(MODES.index(current) + 1) % len(MODES)] if current in MODES else MODES[0]
         if mode != "full-auto":

@@ -51,6 +51,14 @@ HIDDEN_SYSTEM_COMMANDS = frozenset({"Keys", "Maximize"})
 """Textual's built-in palette entries left out: a second key help besides F1, and maximize."""
 
 
+class MainScreen(Screen[None]):
+    """The app's first screen: the keyboard starts in the composer (Textual focuses it while
+    styling the screen, instead of focusing the first focusable widget, the tab bar, and then
+    moving focus, which restyled both and their containers)."""
+
+    AUTO_FOCUS = "#composer"
+
+
 def default_session_factory(settings: Settings, store: Any, **kwargs: Any) -> Any:
     """Open a ChatSession (imported here: boto3 loads on the worker, after the first paint)."""
     from agent.session import ChatSession
@@ -98,6 +106,9 @@ class TabletalkApp(AppActions, App[int]):
 
     # ----- layout ---------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen[Any]:
+        return MainScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         with Horizontal(id="main"):
@@ -117,7 +128,6 @@ class TabletalkApp(AppActions, App[int]):
         status.mode = self.settings.mode
         self._show_read_units()
         self.store.watch_retries(self._store_retrying)
-        self.chat.composer.focus()
 
     @on(events.Ready)
     def _start_after_first_frame(self) -> None:

@@ -10,9 +10,8 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
-from agent.permissions import Decision, PermissionRequest
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the permissions module loads with the session
+    from agent.permissions import Decision, PermissionRequest
     from tui.app import TabletalkApp
 
 

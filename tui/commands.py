@@ -7,6 +7,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from textual.app import SystemCommand
+from textual.markup import escape
 
 if TYPE_CHECKING:
     from tui.app import TabletalkApp
@@ -58,9 +59,10 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
     except Exception:
         tables = []
     for table in tables:
+        shown = escape(table)  # the palette reads each name and help text as markup
         yield SystemCommand(
-            f"Open table: {table}",
-            f"Open {table} in a tab",
+            f"Open table: {shown}",
+            f"Open {shown} in a tab",
             partial(app.run_action_safely_open, table),
         )
     for alias, model_id in MODELS.items():

@@ -54,7 +54,7 @@ from agent.staging.encoding import (
 )
 from agent.staging.history import CommitEntry, LoggedChange
 from agent.staging.lock import CommitLock
-from agent.staging.merge import check_new, fold
+from agent.staging.merge import check_new, fold, joined_origin
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
 from agent.staging.rebase import RebaseReport, plan_rebase
 from agent.staging.review import StagingReview
@@ -231,9 +231,10 @@ class StagingArea:
     ) -> list[StagedChange]:
         """Fold the new changes into the staged ones and persist them in one transaction.
 
-        A folded change keeps its id and origin, so with `own_only` (an MCP client below
-        `full`, which may not discard others' changes either) folding into a change another
-        origin staged is refused: it would rewrite their change under their name."""
+        A folded change keeps its id; with `own_only` (an MCP client below `full`, which may
+        not discard others' changes either) folding into a change another origin staged is
+        refused: it would rewrite their change under their name. Otherwise the folded change
+        names both origins (`joined_origin`), so it is no longer any one client's own."""
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         self._settle()
         with self._lock, transaction(self._conn) as conn:
@@ -265,9 +266,11 @@ class StagingArea:
                 except TabletalkError as exc:
                     errors.append(exc)
                     continue
+                change = dataclasses.replace(change, origin=joined_origin(existing.origin, origin))
                 by_key[item_key] = change
                 updates.append(
-                    (change.op, dumps(change.values), maybe_json(change.pre_image), change.id)
+                    (change.op, dumps(change.values), maybe_json(change.pre_image), change.origin,
+                     change.id)
                 )
             if errors:
                 raise errors[0] if len(entries) == 1 else summarize(errors, len(entries))
@@ -296,8 +299,8 @@ class StagingArea:
                 inserts,
             )
             conn.executemany(
-                "UPDATE staged_changes SET op = ?, values_json = ?, pre_image_json = ? "
-                "WHERE id = ?",
+                "UPDATE staged_changes SET op = ?, values_json = ?, pre_image_json = ?, "
+                "origin = ? WHERE id = ?",
                 updates,
             )
         return results

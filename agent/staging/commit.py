@@ -72,12 +72,13 @@ def changes_to_commit(conn: sqlite3.Connection, store: str) -> list[ChangeToAppl
 @dataclass
 class Pending:
     """The changes one commit takes: ids in commit order, their decoding (run only when the
-    store applies them row by row), their (table, key) for the vector hook, and where a store
-    can read them set-based (None: it cannot)."""
+    store applies them row by row), their (id, table, key text) for the vector hook (read only
+    when the store has an embedding index), and where a store can read them set-based (None:
+    it cannot)."""
 
     ids: list[str]
     load: Callable[[], list[ChangeToApply]]
-    touched: Callable[[set[str]], Iterable[tuple[str, Key]]]
+    keys: Callable[[], list[tuple[str, str, str]]]
     source: StagedSource | None = None
 
 
@@ -90,11 +91,11 @@ def pending_all(conn: sqlite3.Connection, store: str, path: Path) -> Pending:
     holds them: no discard, fold or rebase touches them).
     """
     rows = conn.execute(
-        "SELECT id, tbl, key_json, seq FROM staged_changes WHERE +store = ? ORDER BY seq",
-        (store,),
+        "SELECT id, seq FROM staged_changes WHERE +store = ? ORDER BY seq", (store,)
     ).fetchall()
-    last = rows[-1][3] if rows else 0
-    return _pending(conn, store, path, rows, ("+store = ? AND seq <= ?", (store, last)))
+    last = rows[-1][1] if rows else 0
+    where = ("+store = ? AND seq <= ?", (store, last))
+    return _pending(conn, store, path, [r[0] for r in rows], where)
 
 
 def pending_chosen(
@@ -104,27 +105,23 @@ def pending_chosen(
     unique = list(dict.fromkeys(ids))
     chosen = ("id IN (SELECT value FROM json_each(?)) AND store = ?", (json.dumps(unique), store))
     found = {
-        r[0]: r
-        for r in conn.execute(
-            f"SELECT id, tbl, key_json, seq FROM staged_changes WHERE {chosen[0]}", chosen[1]
-        )
+        r[0] for r in conn.execute(f"SELECT id FROM staged_changes WHERE {chosen[0]}", chosen[1])
     }
     if any(i not in found for i in unique):
         return None
-    return _pending(conn, store, path, [found[i] for i in unique], chosen)
+    return _pending(conn, store, path, unique, chosen)
 
 
 def _pending(
     conn: sqlite3.Connection,
     store: str,
     path: Path,
-    rows: list[tuple[str, str, str, int]],
+    ids: list[str],
     where: tuple[str, tuple[Any, ...]],
 ) -> Pending:
-    """Changes named by (id, tbl, key_json, seq) rows, which `where` selects exactly (never
-    whatever is staged for the store when it is read: the commit's record names these ids);
-    decoded only if the store asks for Python values."""
-    ids = [r[0] for r in rows]
+    """The changes `ids`, which `where` selects exactly (never whatever is staged for the store
+    when it is read: the commit's record names these ids); decoded only if the store asks for
+    Python values."""
     source = StagedSource(
         path,
         "SELECT id, tbl, key_json, op, values_json, pre_image_json, snapshot "
@@ -138,9 +135,11 @@ def _pending(
         by_id = {c.id: c for c in changes_to_commit(conn, store)}
         return [by_id[i] for i in ids]
 
-    return Pending(
-        ids, load, lambda done: ((t, loads(k)) for i, t, k, _ in rows if i in done), source
-    )
+    def keys() -> list[tuple[str, str, str]]:
+        sql = f"SELECT id, tbl, key_json FROM staged_changes WHERE {where[0]}"
+        return conn.execute(sql, where[1]).fetchall()
+
+    return Pending(ids, load, keys, source)
 
 
 def commit_changes(
@@ -161,6 +160,9 @@ def commit_changes(
     if not ids:
         return CommitReport()
     token = secrets.token_hex(8)
+    # The keys the vector hook needs are read before they leave staging, and only when the
+    # store has an embedding index to mark.
+    keys = pending.keys() if _has_vector_index(store) else []
     with transaction(conn):
         conn.execute(
             "INSERT INTO commits_in_progress (token, store, ids_json, started_at) "
@@ -209,7 +211,8 @@ def commit_changes(
     done.update(missed)
     committed = [i for i in ids if i in done]
     kept = [i for i in ids if i not in done]
-    _mark_indexes_stale(store, pending.touched(done) if done else ())
+    if keys and done:
+        _mark_indexes_stale(store, [(t, loads(k)) for i, t, k in keys if i in done])
     return CommitReport(committed=committed, conflicts=result.conflicts, kept=kept)
 
 
@@ -232,15 +235,16 @@ def _close_record(conn: sqlite3.Connection, token: str, keep: history.Retention)
     history.finish(conn, token, keep)
 
 
-def _mark_indexes_stale(store: Store, landed: Iterable[tuple[str, Key]]) -> None:
-    """Rows a commit changed are stale in the store's embedding indexes (if it has any); a
-    failure here never fails the commit: the next `tabletalk index build` rereads every row."""
-    if not landed:
-        return
+def _has_vector_index(store: Store) -> bool:
+    """True when the store has an embedding-index sidecar (whose rows a commit makes stale)."""
     from agent.vectors.location import sidecar_path  # light: the index module loads boto3
 
-    if not sidecar_path(store.identity).exists():
-        return
+    return sidecar_path(store.identity).exists()
+
+
+def _mark_indexes_stale(store: Store, landed: Iterable[tuple[str, Key]]) -> None:
+    """Rows a commit changed are stale in the store's embedding indexes; a failure here never
+    fails the commit: the next `tabletalk index build` rereads every row."""
     from agent.vectors.index import mark_stale
 
     try:

@@ -55,5 +55,14 @@ def fold(staged: StagedChange, table: str, op: Op, key: Key, values: Item) -> St
     return replace(staged, values={**staged.values, **values})
 
 
+ORIGIN_JOIN = " + "
+
+
+def joined_origin(existing: str, origin: str) -> str:
+    """The origin of a change `origin` folded into: both names, so the panel shows who staged
+    what and neither side, if only allowed its own changes, can discard the other's edit."""
+    return existing if origin in existing.split(ORIGIN_JOIN) else existing + ORIGIN_JOIN + origin
+
+
 def _show(key: Key) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in key.items())

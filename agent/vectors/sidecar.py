@@ -11,6 +11,7 @@ from __future__ import annotations
 import apsw
 import sqlite_vec
 
+from agent.errors import TabletalkError
 from agent.vectors.location import sidecar_path
 
 SCHEMA = """
@@ -52,12 +53,20 @@ def open_sidecar(identity: str, *, create: bool = True) -> apsw.Connection | Non
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
     conn.set_busy_timeout(5000)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute(SCHEMA)
-    columns = {str(r[1]) for r in conn.execute("PRAGMA table_info(indexes)")}
-    if "coarse" not in columns:  # a sidecar made before the coarse pass: its vec0 tables lack it
-        conn.execute("ALTER TABLE indexes ADD COLUMN coarse INTEGER NOT NULL DEFAULT 0")
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(SCHEMA)
+        columns = {str(r[1]) for r in conn.execute("PRAGMA table_info(indexes)")}
+        if "coarse" not in columns:  # made before the coarse pass: its vec0 tables lack it
+            conn.execute("ALTER TABLE indexes ADD COLUMN coarse INTEGER NOT NULL DEFAULT 0")
+    except (apsw.NotADBError, apsw.CorruptError) as exc:
+        conn.close()
+        raise TabletalkError(
+            f"The vector index file {path} is damaged ({exc})",
+            fix=f"Move it aside (mv '{path}' '{path}.damaged'); then `tabletalk index build "
+            "TABLE` builds the index again (embedding costs apply).",
+        ) from exc
     return conn
 
 

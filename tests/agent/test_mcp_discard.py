@@ -89,3 +89,21 @@ def test_a_stage_client_cannot_replace_a_saved_spec(backend: McpBackend) -> None
     assert spec.query == "status = 'pending'"
     carol = Caller("carol", "full", "mcp:carol", via_token=True)
     assert not backend.call("saveSpec", swapped, None, carol).is_error
+
+
+def test_a_persons_edit_folded_into_a_clients_change_is_out_of_that_clients_reach(
+    backend: McpBackend,
+) -> None:
+    """The chat stages on an item a stage client staged first: the combined change names both,
+    and the client can no longer discard it or turn it into a delete."""
+    bob = Caller("bob", "stage", "mcp:bob", via_token=True)
+    change_id = stage(backend, bob, 2)
+    backend.staging.stage("customers", "update", {"id": 2}, {"city": "Oslo"}, "chat:c")
+    [folded] = backend.staging.list()
+    assert folded.id == change_id and folded.values == {"name": "bob", "city": "Oslo"}
+    assert "mcp:bob" in folded.origin and "chat:c" in folded.origin
+    done = backend.call("discardStagedChanges", {"all": True}, None, bob)
+    assert json.loads(done.content[0].text)["discarded"] == 0
+    arguments = {"table": "customers", "op": "delete", "key": {"id": 2}}
+    assert backend.call("stageItem", arguments, None, bob).is_error
+    assert [c.values for c in backend.staging.list()] == [{"name": "bob", "city": "Oslo"}]

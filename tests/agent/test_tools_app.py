@@ -248,3 +248,11 @@ def test_exports_refuse_overwrite_and_bad_paths(ctx: ToolContext) -> None:
     err(ctx, "exportJson", query="SELECT 1", path="/tmp/abs.json")
     err(ctx, "exportCsv", query="DELETE FROM orders", path="x.csv")
     assert not (ctx.export_dir / "exports" / "x.csv").exists()
+
+
+def test_a_damaged_specs_file_is_named_with_a_fix(ctx: ToolContext) -> None:
+    ctx.specs.path.write_bytes(b"\x00not a database" * 500)
+    for tool, args in [("listSavedSpecs", {}), ("listRelationships", {})]:
+        result = err(ctx, tool, **args)
+        assert str(ctx.specs.path) in result["error"] and "internal error" not in result["error"]
+        assert "Move it aside" in result["fix"]

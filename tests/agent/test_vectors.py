@@ -227,3 +227,19 @@ def test_sqlite_vec_loads_into_a_new_sidecar(demo_path: Path) -> None:
         index.close()
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("content", [b"\x00garbage" * 700, b"SQLite format 3\x00" + b"\xff" * 5000])
+def test_a_damaged_sidecar_is_named_with_a_fix(
+    shop: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    """`index status|build|drop` on a damaged vector file: one line naming it and what to do,
+    exit 2, not 'unexpected NotADBError'; the chat still starts (no vectorSearch offered)."""
+    path = sidecar_path(open_store(shop).identity)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    assert main(["index", "status", "--db", str(shop)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "damaged" in err and "fix:" in err, err
+    assert "unexpected" not in err
+    assert path.read_bytes() == content  # the file is the user's to move, never deleted

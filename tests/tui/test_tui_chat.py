@@ -208,6 +208,28 @@ async def test_clicking_stop_ends_a_running_turn(make_app, scripted_bedrock) -> 
         assert any("Stopped" in str(n.render()) for n in app.query(NoteLine))
 
 
+async def test_send_and_stop_are_pressed_by_click_or_enter_and_not_while_disabled(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(Reply(text="First."), Reply(text="Second."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        notes = texts(app, NoteLine)
+        assert await pilot.click("#stop")  # disabled while no turn runs: nothing happens
+        await pilot.pause()
+        assert not app.chat.busy and texts(app, NoteLine) == notes
+        app.chat.composer.text = "one"
+        assert await pilot.click("#send")
+        await settle(app, pilot)
+        app.chat.composer.text = "two"
+        app.chat.query_one("#send").focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert texts(app, UserMessage) == ["one", "two"]
+        assert [m.source for m in app.query(AssistantMessage)] == ["First.", "Second."]
+
+
 async def test_pasting_a_file_path_attaches_it(make_app, tmp_path: Path) -> None:
     from textual import events
 

@@ -45,3 +45,29 @@ async def test_hovering_a_footer_key_shows_its_tooltip(make_app) -> None:
         await pilot.hover(KeyFooter, offset=(_column(footer, "f1 Help") + 1, 0))
         await pilot.pause()
         assert footer.tooltip is None  # no tooltip of its own: none (not the previous one)
+
+
+async def test_at_80_columns_every_key_shows_with_its_description(make_app) -> None:
+    """The palette key gives up its description before any other key loses its own."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        footer = app.query_one(KeyFooter)
+        labels = ("^q Quit", "f1 Help", "^o Attach", "^t Table", "^s Staged", "f2 Full chat")
+        labels += ("f4 Mode", "f5 Model")
+        assert await refreshed_until(app, lambda: "f5 Model" in footer.render().plain)
+        line = footer.render().plain
+        assert all(label in line for label in labels), line
+        assert line.rstrip().endswith("▏^p"), line
+        await pilot.hover(KeyFooter, offset=(line.index("▏^p") + 1, 0))
+        await pilot.pause()
+        assert footer.tooltip == "Open the command palette"  # hovering still names it
+
+
+async def test_a_wide_footer_names_the_palette_key(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        footer = app.query_one(KeyFooter)
+        assert await refreshed_until(app, lambda: "f5 Model" in footer.render().plain)
+        assert footer.render().plain.rstrip().endswith("▏^p palette")

@@ -677,3 +677,22 @@ async def test_a_long_origin_is_cut_in_the_list_and_whole_in_the_detail(
         assert change.created_at[:10] in heading, heading
         card = await open_change(app, pilot, change.id)
         assert "mcp nightly-reconciliation-agent" in str(card.query_one(".card-head").render())
+
+
+async def test_a_damaged_saved_specs_file_does_not_stop_the_panel(
+    make_app, demo_store
+) -> None:
+    """The panel reads declared relationships to warn about orphans; a damaged specs.sqlite
+    must not keep it from listing (and committing) the staged changes."""
+    from agent import paths
+
+    (paths.data_dir() / "specs.sqlite").parent.mkdir(parents=True, exist_ok=True)
+    (paths.data_dir() / "specs.sqlite").write_bytes(b"\x00not a database" * 500)
+    area = StagingArea(demo_store)
+    doomed = area.stage("customers", "delete", {"id": 7}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        assert listed(app) == [doomed.id]
+        assert app.query_one(StagingPanel).snapshot.complete

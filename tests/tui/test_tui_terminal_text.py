@@ -3,6 +3,7 @@ terminal: what the app would write shows them as pictures (␛) instead."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
@@ -78,4 +79,27 @@ async def test_a_hostile_answer_note_and_staged_value_are_drawn_not_obeyed(
         output = terminal_output(app)
         assert_inert(output)
         assert "bye ␛]2;PWNED" in output
+    store.close()
+
+
+async def test_table_names_that_look_like_markup_show_as_written_in_the_palette(
+    tmp_path: Path,
+) -> None:
+    """A SQLite table named `notes[/]` crashed the app when ctrl+p listed "Open table: …"
+    (the palette reads its entries as markup); `[b red]loud` would have been styled."""
+    path = tmp_path / "names.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute('CREATE TABLE "notes[/]" (id INTEGER PRIMARY KEY)')
+        conn.execute('CREATE TABLE "[b red]loud" (id INTEGER PRIMARY KEY)')
+    store = SQLiteStore.open(path)
+    app = TabletalkApp(store, Settings(), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await settle(app, pilot)
+        await pilot.press(*"open table")
+        await settle(app, pilot)
+        shown = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", terminal_output(app))  # styles, moves
+        assert "Open table: notes[/]" in shown and "Open table: [b red]loud" in shown
+        assert "Open notes[/] in a tab" in shown
     store.close()

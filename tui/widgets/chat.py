@@ -27,6 +27,7 @@ from agent.stop import StopSignal
 from tui.input_history import InputHistory
 from tui.messages import TurnEventsReady
 from tui.turn_feed import TurnFeed
+from tui.widgets.action_button import ActionButton
 from tui.widgets.attachment_bar import AttachmentBar
 from tui.widgets.chat_items import (
     AnswerChip,
@@ -119,7 +120,7 @@ class ChatPanel(Vertical):
     ChatPanel { height: 1fr; }
     ChatPanel > #chat-actions { height: 1; }
     ChatPanel > #chat-actions > #chat-hint { width: 1fr; height: 1; color: $text-muted; padding: 0 1; }
-    ChatPanel > #chat-actions Button { min-width: 6; margin: 0 0 0 1; }
+    ChatPanel > #chat-actions ActionButton { margin: 0 0 0 1; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -143,8 +144,8 @@ class ChatPanel(Vertical):
         yield Composer(id="composer", names=self._completion_names, history=self._recall)
         with Horizontal(id="chat-actions"):
             yield ChatHint(id="chat-hint")
-            yield Button("Send", id="send", variant="primary", compact=True)
-            yield Button("Stop", id="stop", variant="error", compact=True, disabled=True)
+            yield ActionButton("Send", "primary", id="send")
+            yield ActionButton("Stop", "error", id="stop", disabled=True)
 
     @cached_property
     def _review(self) -> ReviewMarker:
@@ -186,13 +187,13 @@ class ChatPanel(Vertical):
         event.stop()
         self.submit(event.text)
 
-    @on(Button.Pressed, "#send")
-    def _on_send_pressed(self, event: Button.Pressed) -> None:
+    @on(ActionButton.Pressed, "#send")
+    def _on_send_pressed(self, event: ActionButton.Pressed) -> None:
         event.stop()
         self.composer.action_submit()
 
-    @on(Button.Pressed, "#stop")
-    def _on_stop_pressed(self, event: Button.Pressed) -> None:
+    @on(ActionButton.Pressed, "#stop")
+    def _on_stop_pressed(self, event: ActionButton.Pressed) -> None:
         event.stop()
         self.stop()
 
@@ -303,8 +304,8 @@ class ChatPanel(Vertical):
 
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
-        self.query_one("#stop", Button).disabled = not busy
-        self.query_one("#send", Button).disabled = busy
+        self.query_one("#stop", ActionButton).disabled = not busy
+        self.query_one("#send", ActionButton).disabled = busy
         self.host.set_busy(busy)
 
     # ----- events from the worker -----------------------------------------------------------

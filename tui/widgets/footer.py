@@ -75,7 +75,7 @@ class KeyFooter(Widget, can_focus=False):
         self.palette: FooterEntry | None = None
         self._hovered: FooterEntry | None = None
         self._spans: list[tuple[int, int, FooterEntry]] = []
-        self._keys_shown: list[str] = []
+        self._shown: list[str] = []
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -124,12 +124,12 @@ class KeyFooter(Widget, can_focus=False):
             self.entries, self.palette = tuple(entries), palette
             self.refresh()
 
-    def _item(self, entry: FooterEntry) -> Text:
+    def _item(self, entry: FooterEntry, *, described: bool = True) -> Text:
         """`key description` in the footer's styles (hovered: highlighted; disabled: dim)."""
         key_style = self.get_component_rich_style("key-footer--key", partial=True)
         description_style = self.get_component_rich_style("key-footer--description", partial=True)
         text = Text.assemble((entry.display, key_style))
-        if entry.description:
+        if entry.description and described:
             text.append(" " + entry.description, description_style)
         base = self.rich_style
         if entry is self._hovered:
@@ -144,44 +144,52 @@ class KeyFooter(Widget, can_focus=False):
         background = Color.from_rich_color(self.rich_style.bgcolor) + hover.background
         return Style(color=(background + hover.color).rich_color, bgcolor=background.rich_color)
 
+    def _palette_text(self, *, described: bool) -> Text:
+        """`▏^p palette ` on the right (`▏^p ` without its description); empty without one."""
+        right = Text(end="")
+        if self.palette is None:
+            return right
+        bar = self.get_component_styles("key-footer--bar").color
+        background = Color.from_rich_color(self.rich_style.bgcolor)
+        bar_style = Style(color=(background + bar).rich_color)
+        if self.palette is self._hovered:  # the bar is the palette key's left border
+            bar_style += Style(bgcolor=self._hover_style().bgcolor)
+        right.append("▏", bar_style)
+        right.append_text(self._item(self.palette, described=described))
+        right.append(" ")
+        return right
+
     def render(self) -> Text:
+        """Every key with its description; when that is wider than the footer, the palette key
+        drops its description first (hovering it still names it), then the line is cut at the
+        right."""
         width = self.size.width
+        items = [self._item(entry) for entry in self.entries]
+        left_width = sum(item.cell_len + 1 for item in items)
+        right = self._palette_text(described=True)
+        if left_width + right.cell_len > width:
+            right = self._palette_text(described=False)
         line = Text(no_wrap=True, overflow="crop", end="")
         spans: list[tuple[int, int, FooterEntry]] = []
-        keys_end: list[int] = []  # where each entry's key (`^s`) ends
-        for entry in self.entries:
-            item = self._item(entry)
+        for entry, item in zip(self.entries, items, strict=True):
             spans.append((len(line), len(line) + item.cell_len, entry))
-            keys_end.append(len(line) + len(entry.display))
             line.append_text(item)
             line.append(" ")
-        right = Text(end="")
-        if self.palette is not None:
-            bar = self.get_component_styles("key-footer--bar").color
-            background = Color.from_rich_color(self.rich_style.bgcolor)
-            bar_style = Style(color=(background + bar).rich_color)
-            if self.palette is self._hovered:  # the bar is the palette key's left border
-                bar_style += Style(bgcolor=self._hover_style().bgcolor)
-            right.append("▏", bar_style)
-            right.append_text(self._item(self.palette))
-            right.append(" ")
         room = max(width - right.cell_len, 0)
         line.truncate(room, pad=True)
         self._spans = [(start, min(end, room), e) for start, end, e in spans if start < room]
-        self._keys_shown = [
-            e.action for (_, _, e), end in zip(spans, keys_end, strict=True) if end <= room
-        ]
+        self._shown = [e.action for start, end, e in spans if end <= room]
         if self.palette is not None and right.cell_len <= width:
             self._spans.append((room, width, self.palette))
-            self._keys_shown.append(self.palette.action)
+            self._shown.append(self.palette.action)
             line.append_text(right)
         line.stylize_before(self.rich_style)
         return line
 
     def shown_actions(self) -> list[str]:
-        """The actions whose key (`^s`) the last drawn line showed whole (on a narrow
-        terminal the last description may be cut by the palette key)."""
-        return list(self._keys_shown)
+        """The actions the last drawn line showed whole, key and description (the palette
+        key counts with or without its description)."""
+        return list(self._shown)
 
     def _entry_at(self, x: int) -> FooterEntry | None:
         return next((e for start, end, e in self._spans if start <= x < end), None)

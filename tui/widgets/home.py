@@ -67,17 +67,16 @@ class HomeTab(TabPane):
         self.post_message(self.CountsLoaded(counts))
 
     def on_home_tab_counts_loaded(self, message: HomeTab.CountsLoaded) -> None:
+        """Each table's row count to the right of its name. The prompts are replaced in place:
+        the list keeps its lines, highlight and scroll, so it is repainted without a new
+        layout of the screen (clearing and re-adding the options laid it out again)."""
         message.stop()
         options = self.query_one(OptionList)
-        highlighted = options.highlighted
-        options.clear_options()
         width = max((len(t) for t in self.tables), default=0)
-        for table in self.tables:
+        for table, count in message.counts.items():
             label = Text(table.ljust(width + 2))
-            if table in message.counts:
-                label.append(f"{message.counts[table]:>17}", style="dim")
-            options.add_option(Option(label, id=table))
-        options.highlighted = highlighted
+            label.append(f"{count:>17}", style="dim")
+            options.replace_option_prompt(table, label)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

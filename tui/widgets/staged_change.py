@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agent.staging import AttributeDiff, StagedChange
+from agent.staging.merge import ORIGIN_JOIN
 from agent.staging.review import show_value
 from tui.widgets.fitted_lines import FittedLines, Line
 
@@ -27,9 +28,13 @@ ATTRIBUTES_SHOWN = 6
 
 
 def origin_text(origin: str) -> str:
-    """`chat:20261130-…` → `chat`, `mcp:client` → `mcp client`: who staged it, briefly."""
-    kind, _, detail = origin.partition(":")
-    return kind if kind == "chat" or not detail else f"{kind} {detail}"
+    """`chat:20261130-…` → `chat`, `mcp:client` → `mcp client`: who staged it, briefly (each
+    of them for a change several origins staged: `mcp client + chat`)."""
+    shown = []
+    for part in origin.split(ORIGIN_JOIN):
+        kind, _, detail = part.partition(":")
+        shown.append(kind if kind == "chat" or not detail else f"{kind} {detail}")
+    return ORIGIN_JOIN.join(shown)
 
 
 def short_origin(origin: str, width: int | None) -> str:
