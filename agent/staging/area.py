@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import paths
-from agent.errors import StagingError, TabletalkError
+from agent.errors import InDoubtError, StagingError, TabletalkError
 from agent.staging import history
 from agent.staging.bulk import stage_query_set_based, stage_set_based
 from agent.staging.checks import (
@@ -529,9 +530,16 @@ class StagingArea:
                         self._get_many(wanted)  # raises, naming the ids not staged
                         raise AssertionError("unreachable: some id is not staged")
                     pending = chosen
-                report = commit_changes(
-                    self.store, self._conn, pending, progress, by=by, keep=self.keep
-                )
+                try:
+                    report = commit_changes(
+                        self.store, self._conn, pending, progress, by=by, keep=self.keep
+                    )
+                except InDoubtError:
+                    # Settle what may have landed now, if the store answers; else the next
+                    # operation does.
+                    with contextlib.suppress(TabletalkError, sqlite3.Error):
+                        self._settle_locked()
+                    raise
             finally:
                 self._commit_lock.release()
         report.recovered = list(recovered)
