@@ -8,9 +8,11 @@ the median CPU time the process used by then (less sensitive to a loaded machine
 all threads and the main thread alone (the session's worker starts at the first frame, so how
 much of its CPU falls inside the window follows the wall time).
 `--before DIR` times another source tree (`git archive REV | tar -x -C DIR`) in the same
-rounds, for a before/after under the same load.
+rounds, for a before/after under the same load. `--instructions` counts instead the
+instructions the main thread executes to the same point under valgrind's callgrind (one run
+per tree, a minute or two each), a figure the machine's load does not move.
 Target: <= 0.40 s on 2 cores.
-Usage: .venv/bin/python bench/tui_startup.py [runs] [--before DIR]
+Usage: .venv/bin/python bench/tui_startup.py [runs] [--before DIR] [--instructions]
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
-import time, sys
+import os, time, sys
 started = float(sys.argv[1])
 import tui.entry
 
@@ -65,8 +67,11 @@ def prepare(argv):
         def _done(self) -> None:
             print(
                 f"first_screen={time.time() - started:.3f} cpu={time.process_time():.3f} "
-                f"main={time.thread_time():.3f}"
+                f"main={time.thread_time():.3f}",
+                flush=True,
             )
+            if os.environ.get("TUI_STARTUP_EXIT_AT_SCREEN"):  # count nothing after it
+                os._exit(0)
             self.exit()
 
     tui.app.TabletalkApp = Timed
@@ -97,6 +102,37 @@ def one_run(env: dict[str, str], src: Path = ROOT) -> tuple[float, float, float]
     raise RuntimeError(done.stderr[-2000:])
 
 
+def instructions(env: dict[str, str], code: str, src: Path) -> int:
+    """Instructions the main thread executed (valgrind's callgrind) running `code` in `src`:
+    a count that a loaded machine does not change, unlike times."""
+    with tempfile.TemporaryDirectory() as out:
+        run_env = dict(env, PYTHONHASHSEED="0", TUI_STARTUP_EXIT_AT_SCREEN="1")
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+             f"--callgrind-out-file={out}/cg.%p", sys.executable, "-c", code, str(time.time())],
+            cwd=src, env=run_env, capture_output=True, text=True, timeout=1200,
+        )  # fmt: skip
+        main_thread = [f for f in os.listdir(out) if f.endswith("-01")]
+        if done.returncode != 0 or not main_thread:
+            raise RuntimeError(done.stderr[-2000:])
+        for line in Path(out, main_thread[0]).read_text().splitlines():
+            if line.startswith("summary:"):
+                return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no summary")
+
+
+def count_instructions(env: dict[str, str], sources: list[Path]) -> None:
+    """One run per tree under callgrind (each takes a minute or two), against the floor."""
+    floor = instructions(env, "pass", ROOT)
+    print(f"floor (python -c pass): {floor / 1e6:.0f} M instructions (main thread)")
+    for src in sources:
+        count = instructions(env, CHILD, src)
+        print(
+            f"{src}: cold start to first usable screen: {count / 1e6:.0f} M instructions "
+            f"in the main thread ({count / floor:.2f}x floor)"
+        )
+
+
 def floor_run() -> float:
     """Seconds for a whole `python -c pass` process: the interpreter's own start-up."""
     started = time.perf_counter()
@@ -111,6 +147,12 @@ def main() -> None:
     )
     parser.add_argument("runs", nargs="?", type=int, default=5, help="runs (default 5)")
     parser.add_argument("--before", type=Path, help="another source tree, timed in the same rounds")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count the main thread's instructions under valgrind (one run per tree) instead "
+        "of timing: the same on a loaded machine",
+    )
     parsed = parser.parse_args()
     before = parsed.before.resolve() if parsed.before else None
     runs: int = parsed.runs
@@ -122,6 +164,9 @@ def main() -> None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # time imports from .pyc, as installed
         for src in sources:
             one_run(env, src)  # creates the demo database and .pyc files; not counted
+        if parsed.instructions:
+            count_instructions(env, sources)
+            return
         times: dict[Path, list[float]] = {src: [] for src in sources}
         cpus: dict[Path, list[float]] = {src: [] for src in sources}
         mains: dict[Path, list[float]] = {src: [] for src in sources}
