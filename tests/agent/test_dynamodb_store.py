@@ -390,3 +390,9 @@ def test_a_from_inside_an_ion_literal_cannot_name_the_table_the_glob_checks(
             limited.query('SELECT v, `(FROM "orders")` FROM "secret"')
     finally:
         limited.close()
+
+
+def test_the_home_list_names_the_key_and_the_approximate_count(dynamo_endpoint: str) -> None:
+    make_orders(raw_client(), 1)
+    store = open_store(f"dynamodb://{REGION}")
+    assert store.size_label("orders") == "key (id)  ~1 item"
