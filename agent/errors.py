@@ -30,6 +30,16 @@ class StoreError(TabletalkError):
     title = "Store error"
 
 
+class InDoubtError(StoreError):
+    """A commit unit whose request may have been applied although it failed (its answer was
+    lost, or an earlier attempt of a retried request timed out): `ids` are its changes, which
+    the staging area settles from the store instead of keeping them staged as never sent."""
+
+    def __init__(self, message: str, *, fix: str | None = None, ids: list[str]) -> None:
+        super().__init__(message, fix=fix)
+        self.ids = ids
+
+
 class UnknownTableError(StoreError):
     """A table name that the store does not have."""
 

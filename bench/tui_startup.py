@@ -4,11 +4,15 @@ soon as the first frame is out landed in the focused composer (shown on a later 
 
 Runs `python -c` children so every run pays the imports; prints the median of N runs and its
 ratio to the floor (`python -c pass`, whole process) measured in the same run, interleaved, and
-the median CPU time the process used by then (less sensitive to a loaded machine than wall time).
+the median CPU time the process used by then (less sensitive to a loaded machine than wall time),
+all threads and the main thread alone (the session's worker starts at the first frame, so how
+much of its CPU falls inside the window follows the wall time).
 `--before DIR` times another source tree (`git archive REV | tar -x -C DIR`) in the same
-rounds, for a before/after under the same load.
+rounds, for a before/after under the same load. `--instructions` counts instead the
+instructions the main thread executes to the same point under valgrind's callgrind (one run
+per tree, a minute or two each), a figure the machine's load does not move.
 Target: <= 0.40 s on 2 cores.
-Usage: .venv/bin/python bench/tui_startup.py [runs] [--before DIR]
+Usage: .venv/bin/python bench/tui_startup.py [runs] [--before DIR] [--instructions]
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
-import time, sys
+import os, time, sys
 started = float(sys.argv[1])
 import tui.entry
 
@@ -61,7 +65,13 @@ def prepare(argv):
             self.call_after_refresh(self._done)  # a frame with the typed key has been painted
 
         def _done(self) -> None:
-            print(f"first_screen={time.time() - started:.3f} cpu={time.process_time():.3f}")
+            print(
+                f"first_screen={time.time() - started:.3f} cpu={time.process_time():.3f} "
+                f"main={time.thread_time():.3f}",
+                flush=True,
+            )
+            if os.environ.get("TUI_STARTUP_EXIT_AT_SCREEN"):  # count nothing after it
+                os._exit(0)
             self.exit()
 
     tui.app.TabletalkApp = Timed
@@ -73,8 +83,9 @@ sys.exit(tui.entry.main([]))
 """
 
 
-def one_run(env: dict[str, str], src: Path = ROOT) -> tuple[float, float]:
-    """(wall seconds, the process's CPU seconds) from launch to the first usable screen."""
+def one_run(env: dict[str, str], src: Path = ROOT) -> tuple[float, float, float]:
+    """(wall seconds, the process's CPU seconds, the main thread's CPU seconds) from launch to
+    the first usable screen."""
     started = time.time()
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(started)],
@@ -86,9 +97,40 @@ def one_run(env: dict[str, str], src: Path = ROOT) -> tuple[float, float]:
     )
     for line in done.stdout.splitlines():
         if line.startswith("first_screen="):
-            wall, cpu = (float(part.split("=", 1)[1]) for part in line.split())
-            return wall, cpu
+            wall, cpu, main = (float(part.split("=", 1)[1]) for part in line.split())
+            return wall, cpu, main
     raise RuntimeError(done.stderr[-2000:])
+
+
+def instructions(env: dict[str, str], code: str, src: Path) -> int:
+    """Instructions the main thread executed (valgrind's callgrind) running `code` in `src`:
+    a count that a loaded machine does not change, unlike times."""
+    with tempfile.TemporaryDirectory() as out:
+        run_env = dict(env, PYTHONHASHSEED="0", TUI_STARTUP_EXIT_AT_SCREEN="1")
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+             f"--callgrind-out-file={out}/cg.%p", sys.executable, "-c", code, str(time.time())],
+            cwd=src, env=run_env, capture_output=True, text=True, timeout=1200,
+        )  # fmt: skip
+        main_thread = [f for f in os.listdir(out) if f.endswith("-01")]
+        if done.returncode != 0 or not main_thread:
+            raise RuntimeError(done.stderr[-2000:])
+        for line in Path(out, main_thread[0]).read_text().splitlines():
+            if line.startswith("summary:"):
+                return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no summary")
+
+
+def count_instructions(env: dict[str, str], sources: list[Path]) -> None:
+    """One run per tree under callgrind (each takes a minute or two), against the floor."""
+    floor = instructions(env, "pass", ROOT)
+    print(f"floor (python -c pass): {floor / 1e6:.0f} M instructions (main thread)")
+    for src in sources:
+        count = instructions(env, CHILD, src)
+        print(
+            f"{src}: cold start to first usable screen: {count / 1e6:.0f} M instructions "
+            f"in the main thread ({count / floor:.2f}x floor)"
+        )
 
 
 def floor_run() -> float:
@@ -105,6 +147,12 @@ def main() -> None:
     )
     parser.add_argument("runs", nargs="?", type=int, default=5, help="runs (default 5)")
     parser.add_argument("--before", type=Path, help="another source tree, timed in the same rounds")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count the main thread's instructions under valgrind (one run per tree) instead "
+        "of timing: the same on a loaded machine",
+    )
     parsed = parser.parse_args()
     before = parsed.before.resolve() if parsed.before else None
     runs: int = parsed.runs
@@ -116,15 +164,20 @@ def main() -> None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # time imports from .pyc, as installed
         for src in sources:
             one_run(env, src)  # creates the demo database and .pyc files; not counted
+        if parsed.instructions:
+            count_instructions(env, sources)
+            return
         times: dict[Path, list[float]] = {src: [] for src in sources}
         cpus: dict[Path, list[float]] = {src: [] for src in sources}
+        mains: dict[Path, list[float]] = {src: [] for src in sources}
         floors: list[float] = []
         for _ in range(runs):
             floors.append(floor_run())
             for src in sources:
-                wall, cpu = one_run(env, src)
+                wall, cpu, main = one_run(env, src)
                 times[src].append(wall)
                 cpus[src].append(cpu)
+                mains[src].append(main)
     floor = statistics.median(floors)
     print(f"floor (python -c pass): median {floor:.3f} s (cpus: {os.cpu_count()})")
     for src, values in times.items():
@@ -132,7 +185,8 @@ def main() -> None:
         print(
             f"{src}: cold start to first usable screen: median {median:.3f} s "
             f"({median / floor:.2f}x floor), min {min(values):.3f} s, max {max(values):.3f} s "
-            f"over {runs} runs; CPU (all threads) median {statistics.median(cpus[src]):.3f} s"
+            f"over {runs} runs; CPU (all threads) median {statistics.median(cpus[src]):.3f} s, "
+            f"main thread {statistics.median(mains[src]):.3f} s"
         )
 
 

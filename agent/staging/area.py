@@ -20,6 +20,8 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import os
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import paths
-from agent.errors import StagingError, TabletalkError
+from agent.errors import InDoubtError, StagingError, TabletalkError
 from agent.staging import history
 from agent.staging.bulk import stage_query_set_based, stage_set_based
 from agent.staging.checks import (
@@ -77,6 +79,7 @@ class StagingArea:
         self.path = Path(path) if path is not None else paths.staging_db_path()
         self._notices: builtins.list[str] = []
         self._conn = open_staging_db(self.path, self._notices)
+        self._file = _file_id(self.path)
         self._lock = threading.RLock()
         self._commit_lock = CommitLock(self.path)
         self._settled_landed: set[str] = set()
@@ -91,9 +94,27 @@ class StagingArea:
             notices, self._notices = self._notices, []
         return notices
 
+    def _follow_file(self) -> None:
+        """Reopen the staging database when another program deleted or replaced its file while
+        this area had it open: writing on would reach a file no other process sees, gone when
+        this one ends. Called under the area's lock before every operation."""
+        now = _file_id(self.path)
+        if now is not None and now == self._file:
+            return
+        old = self._conn
+        self._conn = open_staging_db(self.path, self._notices)
+        self._file = _file_id(self.path)
+        old.close()
+        what = "deleted" if now is None else "replaced"
+        self._notices.append(
+            f"The staging database {self.path} was {what} by another program while tabletalk "
+            "had it open; staged changes are now read from and saved to the file there."
+        )
+
     def _settle(self) -> Settlement:
         """Settle commits that a dead process left unfinished; a running one is left alone."""
         with self._lock:
+            self._follow_file()
             if self._commit_lock.held or not has_records(self._conn, self.store.identity):
                 return Settlement()
             if not self._commit_lock.try_acquire():
@@ -383,7 +404,9 @@ class StagingArea:
 
     def review(self) -> StagingReview:
         """Filtered counts, bulk-edit summaries and pages for a review screen."""
-        return StagingReview(self._conn, self._lock, self.store.identity)
+        with self._lock:
+            self._follow_file()
+            return StagingReview(self._conn, self._lock, self.store.identity)
 
     def diff(self, change: StagedChange) -> builtins.list[AttributeDiff]:
         """Per attribute old → new: all attributes for create/delete, the changed ones for update."""
@@ -516,6 +539,7 @@ class StagingArea:
         with self._lock:
             self._commit_lock.acquire(wait_s)
             try:
+                self._follow_file()
                 settled = self._settle_locked()
                 before = self._settled_landed
                 if ids is None:
@@ -529,9 +553,16 @@ class StagingArea:
                         self._get_many(wanted)  # raises, naming the ids not staged
                         raise AssertionError("unreachable: some id is not staged")
                     pending = chosen
-                report = commit_changes(
-                    self.store, self._conn, pending, progress, by=by, keep=self.keep
-                )
+                try:
+                    report = commit_changes(
+                        self.store, self._conn, pending, progress, by=by, keep=self.keep
+                    )
+                except InDoubtError:
+                    # Settle what may have landed now, if the store answers; else the next
+                    # operation does.
+                    with contextlib.suppress(TabletalkError, sqlite3.Error):
+                        self._settle_locked()
+                    raise
             finally:
                 self._commit_lock.release()
         report.recovered = list(recovered)
@@ -543,11 +574,13 @@ class StagingArea:
     def history(self, limit: int = 200) -> builtins.list[CommitEntry]:
         """This store's commits, newest first."""
         with self._lock:
+            self._follow_file()
             return history.commits(self._conn, self.store.identity, limit)
 
     def commit_entry(self, commit_id: str) -> tuple[CommitEntry, builtins.list[LoggedChange]]:
         """One commit (by id or a unique prefix) and its changes; StagingError if unknown."""
         with self._lock:
+            self._follow_file()
             entry = history.find(self._conn, self.store.identity, commit_id)
             if entry is None:
                 raise StagingError(
@@ -597,3 +630,12 @@ class StagingArea:
         """Close the staging database connection."""
         with self._lock:
             self._conn.close()
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at `path`; None when there is none."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return info.st_dev, info.st_ino

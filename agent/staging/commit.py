@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent.errors import TabletalkError
+from agent.errors import InDoubtError, TabletalkError
 from agent.staging import history
 from agent.staging.db import transaction
 from agent.staging.encoding import loads, loads_many
@@ -195,8 +195,19 @@ def commit_changes(
             result = store.apply_staged(pending.source, progress, on_landed)
         if result is None:
             result = store.apply(pending.load(), progress, on_landed)
+    except InDoubtError as exc:
+        # The unit may have landed although the store could not say so: the record keeps
+        # exactly its changes (and any unrecorded), to be settled from the store.
+        done_now = set(landed)
+        doubt = [*unrecorded, *(i for i in exc.ids if i not in done_now)]
+        with transaction(conn):
+            conn.execute(
+                "UPDATE commits_in_progress SET ids_json = ? WHERE token = ?",
+                (json.dumps(doubt), token),
+            )
+        raise
     except TabletalkError:
-        # A store raises its own errors only after rolling back its open unit: what landed
+        # Any other error of a store comes after rolling back its open unit: what landed
         # already left staging, and nothing is in doubt.
         if not unrecorded:
             with transaction(conn):

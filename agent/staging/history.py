@@ -137,7 +137,7 @@ def finish(conn: sqlite3.Connection, commit_id: str, keep: Retention) -> None:
     total = conn.execute("SELECT coalesce(sum(changes), 0) FROM commit_log").fetchone()[0]
     if total > keep.changes:
         for commit_id_, changes in conn.execute(
-            "SELECT id, changes FROM commit_log ORDER BY committed_at, rowid"
+            "SELECT id, changes FROM commit_log ORDER BY rowid"  # commit order, not the clock
         ).fetchall():
             if total <= keep.changes:
                 break
@@ -149,10 +149,11 @@ def finish(conn: sqlite3.Connection, commit_id: str, keep: Retention) -> None:
 
 
 def commits(conn: sqlite3.Connection, store: str, limit: int = 200) -> list[CommitEntry]:
-    """The store's commits, newest first."""
+    """The store's commits, newest first: in the order they were made (rowid: a new row gets
+    one more than the largest), which a clock set back does not change."""
     rows = conn.execute(
         "SELECT id, store, committed_at, committed_by, changes FROM commit_log "
-        "WHERE store = ? AND changes > 0 ORDER BY committed_at DESC, rowid DESC LIMIT ?",
+        "WHERE store = ? AND changes > 0 ORDER BY rowid DESC LIMIT ?",
         (store, limit),
     ).fetchall()
     entries = []

@@ -304,7 +304,8 @@ class Store(ABC):
     def size_label(self, table: str) -> str:
         """How big `table` is, for the home list ("1,204 rows"); a store whose exact count
         would cost a full scan says its approximation and key instead."""
-        return f"{self.count(table):,} rows"
+        count = self.count(table)
+        return f"{count:,} row{'' if count == 1 else 's'}"
 
     @abstractmethod
     def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]:

@@ -74,6 +74,7 @@ class SQLiteStore(Store):
             # A first read here rolls back a hot journal a killed writer left; the read-only
             # connection below could not, and would fail to open.
             self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        self._file = _file_id(self.path)
         self._reader = ReadOnlyConnection(self.path, query_timeout_s)
         self._schemas: dict[str, tuple[int, TableSchema]] = {}
 
@@ -473,6 +474,7 @@ class SQLiteStore(Store):
         self, changes: list[ChangeToApply], progress: Any = None, landed: Landed | None = None
     ) -> ApplyResult:
         """Apply every change in ONE transaction, or none of them when any conflicts."""
+        self._check_same_file()
         if self.read_only_file:
             raise StoreError(
                 f"{self.path} is read-only, so nothing was committed",
@@ -487,13 +489,36 @@ class SQLiteStore(Store):
     ) -> ApplyResult | None:
         """Apply the staged changes set-based in ONE transaction (`sqlite_set_apply`); None when
         the row-by-row `apply` must decide (nothing was applied)."""
+        self._check_same_file()
         if self.read_only_file:
             return None  # `apply` says so
         with self._lock:
             return apply_staged(self, self._conn, source, progress, landed)
+
+    def _check_same_file(self) -> None:
+        """Refuse to commit when the file at the path is no longer the one this store opened
+        (another program moved, restored or replaced it): the write connection would write the
+        old file, which nobody sees any more (SQLite refuses that only in rollback mode, as a
+        read-only database)."""
+        if _file_id(self.path) != self._file:
+            raise StoreError(
+                f"{self.path} was replaced by another file after tabletalk opened it (moved, "
+                "restored or rewritten by another program), so nothing was committed",
+                fix="Open it again (restart tabletalk, or run the command again) so the commit "
+                "checks and writes the file that is there now; the changes stay staged.",
+            )
 
     def close(self) -> None:
         """Close both connections."""
         with self._lock:
             self._reader.close()
             self._conn.close()
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at `path`; None when there is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino

@@ -8,7 +8,6 @@ stopped from another thread (`interrupt`) and is stopped anyway after a timeout.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import shlex
 import sqlite3
 import threading
@@ -117,6 +116,8 @@ def quote_ident(name: str) -> str:
 def json_value(value: Any) -> Any:
     """A JSON-friendly form of one SQLite value: blobs become a short marker with a digest."""
     if isinstance(value, bytes | bytearray | memoryview):
+        import hashlib  # not at import: the app's first screen needs no digest
+
         data = bytes(value)
         return f"<blob {len(data)} bytes sha256:{hashlib.sha256(data).hexdigest()[:16]}>"
     return value

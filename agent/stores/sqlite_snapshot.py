@@ -14,7 +14,6 @@ and need not touch the counter.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -33,5 +32,7 @@ def file_stamp(path: Path) -> str | None:
         return None
     counter = int.from_bytes(header[24:28], "big")
     valid_for = int.from_bytes(header[92:96], "big")
+    import hashlib  # not at import: the app's first screen needs no stamp
+
     fields = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{counter}:{valid_for}"
     return hashlib.blake2b(fields.encode(), digest_size=8).hexdigest()

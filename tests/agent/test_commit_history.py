@@ -195,3 +195,30 @@ def test_an_interrupted_commit_that_landed_is_logged_when_settled(
     [entry] = again.history()
     assert entry.id == "dead1" and entry.changes == 1
     again.close()
+
+
+def test_a_clock_set_back_keeps_the_newest_commit_first_and_kept(
+    demo_store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The clock was a day ahead at the first commit and put right (NTP) before the next two.
+    The last commit is still the newest (listed first: the one F9's top line reverts), and
+    size retention forgets the first commit, not the one just made."""
+    from datetime import UTC, datetime, timedelta
+
+    from agent.staging import history
+
+    ahead = datetime.now(UTC) + timedelta(days=1)
+
+    class Ahead(datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> Ahead:  # type: ignore[override]
+            return cls.fromtimestamp(ahead.timestamp(), UTC)
+
+    area = StagingArea(demo_store, keep=Retention(days=90, changes=6))
+    for quantity in (10, 11, 12):
+        monkeypatch.setattr(history, "datetime", Ahead if quantity == 10 else datetime)
+        area.stage_many("orders", keys=[{"id": i} for i in range(1, 4)], set={"quantity": quantity})
+        area.commit()
+    shown = [area.commit_entry(e.id)[1][0].values["quantity"] for e in area.history()]
+    assert shown == [12, 11]
+    area.close()

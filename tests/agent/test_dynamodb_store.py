@@ -248,6 +248,51 @@ def test_250_changes_commit_as_three_transactions_with_request_tokens(
     assert len(set(tokens)) == 3 and all(0 < len(t) <= 36 for t in tokens)
 
 
+def test_a_transaction_whose_answer_is_lost_is_settled_not_left_staged(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    """DynamoDB applies the second of three transactions, then the connection drops before its
+    answer arrives. Those 100 changes are in the table: they must leave staging (a later
+    commit would call them conflicts, showing the user's own values as "current") and be in the
+    history; the 50 never sent stay staged."""
+    import botocore.exceptions
+
+    from agent.errors import StoreError
+
+    client = raw_client()
+    for start in range(121, 251, 25):
+        client.batch_write_item(
+            RequestItems={
+                "orders": [
+                    {"PutRequest": {"Item": {"id": {"N": str(i)}, "status": {"S": "pending"}}}}
+                    for i in range(start, min(start + 25, 251))
+                ]
+            }
+        )
+    area.stage_many("orders", keys=[{"id": i} for i in range(1, 251)], set={"flag": True})
+    answers: list[int] = []
+
+    def drop_the_second_answer(**_: Any) -> None:
+        answers.append(1)
+        if len(answers) == 2:
+            raise botocore.exceptions.ConnectionClosedError(endpoint_url="http://dynamodb")
+
+    store.client.meta.events.register(
+        "after-call.dynamodb.TransactWriteItems", drop_the_second_answer
+    )
+    with pytest.raises(StoreError):
+        area.commit()
+    flagged = client.scan(TableName="orders", FilterExpression="attribute_exists(flag)")
+    assert sorted(int(i["id"]["N"]) for i in flagged["Items"]) == list(range(1, 201))
+    again = StagingArea(store, area.path)
+    try:
+        assert sorted(c.key["id"] for c in again.list()) == list(range(201, 251))
+        (entry,) = again.history()
+        assert entry.changes == 200
+    finally:
+        again.close()
+
+
 def test_a_transaction_retried_after_a_timeout_carries_the_same_request_token(
     store: DynamoDBStore, area: StagingArea
 ) -> None:
@@ -345,3 +390,9 @@ def test_a_from_inside_an_ion_literal_cannot_name_the_table_the_glob_checks(
             limited.query('SELECT v, `(FROM "orders")` FROM "secret"')
     finally:
         limited.close()
+
+
+def test_the_home_list_names_the_key_and_the_approximate_count(dynamo_endpoint: str) -> None:
+    make_orders(raw_client(), 1)
+    store = open_store(f"dynamodb://{REGION}")
+    assert store.size_label("orders") == "key (id)  ~1 item"

@@ -588,3 +588,15 @@ def test_holds_compares_as_sqlite_does(tmp_path: Path) -> None:
     assert not store.holds("t", {"id": 1}, {"n": 5}, whole=True)
     assert store.holds("t", {"id": 1}, {"id": 1, "n": 5, "r": 5.0, "u": 1, "b": blob}, whole=True)
     store.close()
+
+
+def test_the_home_list_says_row_or_rows_as_the_count_reads(tmp_path: Path) -> None:
+    path = make_db(
+        tmp_path / "sizes.sqlite",
+        "CREATE TABLE one (id INTEGER PRIMARY KEY); INSERT INTO one VALUES (1);"
+        "CREATE TABLE none_ (id INTEGER PRIMARY KEY);"
+        "CREATE TABLE many (id INTEGER PRIMARY KEY); INSERT INTO many VALUES (1), (2);",
+    )
+    store = SQLiteStore(path)
+    labels = [store.size_label(table) for table in ("one", "none_", "many")]
+    assert labels == ["1 row", "0 rows", "2 rows"]

@@ -157,3 +157,48 @@ def test_recovery_judges_5_and_5_0_as_sqlite_does(loose: StagingArea) -> None:
     report = loose.commit()
     assert report.ok and report.recovered == [change.id]
     assert loose.count() == 0 and in_progress(loose) == []
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+@pytest.mark.parametrize("bulk", [True, False])
+def test_a_database_file_replaced_while_open_is_not_committed_to_blindly(
+    tmp_path: Path, journal: str, bulk: bool
+) -> None:
+    """Another program replaces the database file (a backup restored, a `git pull`, a move and
+    copy) while the app has it open. In WAL mode the commit wrote to the replaced file, which
+    nobody sees any more, yet said "committed" and dropped the changes from staging; in
+    rollback mode it told the user to make a writable file writable."""
+    import os
+    import shutil
+
+    db = tmp_path / "shop.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute(f"PRAGMA journal_mode={journal}")
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+    conn.executemany("INSERT INTO t VALUES (?, 'a')", [(i,) for i in range(1, 10)])
+    conn.commit()
+    conn.close()
+    store = SQLiteStore.open(db)
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    if bulk:
+        area.stage_many("t", query="SELECT id FROM t WHERE id <= 3", set={"v": "b"})
+    else:
+        area.stage("t", "update", {"id": 1}, {"v": "b"})
+    shutil.copy(db, tmp_path / "restored.sqlite")
+    os.replace(tmp_path / "restored.sqlite", db)
+    with pytest.raises(StoreError, match="was replaced by") as failed:
+        area.commit()
+    assert "open it again" in (failed.value.fix or "").lower()
+    assert len(area.list()) == (3 if bulk else 1)
+    assert area.history() == []
+    area.close()
+    store.close()
+    reopened = SQLiteStore.open(db)
+    again = StagingArea(reopened, tmp_path / "staging.sqlite")
+    report = again.commit()
+    assert len(report.committed) == (3 if bulk else 1)
+    check = sqlite3.connect(db)
+    assert check.execute("SELECT v FROM t WHERE id = 1").fetchone() == ("b",)
+    check.close()
+    again.close()
+    reopened.close()

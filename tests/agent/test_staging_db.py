@@ -99,3 +99,33 @@ def test_many_openers_of_a_new_staging_db_at_once_all_succeed(tmp_path: Path) ->
         for thread in threads:
             thread.join()
         assert errors == []
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_staging_file_deleted_or_replaced_while_open_is_followed(
+    demo_store: SQLiteStore, tmp_path: Path, how: str
+) -> None:
+    """Another program deletes (or swaps) the staging file while the app has it open. A change
+    staged afterwards must reach the file at the path, which every other process reads (and
+    which outlives this one), not the unlinked file only the app still holds."""
+    path = tmp_path / "staging.sqlite"
+    app = StagingArea(demo_store, path)
+    app.stage("orders", "update", {"id": 1}, {"status": "cancelled"})
+    for side in ("", "-wal", "-shm"):
+        path.with_name(path.name + side).unlink(missing_ok=True)
+    if how == "replaced":
+        other = StagingArea(demo_store, tmp_path / "other.sqlite")
+        other.stage("orders", "update", {"id": 2}, {"status": "cancelled"})
+        other.close()
+        for side in ("", "-wal", "-shm"):
+            source = tmp_path / f"other.sqlite{side}"
+            if source.exists():
+                source.rename(path.with_name(path.name + side))
+    app.stage("orders", "update", {"id": 3}, {"status": "cancelled"})
+    expected = [2, 3] if how == "replaced" else [3]
+    assert [c.key["id"] for c in app.list()] == expected
+    assert any(how in notice for notice in app.take_notices())
+    cli = StagingArea(demo_store, path)
+    assert [c.key["id"] for c in cli.list()] == expected
+    cli.close()
+    app.close()

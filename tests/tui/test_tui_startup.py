@@ -22,7 +22,7 @@ HEAVY = (
     "agent.session", "agent.conversations", "agent.tools.registry", "agent.staging",
     "agent.loop", "pydantic", "boto3", "botocore", "mcp", "anyio", "markdown_it", "rapidfuzz",
     "agent.events", "agent.attachments", "agent.transcript", "agent.mcp_server", "catalog",
-    "agent.permissions",
+    "agent.permissions", "hashlib",
     "tui.tabs", "tui.widgets.table_tab", "tui.widgets.table_view", "tui.widgets.staging_panel",
     "tui.screens.confirm", "tui.screens.error", "tui.screens.permission",
     "textual.widgets._footer", "textual.widgets._markdown", "textual.widgets._data_table",

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import sqlite3
+import tracemalloc
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from textual.widgets import Static
 
 from agent.config import Settings
 from agent.staging import StagingArea
 from agent.stores.paging import PAGE_SIZE
 from agent.stores.sqlite import SQLiteStore
-from agent.stores.sqlite_paging import SQLiteRowSource
+from agent.stores.sqlite_paging import CELL_CHARS, SQLiteRowSource
 from tests.tui.helpers import SIZE, settle
 from tui.app import TabletalkApp
 from tui.screens.row_detail import RowDetailScreen
@@ -40,6 +44,60 @@ def test_row_source_pages_by_key_and_never_writes(big_db: Path) -> None:
         source._conn.execute("DELETE FROM events")
     source.close()
 
+
+def test_a_page_of_large_documents_holds_what_a_tab_shows_not_the_documents(
+    tmp_path: Path,
+) -> None:
+    """A table tab of 5 MB documents read each page whole (200 rows: a gigabyte in the app);
+    a page now holds each blob's size and the start of each long text, keys untouched."""
+    path = tmp_path / "docs.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE docs (name TEXT PRIMARY KEY, body BLOB, notes TEXT)")
+        conn.executemany(
+            "INSERT INTO docs VALUES (?, zeroblob(5000000), ?)",
+            ((f"doc {i}", "é" * 1_000_000) for i in range(20)),
+        )
+    source = SQLiteRowSource(path, "docs", where="length(body) > 1000")
+    tracemalloc.start()
+    try:
+        page = source.page(0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        source.close()
+    assert peak < 10_000_000, f"a page took {peak:,} bytes"
+    name, body, notes = page.rows[0]
+    assert name == "doc 0" and page.keys[0] == {"name": "doc 0"}
+    assert body == "<5000000 bytes>" and notes == "é" * CELL_CHARS + "…"
+
+
+
+async def test_the_row_detail_shows_a_long_text_whole_though_the_page_holds_its_start(
+    tmp_path: Path,
+) -> None:
+    """Pages cut long texts to CELL_CHARS; Enter on the row reads it whole for the detail,
+    and a blob shows as its size and first bytes there, not as a Python bytes literal."""
+    path = tmp_path / "docs.sqlite"
+    story = "".join(f"line {i} of the story. " for i in range(1000))  # ~24,000 characters
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE docs (name TEXT PRIMARY KEY, body BLOB, notes TEXT)")
+        conn.execute("INSERT INTO docs VALUES ('readme', x'00ff10', ?)", (story,))
+    app = TabletalkApp(SQLiteStore(path), Settings(), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("docs")
+        await settle(app, pilot)
+        view = app.query_one(TableTab).view
+        assert view.row_at(0)[0] == ("readme", "<3 bytes>", story[:CELL_CHARS] + "…")
+        view.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RowDetailScreen)
+        assert app.screen.values == {"name": "readme", "body": b"\x00\xff\x10", "notes": story}
+        console = Console(width=100, record=True, file=io.StringIO())
+        for static in app.screen.query(Static):
+            console.print(static.content)
+        shown = console.export_text()
+        assert "line 999 of the story." in shown and "<3 bytes> 00 ff 10" in shown
 
 async def test_a_large_table_opens_at_once_and_loads_pages_as_you_scroll(big_db: Path) -> None:
     store = SQLiteStore.open(big_db)
@@ -74,7 +132,7 @@ async def test_filter_and_row_detail(make_app) -> None:
         assert str(label) == "orders (status = 'pending')", "the tab title follows the filter"
         view.focus()
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(app, pilot)
         assert isinstance(app.screen, RowDetailScreen)
         assert app.screen.values["status"] == "pending"
 

@@ -3,15 +3,10 @@ button of a bar stays visible and clickable instead of running off the panel's e
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from textual.geometry import Region, Size
 from textual.layout import ArrangeResult, Layout
 from textual.layouts.horizontal import HorizontalLayout
 from textual.widget import Widget
-
-if TYPE_CHECKING:
-    from textual.widget import Widget as WidgetType
 
 
 class FlowLayout(Layout):
@@ -21,7 +16,7 @@ class FlowLayout(Layout):
     name = "flow"
 
     def arrange(
-        self, parent: WidgetType, children: list[WidgetType], size: Size, greedy: bool = True
+        self, parent: Widget, children: list[Widget], size: Size, greedy: bool = True
     ) -> ArrangeResult:
         natural = HorizontalLayout().arrange(parent, children, Size(10**5, size.height), False)
         placements = []

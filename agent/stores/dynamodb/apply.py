@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent.errors import InDoubtError, StoreError
 from agent.stores.base import ApplyResult, ChangeToApply, Conflict, Landed
 from agent.stores.dynamodb.client import translate
 from agent.stores.dynamodb.types import item_to_plain, value_to_wire
@@ -137,9 +138,9 @@ def apply_changes(
             if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException":
                 result.conflicts.extend(_conflicts(batch, dict(exc.response)))
                 return result
-            raise translate(exc, action="dynamodb:TransactWriteItems", region=store.region) from exc
+            raise _failure(store, exc, batch, _maybe_applied(exc)) from exc
         except BotoCoreError as exc:
-            raise translate(exc, action="dynamodb:TransactWriteItems", region=store.region) from exc
+            raise _failure(store, exc, batch, in_doubt=True) from exc
         ids = [c.id for c in batch]
         result.applied.extend(ids)
         if landed is not None:
@@ -147,6 +148,24 @@ def apply_changes(
         if progress is not None:
             progress(len(result.applied), total)
     return result
+
+
+def _maybe_applied(exc: ClientError) -> bool:
+    """True when DynamoDB may have applied the transaction although the call failed: a server
+    error, or a failure after retries (an earlier attempt may have timed out after landing)."""
+    meta = exc.response.get("ResponseMetadata", {})
+    return int(meta.get("HTTPStatusCode") or 500) >= 500 or int(meta.get("RetryAttempts") or 0) > 0
+
+
+def _failure(
+    store: DynamoDBStore, exc: Exception, batch: list[ChangeToApply], in_doubt: bool
+) -> StoreError:
+    """One line for a transaction that failed; an InDoubtError naming its changes when it may
+    have been applied (connection lost, timeout, server error), so staging settles them."""
+    error = translate(exc, action="dynamodb:TransactWriteItems", region=store.region)
+    if not in_doubt:
+        return error
+    return InDoubtError(error.message, fix=error.fix, ids=[c.id for c in batch])
 
 
 def _conflicts(batch: list[ChangeToApply], response: dict[str, Any]) -> list[Conflict]:

@@ -603,7 +603,9 @@ class DynamoDBStore(Store):
     def size_label(self, table: str) -> str:
         """Key schema and DynamoDB's approximate item count (no scan)."""
         raw = self._describe(table)
-        return f"key ({', '.join(self.key_attributes(table))})  ~{int(raw.get('ItemCount', 0)):,} items"
+        count = int(raw.get("ItemCount", 0))
+        items = f"~{count:,} item{'' if count == 1 else 's'}"
+        return f"key ({', '.join(self.key_attributes(table))})  {items}"
 
     def describe_raw(self, table: str) -> dict[str, Any]:
         """DescribeTable's answer for `table` (cached)."""
