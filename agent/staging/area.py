@@ -20,7 +20,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -62,6 +61,7 @@ from agent.staging.rebase import RebaseReport, plan_rebase
 from agent.staging.review import StagingReview
 from agent.staging.settle import Settlement, has_records, settle_interrupted
 from agent.stores.base import Item, Key, Op, Store
+from agent.stores.sqlite_snapshot import file_id
 
 __all__ = ["MAX_ITEMS_PER_CALL", "StagingArea"]
 
@@ -79,7 +79,7 @@ class StagingArea:
         self.path = Path(path) if path is not None else paths.staging_db_path()
         self._notices: builtins.list[str] = []
         self._conn = open_staging_db(self.path, self._notices)
-        self._file = _file_id(self.path)
+        self._file = file_id(self.path)
         self._lock = threading.RLock()
         self._commit_lock = CommitLock(self.path)
         self._settled_landed: set[str] = set()
@@ -98,12 +98,12 @@ class StagingArea:
         """Reopen the staging database when another program deleted or replaced its file while
         this area had it open: writing on would reach a file no other process sees, gone when
         this one ends. Called under the area's lock before every operation."""
-        now = _file_id(self.path)
+        now = file_id(self.path)
         if now is not None and now == self._file:
             return
         old = self._conn
         self._conn = open_staging_db(self.path, self._notices)
-        self._file = _file_id(self.path)
+        self._file = file_id(self.path)
         old.close()
         what = "deleted" if now is None else "replaced"
         self._notices.append(
@@ -630,12 +630,3 @@ class StagingArea:
         """Close the staging database connection."""
         with self._lock:
             self._conn.close()
-
-
-def _file_id(path: Path) -> tuple[int, int] | None:
-    """The (device, inode) of the file at `path`; None when there is none."""
-    try:
-        info = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return info.st_dev, info.st_ino

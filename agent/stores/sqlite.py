@@ -41,6 +41,7 @@ from agent.stores.sqlite_readonly import (
 from agent.stores.sqlite_references import referencing
 from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with
 from agent.stores.sqlite_set_apply import apply_staged
+from agent.stores.sqlite_snapshot import file_id
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 5.0
@@ -74,7 +75,7 @@ class SQLiteStore(Store):
             # A first read here rolls back a hot journal a killed writer left; the read-only
             # connection below could not, and would fail to open.
             self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        self._file = _file_id(self.path)
+        self._file = file_id(self.path)
         self._reader = ReadOnlyConnection(self.path, query_timeout_s)
         self._schemas: dict[str, tuple[int, TableSchema]] = {}
 
@@ -500,7 +501,7 @@ class SQLiteStore(Store):
         (another program moved, restored or replaced it): the write connection would write the
         old file, which nobody sees any more (SQLite refuses that only in rollback mode, as a
         read-only database)."""
-        if _file_id(self.path) != self._file:
+        if file_id(self.path) != self._file:
             raise StoreError(
                 f"{self.path} was replaced by another file after tabletalk opened it (moved, "
                 "restored or rewritten by another program), so nothing was committed",
@@ -513,12 +514,3 @@ class SQLiteStore(Store):
         with self._lock:
             self._reader.close()
             self._conn.close()
-
-
-def _file_id(path: Path) -> tuple[int, int] | None:
-    """The (device, inode) of the file at `path`; None when there is none."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino

@@ -20,6 +20,16 @@ from pathlib import Path
 _MAGIC = b"SQLite format 3\x00"
 
 
+def file_id(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at `path`, None when there is none: a file another
+    program moved, deleted or replaced while it was open has another (or none)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 def file_stamp(path: Path) -> str | None:
     """The stamp of the SQLite file at `path`, or None (WAL mode, unreadable, not SQLite)."""
     try:
