@@ -269,8 +269,11 @@ class AppActions(_Base):
         await self.open_staging_panel()
 
     async def action_close_tab(self) -> None:
+        """Close the active tab; the Tables tab stays, and says so instead of doing nothing."""
         tabs = self.query_one("#tabs", TabbedContent)
-        if tabs.active and tabs.active != "home":
+        if tabs.active == "home":
+            self.notify("The Tables tab stays open; ctrl+w closes the other tabs.", timeout=3)
+        elif tabs.active:
             await tabs.remove_pane(tabs.active)
 
     def action_attach(self) -> None:

@@ -34,7 +34,7 @@ class InputHistory:
             self._entries = []
             try:
                 data: Any = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):  # damaged: start a new history
                 data = []
             for item in data if isinstance(data, list) else []:
                 if isinstance(item, dict) and isinstance(item.get("text"), str):

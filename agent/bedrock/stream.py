@@ -95,7 +95,33 @@ def tool_block(tool_use_id: str, name: str, raw: str) -> ToolUseBlock:
     if not isinstance(parsed, dict):
         error = f"The input of {name} must be a JSON object, got {type(parsed).__name__}."
         return ToolUseBlock(tool_use_id, name, None, raw, error)
+    if _deeper_than(parsed, MAX_INPUT_DEPTH):
+        error = (
+            f"The input of {name} is nested deeper than {MAX_INPUT_DEPTH} levels; "
+            f"received {raw[:200]!r}."
+        )
+        return ToolUseBlock(tool_use_id, name, None, raw, error)
     return ToolUseBlock(tool_use_id, name, parsed, raw)
+
+
+MAX_INPUT_DEPTH = 64
+"""Nesting a tool input may have. Deeper ones (a few hundred levels) parse, but then fail every
+later request of the conversation (botocore validates it recursively) and its reading back."""
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists and objects in `value` nest deeper than `limit` (checked without recursion)."""
+    level: list[Any] = [value]
+    for _ in range(limit + 1):
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def assistant_message(text: str, tools: list[ToolUseBlock]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from agent.cli.common import (
     add_store_flag,
     db_flag,
     printable,
+    printable_line,
     report_error,
     resolve_settings,
     retries_to_stderr,
@@ -248,10 +249,10 @@ def _summary(session: ChatSession, ended: TurnEnded, printer: _Printer, staged: 
     if printer.asked:
         print(f"Question: {printable(printer.asked.question)}")
         if printer.asked.choices:
-            print("Choices: " + " | ".join(printable(c) for c in printer.asked.choices))
+            print("Choices: " + " | ".join(printable_line(c) for c in printer.asked.choices))
     for chip in printer.chips:
         print(
-            f"[chip] {printable(chip['label'])}  (click it in the app: tabletalk{db} "
+            f"[chip] {printable_line(chip['label'])}  (click it in the app: tabletalk{db} "
             f"--conversation {session.conversation_id})"
         )
     if staged:

@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent.errors import TabletalkError
 
@@ -115,9 +115,28 @@ class Scenario(_Strict):
     checks: list[Check] = Field(alias="check", min_length=1)
     path: Path = Field(default=Path(), exclude=True)
 
+    @field_validator("attachments")
+    @classmethod
+    def _beside_the_scenario(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name or name in (".", "..") or "/" in name or "\\" in name:
+                raise ValueError(
+                    f"{name!r} must be the name of a file beside the scenario (no folders)"
+                )
+        return names
+
     def attachment_paths(self) -> list[Path]:
-        """Attached files, shipped beside the scenario file."""
-        return [self.path.parent / name for name in self.attachments]
+        """Attached files, shipped beside the scenario file (a link leading elsewhere, as a
+        checked-out suite may carry, is refused)."""
+        folder = self.path.parent.resolve()
+        paths = [self.path.parent / name for name in self.attachments]
+        for path in paths:
+            if not path.resolve().is_relative_to(folder):
+                raise TabletalkError(
+                    f"Scenario {self.path}: attachment {path.name} links outside its folder",
+                    fix="Put the file itself beside the scenario.",
+                )
+        return paths
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -140,6 +159,11 @@ def load_scenario(path: Path) -> Scenario:
         raise TabletalkError(f"Scenario {path} is not UTF-8 text", fix="Save it as UTF-8.") from exc
     except tomllib.TOMLDecodeError as exc:
         raise TabletalkError(f"{path}: not valid TOML: {exc}", fix="Fix the TOML syntax.") from exc
+    except RecursionError as exc:  # tomllib parses nested arrays and tables recursively
+        raise TabletalkError(
+            f"{path}: not valid TOML: its arrays or tables are nested too deep",
+            fix="Fix the nesting.",
+        ) from exc
     try:
         scenario = Scenario.model_validate({**data, "path": path})
     except ValidationError as exc:

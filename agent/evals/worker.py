@@ -50,13 +50,15 @@ def isolate(run_dir: Path) -> Path:
 
 
 def prepare_database(run_dir: Path, setup: list[str], template: str | None = None) -> Path:
-    """A fresh demo database (dated today) with the scenario's setup statements applied."""
+    """A fresh demo database (dated today) with the scenario's setup statements applied; they
+    reach that database only (a shared scenario file must not write elsewhere)."""
     from agent.stores.demo import build_demo_db
 
     target = run_dir / "demo.sqlite"
     path = shutil.copy(template, target) if template else build_demo_db(target)
     if setup:
         connection = sqlite3.connect(path)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # no ATTACH, no VACUUM INTO a path
         try:
             for statement in setup:
                 connection.execute(statement)

@@ -1,5 +1,6 @@
 """SQLite pages for table tabs: keyset paging (by rowid or primary key) on a read-only
-connection, with an OFFSET fallback for jumps and a separate connection for the count."""
+connection, with an OFFSET fallback for jumps and a separate connection for the count; large
+values are cut to what a tab can show (`_shown`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,21 @@ from typing import Any
 from agent.errors import StoreError, UnknownTableError
 from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, TabClosed
 from agent.stores.sqlite_readonly import connect_read_only, quote_ident
+
+CELL_CHARS = 4096
+"""Characters of a text value a page holds (a cell shows ~40, the row detail this many)."""
+
+
+def _shown(column: str) -> str:
+    """A non-key column as a page holds it: a blob as `<N bytes>` (SQLite reads its length
+    without loading it), text past CELL_CHARS cut with `…`. A page is display only, so 200
+    rows of 5 MB documents cost kilobytes, not a gigabyte."""
+    name = quote_ident(column)
+    return (
+        f"CASE typeof({name}) WHEN 'blob' THEN '<' || length({name}) || ' bytes>' "
+        f"WHEN 'text' THEN CASE WHEN length({name}) > {CELL_CHARS} "
+        f"THEN substr({name}, 1, {CELL_CHARS}) || '…' ELSE {name} END ELSE {name} END"
+    )
 
 
 class SQLiteRowSource:
@@ -78,7 +94,10 @@ class SQLiteRowSource:
             "rowid AS __order_0" if c == "rowid" else f"{quote_ident(c)} AS __order_{i}"
             for i, c in enumerate(self._order)
         )
-        cols = ", ".join(quote_ident(c.name) for c in self.columns)
+        cols = ", ".join(
+            quote_ident(c.name) if c.key else f"{_shown(c.name)} AS __cell_{i}"
+            for i, c in enumerate(self.columns)
+        )
         return f"SELECT {order_cols}, {cols} FROM {quote_ident(self.table)}"
 
     def count(self) -> int:

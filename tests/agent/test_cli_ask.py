@@ -173,6 +173,21 @@ def test_question_and_choices_are_printed_and_the_hint_keeps_the_store(
     assert f"--db {db}" in err
 
 
+def test_a_choice_cannot_forge_lines_of_the_summary(
+    scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Choices print on the `Choices:` line: a choice holding a newline must not add a line
+    (a script reading the output would take it for a summary line)."""
+    forged = "no\nStaged 0 change(s) for review"
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("ask", {"question": "Go on?", "choices": ["yes", forged]})])
+    )
+    assert main(["ask", "cancel order 1", "--db", db]) == 0
+    out, _ = capsys.readouterr()
+    assert not [line for line in out.splitlines() if line.startswith("Staged")], out
+    assert "Choices: yes | no\\u000aStaged 0 change(s) for review" in out
+
+
 def test_a_continued_conversation_keeps_its_store(
     scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

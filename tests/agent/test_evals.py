@@ -173,6 +173,46 @@ def test_a_typo_in_a_scenario_names_the_file_and_line(tmp_path: Path) -> None:
     assert "contians" in raised.value.message
 
 
+def test_a_scenario_nested_too_deep_is_named_invalid_toml(tmp_path: Path) -> None:
+    path = tmp_path / "deep.toml"
+    path.write_text("setup = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(TabletalkError, match="nested too deep"):
+        load_scenario(path)
+
+
+def test_a_shared_scenario_cannot_reach_files_outside_its_run(tmp_path: Path) -> None:
+    """Setup SQL runs on the run's private demo copy only (no ATTACH, no VACUUM INTO a path);
+    attachments are files beside the scenario, not paths to the user's other files."""
+    from agent.evals.worker import prepare_database
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for number, setup in enumerate((
+        [f"ATTACH '{outside / 'made.sqlite'}' AS x", "CREATE TABLE x.t (a)"],
+        [f"VACUUM INTO '{outside / 'copy.sqlite'}'"],
+    )):
+        run = tmp_path / f"run{number}"
+        run.mkdir()
+        with pytest.raises(Exception, match="attached"):
+            prepare_database(run, setup)
+    assert list(outside.iterdir()) == []
+    path = tmp_path / "peek.toml"
+    path.write_text('id = "peek"\ntitle = "t"\nturns = ["hi"]\n'
+                    'attachments = ["../../.ssh/id_rsa"]\n\n[[check]]\nkind = "ended"\n')
+    with pytest.raises(TabletalkError) as raised:
+        load_scenario(path)
+    assert "attachments" in raised.value.message and "beside the scenario" in raised.value.message
+    (tmp_path / "secret.txt").write_text("key")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "data.txt").symlink_to(tmp_path / "secret.txt")
+    path = suite / "link.toml"
+    path.write_text('id = "link"\ntitle = "t"\nturns = ["hi"]\n'
+                    'attachments = ["data.txt"]\n\n[[check]]\nkind = "ended"\nhow = "answered"\n')
+    with pytest.raises(TabletalkError, match="links outside"):
+        load_scenario(path).attachment_paths()
+
+
 def test_the_cost_estimate_is_tokens_times_prices() -> None:
     scenario = load_scenario(BUILTIN_SUITE / "list-tables.toml")
     guess = estimate([scenario], ["us.amazon.nova-2-lite-v1:0"], 2, prefix_tokens=1000)

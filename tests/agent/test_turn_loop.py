@@ -188,12 +188,13 @@ def test_malformed_tool_json_is_an_error_result_not_a_crash(
     assert "not valid JSON" in result["content"][0]["json"]["error"]
 
 
-@pytest.mark.parametrize("depth", [800, 5000])
+@pytest.mark.parametrize("depth", [100, 940, 5000])
 def test_tool_json_nested_too_deep_is_an_error_result_and_the_chat_resumes(
     scripted_bedrock: ScriptedBedrock, db_path: Path, depth: int, streaming: bool
 ) -> None:
-    """A hostile model nests a tool input past Python's recursion limit (or just under it):
-    the turn answers with an error result, and the saved conversation still loads."""
+    """A hostile model nests a tool input past Python's recursion limit, or just under it (940
+    levels parsed, then failed every later request in botocore's validation): the turn answers
+    with an error result, and the saved conversation still loads and continues."""
     nested = "[" * depth + "]" * depth
     scripted_bedrock.add(
         Reply(tool_uses=[ToolUse("getItem", raw_tool_input=f'{{"table": "x", "key": {nested}}}')]),

@@ -90,3 +90,23 @@ async def test_rewinding_over_several_exchanges_asks_first_and_says_how_many(
         await settle(app, pilot)
         assert [m.text for m in app.query(UserMessage)] == ["first question"]
         assert app.chat.composer.text == "second question"
+
+
+async def test_a_long_title_keeps_its_message_count_on_the_same_line_at_80_columns(
+    make_app,
+) -> None:
+    """The count stayed at the end of a 50-character title and wrapped onto a line of its own."""
+    from tests.tui.test_tui_polish import widget_lines
+
+    conversation = Conversation(id="c2", store="demo", model="m")
+    words = "which customers in Berlin ordered the most lamps last month and what did they pay"
+    conversation.append_user([{"text": words}])
+    ConversationStore().save(conversation)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        lines = widget_lines(app, app.screen.query_one("OptionList"))
+        line = next(line for line in lines if "which customers" in line)
+        assert "· 1 message" in line and "…" in line, lines

@@ -177,3 +177,88 @@ async def test_a_table_tabs_filter_hint_shows_its_example_at_80_columns(make_app
         await settle(app, pilot)
         (line,) = widget_lines(app, app.query_one(TableTab).query_one("#filter"))
         assert "name LIKE 'A%'" in line, line
+
+
+async def test_keys_that_cannot_act_say_why(make_app) -> None:
+    """ctrl+w on the Tables tab and r in an empty commit history did nothing, silently."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        said: list[str] = []
+        app.notify = lambda message, *a, **k: said.append(str(message))  # type: ignore[method-assign]
+        await app.run_action("close_tab")
+        assert said and "Tables tab stays open" in said[-1]
+        await pilot.press("f9")
+        await settle(app, pilot)
+        await pilot.press("r")
+        assert "No commit to revert yet." in said
+
+
+async def test_the_permission_prompt_keeps_its_buttons_on_screen_at_24_rows(
+    make_app, scripted_bedrock
+) -> None:
+    """A long input scrolls inside its box; the choices below it stay visible and clickable
+    (at 24 rows they were cut off below the modal)."""
+    from tests.tui.test_tui_permission import _send_until_prompt
+
+    columns = ", ".join(f"id AS col_{i}" for i in range(80))
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("runQuery", {"query": f"SELECT {columns} FROM orders"})]),
+        Reply(text="Done."),
+    )
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _send_until_prompt(app, pilot, "run it")
+        await pilot.pause()
+        box = screen.query_one("Vertical")
+        text = "\n".join(widget_lines(app, box))
+        for name in ("#allow_once", "#allow_conversation", "#deny"):
+            button = screen.query_one(name)
+            assert box.region.contains_region(button.region), name
+        assert "Deny (n)" in text and "Permission mode" in text
+        await pilot.click("#deny")
+        await settle(app, pilot)
+
+
+async def test_a_new_mcp_token_is_brought_into_view_at_24_rows(make_app) -> None:
+    """The token is shown only once, in a box at the bottom of the F8 panel: creating one
+    scrolls it (and Copy) into view instead of leaving it below the fold."""
+    from textual.widgets import Input
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f8")
+        await settle(app, pilot)
+        panel = app.screen
+        panel.query_one("#name", Input).value = "desktop"
+        await pilot.click("#create")
+        await settle(app, pilot)
+        scroll = panel.query_one("VerticalScroll")
+        for name in ("#snippet", "#copy"):
+            widget = panel.query_one(name)
+            assert scroll.region.contains_region(widget.region), name
+        assert app.focused is panel.query_one("#copy")
+        assert "token for desktop" in "\n".join(widget_lines(app, scroll))
+
+
+async def test_every_attachment_shows_and_can_be_removed_at_80_columns(make_app, tmp_path) -> None:
+    """Three attached files, one with a long name: each chip is on screen (the bar wraps, a
+    long name ends in …), so each can be seen and removed; before, only the first showed."""
+    names = ["quarterly-report-for-the-board-2026-final.csv", "notes.txt", "x.json"]
+    for name in names:
+        (tmp_path / name).write_text("a,b\n1,2\n" if name.endswith(".csv") else "{}")
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for name in names:
+            assert app.chat.attach(tmp_path / name)
+        await settle(app, pilot)
+        bar = app.chat.attachments
+        text = "\n".join(widget_lines(app, bar))
+        assert "notes.txt" in text and "x.json" in text and "quarterly-report" in text
+        for chip in bar.query("AttachmentChip"):
+            assert bar.region.contains_region(chip.region), chip.path.name
+        await pilot.click(bar.query("AttachmentChip").last())
+        await settle(app, pilot)
+        assert [p.name for p in bar.paths] == names[:2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from agent.config import Settings
 from agent.staging import StagingArea
 from agent.stores.paging import PAGE_SIZE
 from agent.stores.sqlite import SQLiteStore
-from agent.stores.sqlite_paging import SQLiteRowSource
+from agent.stores.sqlite_paging import CELL_CHARS, SQLiteRowSource
 from tests.tui.helpers import SIZE, settle
 from tui.app import TabletalkApp
 from tui.screens.row_detail import RowDetailScreen
@@ -39,6 +40,32 @@ def test_row_source_pages_by_key_and_never_writes(big_db: Path) -> None:
     with pytest.raises(sqlite3.OperationalError):
         source._conn.execute("DELETE FROM events")
     source.close()
+
+
+def test_a_page_of_large_documents_holds_what_a_tab_shows_not_the_documents(
+    tmp_path: Path,
+) -> None:
+    """A table tab of 5 MB documents read each page whole (200 rows: a gigabyte in the app);
+    a page now holds each blob's size and the start of each long text, keys untouched."""
+    path = tmp_path / "docs.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE docs (name TEXT PRIMARY KEY, body BLOB, notes TEXT)")
+        conn.executemany(
+            "INSERT INTO docs VALUES (?, zeroblob(5000000), ?)",
+            ((f"doc {i}", "é" * 1_000_000) for i in range(20)),
+        )
+    source = SQLiteRowSource(path, "docs", where="length(body) > 1000")
+    tracemalloc.start()
+    try:
+        page = source.page(0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        source.close()
+    assert peak < 10_000_000, f"a page took {peak:,} bytes"
+    name, body, notes = page.rows[0]
+    assert name == "doc 0" and page.keys[0] == {"name": "doc 0"}
+    assert body == "<5000000 bytes>" and notes == "é" * CELL_CHARS + "…"
 
 
 async def test_a_large_table_opens_at_once_and_loads_pages_as_you_scroll(big_db: Path) -> None:

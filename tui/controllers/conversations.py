@@ -6,6 +6,9 @@ from tui.controllers.host import AppHost
 from tui.screens.picker import PickerScreen
 
 NEW = "__new__"
+TITLE_WIDTH = 36
+"""Characters of a title in the list: with its date and count it fits the picker (at most 80
+columns wide) on one line."""
 
 
 def pick_conversation(app: AppHost) -> None:
@@ -18,9 +21,11 @@ def pick_conversation(app: AppHost) -> None:
     options = [(NEW, "＋ New chat")]
     for summary in list_conversations():
         when = str(summary.updated_at)[:16].replace("T", " ")
-        title = summary.title or "(untitled)"
+        title = " ".join((summary.title or "(untitled)").split())
+        if len(title) > TITLE_WIDTH:
+            title = title[: TITLE_WIDTH - 1] + "…"
         count = summary.message_count
-        label = f"{when}  {title[:50]}  · {count} message{'' if count == 1 else 's'}"
+        label = f"{when}  {title}  · {count} message{'' if count == 1 else 's'}"
         options.append((summary.id, label))
 
     def chosen(conversation_id: str | None) -> None:

@@ -79,6 +79,8 @@ class HistoryScreen(ModalScreen[str | None]):
         chosen = self.selected()
         if chosen is not None:
             self.dismiss(chosen)
+        else:
+            self.notify("No commit to revert yet.", severity="warning", timeout=3)
 
     @on(Button.Pressed, "#close")
     def action_close(self) -> None:

@@ -61,7 +61,9 @@ class McpPanel(ModalScreen[None]):
                 yield Select(LEVEL_CHOICES, value="read", allow_blank=False, id="level")
                 yield Button("Create token", id="create")
                 yield Button("Revoke selected", id="revoke", variant="error")
-            yield Label("Connection (the token is shown only now)", classes="heading")
+            yield Label(
+                "Connection (the token is shown only now)", classes="heading", id="snippet-heading"
+            )
             yield TextArea(id="snippet", read_only=True)
             with Horizontal():
                 yield Button("Copy", id="copy")
@@ -151,6 +153,9 @@ class McpPanel(ModalScreen[None]):
         )
         self.query_one("#name", Input).value = ""
         self.refresh_view()
+        # the token is shown only now: bring it and Copy into view (at 24 rows they were below)
+        self.query_one("#copy", Button).focus(scroll_visible=False)
+        self.query_one("#snippet-heading").scroll_visible(top=True, animate=False)
 
     @on(Button.Pressed, "#revoke")
     def revoke(self) -> None:

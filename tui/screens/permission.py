@@ -42,7 +42,9 @@ class PermissionScreen(ModalScreen[Decision]):
         width: 76; max-width: 95%; height: auto; max-height: 90%;
         border: thick $warning; background: $surface; padding: 1 2;
     }
-    PermissionScreen #tool-input { height: auto; max-height: 14; background: $boost; padding: 0 1; margin: 1 0; }
+    PermissionScreen #tool-input {
+        height: auto; max-height: 40vh; background: $boost; padding: 0 1; margin: 1 0;
+    }
     PermissionScreen Horizontal { height: auto; align-horizontal: center; }
     PermissionScreen Button { margin: 0 1; }
     """

@@ -1,13 +1,18 @@
-"""Files attached to the next message, as removable chips above the composer."""
+"""Files attached to the next message, as removable chips above the composer (wrapping onto
+more lines when they do not fit, each name cut to a chip's width)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button
+
+from tui.widgets.flow_bar import FlowBar
+
+NAME_WIDTH = 24
+"""Characters of a file name on its chip; a longer one ends in `…` (the tooltip has it whole)."""
 
 
 class AttachmentChip(Button):
@@ -19,13 +24,14 @@ class AttachmentChip(Button):
     """
 
     def __init__(self, path: Path) -> None:
+        name = path.name if len(path.name) <= NAME_WIDTH else path.name[: NAME_WIDTH - 1] + "…"
         super().__init__(
-            Content(f"📎 {path.name} ✕"), compact=True, tooltip="Remove this attachment"
+            Content(f"📎 {name} ✕"), compact=True, tooltip=f"Remove {path.name} from the message"
         )
         self.path = path
 
 
-class AttachmentBar(Horizontal):
+class AttachmentBar(FlowBar):
     """Holds the pending attachments; hidden while empty."""
 
     DEFAULT_CSS = """
