@@ -64,6 +64,11 @@ class RowSource(Protocol):
         """Forget cached pages and the count (the table changed, e.g. after a commit)."""
         ...
 
+    def whole_row(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        """The row with `key`, every value whole, for a source whose pages cut long values;
+        None when its pages hold them whole (or the row is gone)."""
+        ...
+
     def close(self) -> None:
         """Stop any running read and release the source."""
         ...
@@ -96,6 +101,10 @@ class QueryRowSource:
 
     def invalidate(self) -> None:
         """Fixed rows: a query tab shows what the query returned when it opened."""
+
+    def whole_row(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        """None: a query's rows are held whole."""
+        return None
 
     def page(self, number: int) -> Page:
         """A slice of the fetched rows."""

@@ -135,6 +135,21 @@ class SQLiteRowSource:
         self._remember(page)
         return page
 
+    def whole_row(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        """The row with `key` as the table holds it (pages cut long values); None if gone."""
+        names = [c.name for c in self.columns]
+        cols = ", ".join(quote_ident(n) for n in names)
+        where = " AND ".join(
+            "rowid = ?" if k == "rowid" else f"{quote_ident(k)} IS ?" for k in self.key_columns
+        )
+        params = tuple(key.get(k) for k in self.key_columns)
+        with self._lock:
+            if self._closed:
+                return None
+            sql = f"SELECT {cols} FROM {quote_ident(self.table)} WHERE {where}"
+            row = self._execute(sql, params).fetchone()
+        return None if row is None else dict(zip(names, row, strict=True))
+
     def _key_of(self, row: tuple[Any, ...]) -> dict[str, Any]:
         n_order = len(self._order)
         if self.key_columns == ("rowid",):

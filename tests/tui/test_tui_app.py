@@ -145,7 +145,7 @@ async def test_markup_in_cells_and_model_text_is_shown_literally(
         view = app.query_one(TableTab).view
         view.cursor_row = 0
         view.action_open_row()
-        await pilot.pause()
+        await settle(app, pilot)
         assert app.is_running and isinstance(app.screen, RowDetailScreen)
 
 

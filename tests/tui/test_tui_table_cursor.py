@@ -65,6 +65,6 @@ async def test_scrolling_takes_the_cursor_along_and_enter_opens_a_visible_row(ma
         assert view.cursor_row in visible_rows(view)
         values, _ = view.row_at(view.cursor_row)
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(app, pilot)
         assert isinstance(app.screen, RowDetailScreen)
         assert app.screen.values["id"] == values[0]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import sqlite3
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from textual.widgets import Static
 
 from agent.config import Settings
 from agent.staging import StagingArea
@@ -68,6 +71,34 @@ def test_a_page_of_large_documents_holds_what_a_tab_shows_not_the_documents(
     assert body == "<5000000 bytes>" and notes == "é" * CELL_CHARS + "…"
 
 
+
+async def test_the_row_detail_shows_a_long_text_whole_though_the_page_holds_its_start(
+    tmp_path: Path,
+) -> None:
+    """Pages cut long texts to CELL_CHARS; Enter on the row reads it whole for the detail,
+    and a blob shows as its size and first bytes there, not as a Python bytes literal."""
+    path = tmp_path / "docs.sqlite"
+    story = "".join(f"line {i} of the story. " for i in range(1000))  # ~24,000 characters
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE docs (name TEXT PRIMARY KEY, body BLOB, notes TEXT)")
+        conn.execute("INSERT INTO docs VALUES ('readme', x'00ff10', ?)", (story,))
+    app = TabletalkApp(SQLiteStore(path), Settings(), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("docs")
+        await settle(app, pilot)
+        view = app.query_one(TableTab).view
+        assert view.row_at(0)[0] == ("readme", "<3 bytes>", story[:CELL_CHARS] + "…")
+        view.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RowDetailScreen)
+        assert app.screen.values == {"name": "readme", "body": b"\x00\xff\x10", "notes": story}
+        console = Console(width=100, record=True, file=io.StringIO())
+        for static in app.screen.query(Static):
+            console.print(static.content)
+        shown = console.export_text()
+        assert "line 999 of the story." in shown and "<3 bytes> 00 ff 10" in shown
+
 async def test_a_large_table_opens_at_once_and_loads_pages_as_you_scroll(big_db: Path) -> None:
     store = SQLiteStore.open(big_db)
     app = TabletalkApp(store, Settings(), staging_poll_seconds=0)
@@ -101,7 +132,7 @@ async def test_filter_and_row_detail(make_app) -> None:
         assert str(label) == "orders (status = 'pending')", "the tab title follows the filter"
         view.focus()
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(app, pilot)
         assert isinstance(app.screen, RowDetailScreen)
         assert app.screen.values["status"] == "pending"
 

@@ -14,14 +14,26 @@ from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+DETAIL_CHARS = 100_000
+"""Characters of one value the detail draws (a longer one ends with how much more it holds)."""
+
 
 def detail_text(value: Any) -> str:
-    """A value in full: ∅ for null, nested values (maps, lists, sets) as indented JSON."""
+    """A value in full up to DETAIL_CHARS: ∅ for null, a blob as its size and first bytes,
+    nested values (maps, lists, sets) as indented JSON."""
     if value is None:
         return "∅"
+    if isinstance(value, bytes):
+        head = value[:32].hex(" ")
+        return f"<{len(value)} bytes> {head}{' …' if len(value) > 32 else ''}"
     if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    return str(value)
+        text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    else:
+        text = str(value)
+    if len(text) > DETAIL_CHARS:
+        more = len(text) - DETAIL_CHARS
+        return f"{text[:DETAIL_CHARS]}… ({more:,} more characters: export the row to read it all)"
+    return text
 
 
 class RowDetailScreen(ModalScreen[None]):

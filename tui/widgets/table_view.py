@@ -356,13 +356,33 @@ class TableView(ScrollView, can_focus=True):
         self._move_to(0 if where == 0 else self.row_count - 1)
 
     def action_open_row(self) -> None:
+        """Show the row at the cursor; its values are read whole first when pages cut them."""
         self._keep_cursor_visible()
         values, staged = self.row_at(self.cursor_row)
-        if values is not None:
-            mapping = self.record_at(self.cursor_row) or {
-                c.name: v for c, v in zip(self.columns, values, strict=False)
-            }
-            self.post_message(self.RowChosen(self, dict(mapping), staged))
+        if values is None:
+            return
+        mapping = dict(
+            self.record_at(self.cursor_row)
+            or {c.name: v for c, v in zip(self.columns, values, strict=False)}
+        )
+        key = self._key_at(self.cursor_row)
+        if key is None:
+            self.post_message(self.RowChosen(self, mapping, staged))
+            return
+
+        def read_whole() -> None:
+            whole = self.source.whole_row(key)
+            self.post_message(self.RowChosen(self, whole or mapping, staged))
+
+        run_in_thread(self, read_whole, group="row-detail")
+
+    def _key_at(self, index: int) -> dict[str, Any] | None:
+        """The stored row's key at display row `index` (None for a staged create)."""
+        data_index = index - len(self._creates)
+        page = self._pages.get(data_index // PAGE_SIZE) if data_index >= 0 else None
+        if page is None or data_index % PAGE_SIZE >= len(page.keys):
+            return None
+        return page.keys[data_index % PAGE_SIZE]
 
     def on_click(self, event: events.Click) -> None:
         if event.y >= HEADER_LINES:

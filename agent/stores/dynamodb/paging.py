@@ -112,6 +112,10 @@ class DynamoRowSource:
         keys = [{k: r.get(k) for k in self.key_columns} for r in chunk]
         return Page(number, rows, keys, [], columns=columns, records=chunk)
 
+    def whole_row(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        """None: pages hold each item whole (`Page.records`)."""
+        return None
+
     def invalidate(self) -> None:
         """Read again from the start (the table changed)."""
         with self._lock:
