@@ -19,6 +19,7 @@ pydantic: a turn that starts a conversation only writes.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -48,11 +49,17 @@ def encode_json(data: Any) -> bytes:
         return json.dumps(data, ensure_ascii=True, default=str).encode("ascii")
 
 
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
 def save_error(directory: Path, exc: OSError) -> TabletalkError:
-    """The one-line error of a save that could not be written."""
+    """The one-line error of a save that could not be written (what was saved before stays)."""
+    if exc.errno in _DISK_FULL:
+        fix = f"Free disk space where {directory} is (staged changes are safe either way)."
+    else:
+        fix = f"Make {directory} a writable directory (staged changes are safe either way)."
     return TabletalkError(
-        f"Cannot save the conversation in {directory}: {exc.strerror or exc}",
-        fix=f"Make {directory} a writable directory (staged changes are safe either way).",
+        f"Cannot save the conversation in {directory}: {exc.strerror or exc}", fix=fix
     )
 
 

@@ -82,11 +82,21 @@ class StagingWatch:
         count = self.area.count()
         if count != self._last_count or self._ticks % FULL_REFRESH_EVERY == 0:
             self._read()
+        self._tell()
 
     def _read(self) -> None:
         changes = self.area.list()
         self._last_count = len(changes)
         self.app.post_message(StagingChanged(changes))
+        self._tell()
+
+    def _tell(self) -> None:
+        """Show, from a worker, what the staging area has to say (an interrupted commit it
+        settled, a damaged or replaced file it recovered or reopened)."""
+        for notice in self.area.take_notices():
+            self.app.call_from_thread(
+                self.app.notify, notice, title="Staging", severity="warning", markup=False
+            )
 
     def refresh_now(self) -> None:
         """Re-read the staged changes now (after a turn, a commit, a reject)."""

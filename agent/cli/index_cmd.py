@@ -180,7 +180,12 @@ def _status(index: VectorIndex, as_json: bool, out: TextIO) -> int:
         print(
             f"{printable_line(e['table'])}: {e['rows']:,} rows, {e['stale']:,} stale; columns "
             f"{', '.join(map(printable_line, e['columns']))}; {printable_line(e['model'])} "
-            f"({e['dims']} dims); built {e['builtAt']}",
+            f"({e['dims']} dims); "
+            + (
+                f"built {e['builtAt']}"
+                if e["finished"]
+                else "build not finished (interrupted or running): build again to finish it"
+            ),
             file=out,
         )
     print(f"sidecar size: {size / 1_000_000:.1f} MB", file=out)

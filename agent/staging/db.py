@@ -8,6 +8,7 @@ transactions are few and person-paced (a bulk edit is one transaction), so the c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -247,16 +248,45 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
     try:
         yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
+    except BaseException as exc:
+        _rollback(conn)  # SQLite may have ended it already (a full disk): keep the first error
+        if isinstance(exc, sqlite3.OperationalError) and unwritable(exc):
+            raise write_error(_path_of(conn), exc) from exc
         raise
     try:
         conn.execute("COMMIT")
     except sqlite3.OperationalError as exc:
         if busy(exc):
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise busy_error(_path_of(conn)) from exc
+        if unwritable(exc):
+            _rollback(conn)
+            raise write_error(_path_of(conn), exc) from exc
         raise
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+def unwritable(exc: sqlite3.Error) -> bool:
+    """True for a write the disk or the file refused (full, I/O error, read-only)."""
+    text = str(exc).lower()
+    return "disk is full" in text or "i/o error" in text or "readonly" in text
+
+
+def write_error(path: Path, exc: sqlite3.Error) -> StagingError:
+    """A staging write the disk or the file refused, with the way out."""
+    if "readonly" in str(exc).lower():
+        fix = "Make the file and its folder writable, then try again"
+    else:
+        fix = "Free disk space (or point XDG_STATE_HOME at another disk), then try again"
+    return StagingError(
+        f"the staging database {path} cannot be written ({exc})",
+        fix=f"{fix}; every change already staged is kept.",
+    )
 
 
 def _path_of(conn: sqlite3.Connection) -> Path:

@@ -38,7 +38,14 @@ class CommitLock:
         if self._fd is not None:
             self._depth += 1
             return True
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise StagingError(
+                f"cannot open the commit lock {self.path}: {exc.strerror}",
+                fix="Make the staging folder writable (or free disk space there), then try "
+                "again; every change already staged is kept.",
+            ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -47,8 +54,9 @@ class CommitLock:
         except BaseException:
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        with contextlib.suppress(OSError):  # only names the holder (a full disk may refuse)
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
         self._fd, self._depth = fd, 1
         return True
 

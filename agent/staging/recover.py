@@ -40,6 +40,7 @@ def recover(path: Path, reason: str) -> str:
             fix="Make its folder writable and try again; the file is left as it is.",
         ) from exc
     changes, records = _salvage(aside)
+    commits, logged = _salvage_history(aside)
     from agent.staging.db import connect, transaction
 
     conn = connect(path)
@@ -55,12 +56,23 @@ def recover(path: Path, reason: str) -> str:
                 "VALUES (?, ?, ?, ?)",
                 records,
             )
+            conn.executemany(  # the rowid too: the history's order is its rowid
+                "INSERT OR IGNORE INTO commit_log "
+                "(rowid, id, store, committed_at, committed_by, changes) VALUES (?, ?, ?, ?, ?, ?)",
+                commits,
+            )
+            conn.executemany(
+                f"INSERT OR IGNORE INTO commit_log_changes ({_LOGGED_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                logged,
+            )
     finally:
         conn.close()
     return (
         f"The staging database was damaged ({reason}); it is kept as {aside}. "
-        f"{len(changes)} staged change(s) could be read and were recovered into a fresh "
-        "staging database; check them with `tabletalk staged list`."
+        f"{len(changes)} staged change(s) and {len(commits)} commit(s) of history could be "
+        "read and were recovered into a fresh staging database; check them with "
+        "`tabletalk staged list`."
     )
 
 
@@ -78,6 +90,36 @@ def _salvage(path: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
             if _good_record(r)
         ]
         return changes, [r[1:] for r in records]
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
+
+
+_LOGGED_COLUMNS = "commit_id, seq, tbl, key_json, op, values_json, pre_image_json, origin"
+
+
+def _salvage_history(path: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The readable rows of the commit history (commits, their changes) of the damaged file."""
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=1.0)
+    except sqlite3.Error:
+        return [], []
+    try:
+        commits = [
+            r
+            for r in _rows(
+                conn, "commit_log", "rowid, id, store, committed_at, committed_by, changes"
+            )
+            if all(isinstance(v, str) for v in r[1:5]) and isinstance(r[5], int)
+        ]
+        known = {r[1] for r in commits}
+        logged = [
+            r
+            for r in _scan(conn, "commit_log_changes", _LOGGED_COLUMNS)
+            if r[0] in known and isinstance(r[1], int) and r[4] in _OPS
+            and all(isinstance(v, str) for v in (r[2], r[3], r[5], r[7]))
+        ]  # fmt: skip
+        return commits, logged
     finally:
         with contextlib.suppress(sqlite3.Error):
             conn.close()

@@ -118,6 +118,12 @@ def _failed(store: SchemaSource, conn: sqlite3.Connection, exc: sqlite3.Error) -
             fix="Make the file and its directory writable, or copy it somewhere writable; "
             "the changes stay staged.",
         )
+    if "disk is full" in text or "I/O error" in text:
+        return StoreError(
+            f"{store.path} could not be written ({text}), so nothing was committed",
+            fix="Free disk space where the database is, then commit again; the changes stay "
+            "staged.",
+        )
     return StoreError(
         f"the commit failed and was rolled back: {text}",
         fix="Nothing was changed and the changes stay staged; retry, or discard the "

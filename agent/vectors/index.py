@@ -42,6 +42,10 @@ class MissingIndex(TabletalkError):
     """The table has no embedding index."""
 
 
+UNFINISHED = ""
+"""`indexes.built_at` while a build runs or after one was interrupted (set when it ends)."""
+
+
 def build_command(table: str) -> str:
     """The command that builds an index for `table`."""
     return f"tabletalk index build {table} --columns COLUMN[,COLUMN...]"
@@ -164,7 +168,8 @@ class VectorIndex:
                     "dims": row[4],
                     "rows": rows,
                     "stale": stale,
-                    "builtAt": row[5],
+                    "builtAt": None if row[5] == UNFINISHED else row[5],
+                    "finished": row[5] != UNFINISHED,
                 }
             )
         return out
@@ -222,6 +227,8 @@ class VectorIndex:
         if meta is None or plan.fresh:
             meta = self.create(plan.table, plan.columns, embedder.model_id, embedder.dims)
         meta = self.upgrade(meta)
+        with self.conn:  # until the build ends, the index says it is not finished
+            self.conn.execute("UPDATE indexes SET built_at = ? WHERE id = ?", (UNFINISHED, meta.id))
         self._drop_items(meta, plan.drop)
         for start in range(0, len(plan.embed), WRITE_CHUNK):
             chunk = plan.embed[start : start + WRITE_CHUNK]
@@ -231,6 +238,15 @@ class VectorIndex:
             self.conn.execute("DELETE FROM stale WHERE tbl = ?", (plan.table,))
             self.conn.execute("UPDATE indexes SET built_at = ? WHERE id = ?", (_now(), meta.id))
 
+    def finished(self, table: str) -> bool:
+        """False while a build of `table`'s index runs, or after one was interrupted (killed,
+        failed): rows it had not embedded yet are missing from searches until a build ends."""
+        for (built_at,) in self.conn.execute(
+            "SELECT built_at FROM indexes WHERE tbl = ?", (table,)
+        ):
+            return bool(built_at != UNFINISHED)
+        return True
+
     def create(self, table: str, columns: tuple[str, ...], model: str, dims: int) -> IndexMeta:
         """A new, empty index for `table` (replacing any it had)."""
         self.drop(table)
@@ -238,7 +254,7 @@ class VectorIndex:
             self.conn.execute(
                 "INSERT INTO indexes (tbl, columns_json, model, dims, built_at, coarse) "
                 "VALUES (?, ?, ?, ?, ?, 1)",
-                (table, json.dumps(list(columns)), model, int(dims), _now()),
+                (table, json.dumps(list(columns)), model, int(dims), UNFINISHED),
             )
             meta = IndexMeta(int(self.conn.last_insert_rowid()), table, columns, model, dims)
             create_vector_tables(self.conn, meta.id, dims)

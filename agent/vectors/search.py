@@ -39,6 +39,7 @@ def search(
     index = VectorIndex(store, conn)
     try:
         meta = index.require(table)
+        finished = index.finished(table)
         embedder = Embedder(meta.model, meta.dims, profile=profile, region=region)
         refreshed = index.refresh(meta, embedder)
         vector = embedder.embed([query], "query")[0]
@@ -48,6 +49,12 @@ def search(
     result: dict[str, Any] = {"table": table, "model": meta.model, "results": hits}
     if refreshed:
         result["refreshed"] = refreshed
+    if not finished:
+        result["unfinished"] = (
+            f"the index of {table} is being built or its build was interrupted: rows it has "
+            f"not embedded yet are not searched; `tabletalk index build {table}` finishes it "
+            "(only the missing rows are embedded)"
+        )
     return result
 
 

@@ -526,3 +526,45 @@ def test_a_conversation_id_is_a_file_name_in_the_conversations_folder(tmp_path: 
     with pytest.raises(ConversationNotFound):
         store.load("../conversations/20260101-000000-aaaaaa")
     assert not (tmp_path / "escaped.jsonl").exists()
+
+
+FULL_DISK_SAVE = """
+import json, resource, sys
+from pathlib import Path
+from agent.conversations import Conversation, ConversationStore
+
+store = ConversationStore(Path(sys.argv[1]))
+conversation = Conversation("full", "demo", "m")
+conversation.append_user([{"text": "first"}])
+store.save(conversation)
+store.flush()
+resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))  # the disk is full
+conversation.append_assistant({"content": [{"text": "x" * 5000}]})
+try:
+    store.save(conversation)
+    store.flush()
+    print(json.dumps(None))
+except Exception as exc:
+    print(json.dumps([type(exc).__name__, str(exc), getattr(exc, "fix", None)]))
+"""
+
+
+def test_a_save_on_a_full_disk_says_to_free_space_and_keeps_what_was_saved(
+    tmp_path: Path,
+) -> None:
+    """A full disk (RLIMIT_FSIZE in a child) failed the save with "No space left" or "File too
+    large" and the fix "Make the folder a writable directory", which it already is."""
+    folder = tmp_path / "conversations"
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DISK_SAVE, str(folder)],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    kind, _message, fix = json.loads(done.stdout)
+    assert kind == "TabletalkError" and "free disk space" in fix.lower(), fix
+    store = ConversationStore(folder)
+    kept = store.load("full")
+    assert [m["content"][0]["text"] for m in kept.messages] == ["first"]
+    kept.append_assistant({"content": [{"text": "later"}]})
+    store.save(kept)
+    assert len(ConversationStore(folder).load("full").messages) == 2

@@ -293,6 +293,36 @@ def test_a_transaction_whose_answer_is_lost_is_settled_not_left_staged(
         again.close()
 
 
+def test_a_lost_answer_while_dynamodb_stays_unreachable_is_settled_later(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    """The answer of the only transaction is lost and DynamoDB cannot be read either: the
+    change stays named by the commit record, and the next operation once DynamoDB answers
+    settles it (landed: gone from staging, in the history) instead of showing it staged."""
+    import botocore.exceptions
+
+    from agent.errors import StoreError
+
+    area.stage("orders", "update", {"id": 5}, {"status": "cancelled"})
+    down = [True]
+
+    def unreachable(**_: Any) -> None:
+        if down[0]:
+            raise botocore.exceptions.ConnectionClosedError(endpoint_url="http://dynamodb")
+
+    store.client.meta.events.register("after-call.dynamodb.TransactWriteItems", unreachable)
+    store.client.meta.events.register("before-send.dynamodb.GetItem", unreachable)
+    with pytest.raises(StoreError):
+        area.commit()
+    item = raw_client().get_item(TableName="orders", Key={"id": {"N": "5"}})["Item"]
+    assert item["status"] == {"S": "cancelled"}
+    with pytest.raises(StoreError):
+        area.list()  # cannot say yet whether it landed: never shown as merely staged
+    down[0] = False
+    assert area.list() == []
+    assert [e.changes for e in area.history()] == [1]
+
+
 def test_a_transaction_retried_after_a_timeout_carries_the_same_request_token(
     store: DynamoDBStore, area: StagingArea
 ) -> None:

@@ -202,3 +202,70 @@ def test_a_database_file_replaced_while_open_is_not_committed_to_blindly(
     check.close()
     again.close()
     reopened.close()
+
+
+FULL_DISK = """
+import json, resource, sys
+from pathlib import Path
+from agent.staging import StagingArea
+from agent.stores.sqlite import SQLiteStore
+
+area = StagingArea(SQLiteStore.open(Path(sys.argv[1])), Path(sys.argv[2]))
+area.stage("orders", "update", {"id": 1}, {"status": "cancelled"})
+resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))  # no file may grow
+said = {}
+for name, run in [
+    ("stage_many", lambda: area.stage_many(
+        "orders", keys=[{"id": i} for i in range(2, 300)], set={"status": "cancelled"})),
+    ("commit", area.commit),
+]:
+    try:
+        run()
+        said[name] = None
+    except Exception as exc:
+        said[name] = [type(exc).__name__, str(exc), getattr(exc, "fix", None)]
+print(json.dumps(said))
+"""
+
+
+def test_a_full_disk_is_a_clear_error_and_loses_nothing(demo_path: Path, tmp_path: Path) -> None:
+    """No file may grow (a full disk; RLIMIT_FSIZE in a child process). Staging and committing
+    said "cannot rollback - no transaction is active" (the rollback of a transaction SQLite had
+    already ended hid the real error) and "unexpected OSError" (the commit lock's pid)."""
+    import json
+    import subprocess
+    import sys
+
+    staging = tmp_path / "staging.sqlite"
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, str(demo_path), str(staging)],
+        capture_output=True, text=True, cwd=root, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    for name in ("stage_many", "commit"):
+        kind, _message, fix = said[name]
+        assert kind in ("StagingError", "StoreError"), said[name]
+        assert "disk" in (fix or "").lower(), said[name]
+    store = SQLiteStore.open(demo_path)
+    area = StagingArea(store, staging)
+    assert [c.key for c in area.list()] == [{"id": 1}]
+    assert store.get_item("orders", {"id": 1}) == area.list()[0].pre_image
+    area.close()
+    store.close()
+
+
+def test_a_database_on_a_full_disk_says_to_free_space(
+    demo_store: SQLiteStore, area: StagingArea
+) -> None:
+    """The store's disk is full (SQLite's SQLITE_FULL, made real by capping the file's pages):
+    the commit said "retry, or discard the change that causes it", a fix that cannot help."""
+    area.stage_many("orders", query="SELECT id FROM orders", set={"status": "x" * 400})
+    (pages,) = demo_store._conn.execute("PRAGMA page_count").fetchone()
+    demo_store._conn.execute(f"PRAGMA max_page_count = {pages}")
+    with pytest.raises(StoreError, match="disk is full") as failed:
+        area.commit()
+    assert "free disk space" in (failed.value.fix or "").lower()
+    assert len(area.list()) == demo_store.count("orders")
+    assert demo_store.get_item("orders", {"id": 1})["status"] != "x" * 400

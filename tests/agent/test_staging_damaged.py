@@ -118,3 +118,30 @@ def test_a_damaged_staging_file_is_kept_and_what_can_be_read_is_recovered(
         assert recovered.commit().ok
     finally:
         recovered.close()
+
+
+def test_recovering_a_damaged_staging_file_keeps_the_commit_history(
+    store: SQLiteStore, demo_path: Path, isolated_dirs: Path
+) -> None:
+    """Recovery copied the staged changes and commit records into the fresh file but not the
+    history: `tabletalk commits` came back empty and no earlier commit could be reverted."""
+    area = StagingArea(store)
+    path = area.path
+    area.stage("customers", "update", {"id": 3}, {"city": "Turin"})
+    area.stage("products", "delete", {"id": 7})
+    assert area.commit().ok
+    [before] = area.history()
+    area.stage_many(
+        "orders", query="SELECT id FROM orders WHERE id <= 400", set={"status": "x" * 40}
+    )
+    area.close()
+    damage(path)
+    recovered = StagingArea(store)
+    try:
+        assert any("recovered" in n for n in recovered.take_notices())
+        assert recovered.history() == [before]
+        _entry, changes = recovered.commit_entry(before.id)
+        assert sorted(c.op for c in changes) == ["delete", "update"]
+        assert len(recovered.revert(before.id)) == 2
+    finally:
+        recovered.close()

@@ -243,3 +243,50 @@ def test_a_damaged_sidecar_is_named_with_a_fix(
     assert str(path) in err and "damaged" in err and "fix:" in err, err
     assert "unexpected" not in err
     assert path.read_bytes() == content  # the file is the user's to move, never deleted
+
+
+def test_a_build_that_did_not_finish_says_so_until_a_build_finishes(
+    scripted_bedrock: ScriptedBedrock, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A build stops after its first 256 rows were written (killed, or Bedrock failing on). The
+    index looked built (a built time, vectorSearch offered) while 344 of its 600 rows were never
+    embedded and no search could find them."""
+    from tests.support.scripted_bedrock import Error
+
+    db = tmp_path / "big.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.executemany(
+        "INSERT INTO products VALUES (?, ?)", [(i, f"{NAMES[i % 6]} {i}") for i in range(600)]
+    )
+    conn.commit()
+    conn.close()
+    store = open_store(db)
+    index = VectorIndex.open(store)
+    plan = index.plan(store.schema("products"), ["name"], "amazon.titan-embed-text-v2:0", 256)
+    client = make_client(None, None, max_attempts=1)
+    embedder = Embedder("amazon.titan-embed-text-v2:0", 256, client=client, backoff=lambda _: 0)
+    done: list[int] = []
+
+    def bedrock_fails_after_the_first_chunk(count: int) -> None:
+        done.append(count)
+        if len(done) == 256:
+            refused = Error(400, "ValidationException", "refused")
+            scripted_bedrock.invoke_errors.extend([refused] * 400)
+
+    with pytest.raises(TabletalkError):
+        index.build(plan, embedder, bedrock_fails_after_the_first_chunk)
+    index.close()
+    (shown,) = status(db, capsys)["indexes"]
+    assert shown["rows"] == 256 and shown["finished"] is False
+    assert main(["index", "status", "--db", str(db)]) == 0
+    assert "build not finished" in capsys.readouterr().out
+    scripted_bedrock.invoke_errors.clear()
+    result = search(store, "products", "wireless earbuds", limit=3)
+    assert "tabletalk index build products" in result["unfinished"]
+    assert build(db) == 0
+    assert status(db, capsys)["indexes"][0] | {"builtAt": None} == {
+        **shown, "rows": 600, "finished": True, "builtAt": None
+    }
+    assert "unfinished" not in search(store, "products", "wireless earbuds", limit=3)
+    store.close()

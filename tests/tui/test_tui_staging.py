@@ -696,3 +696,39 @@ async def test_a_damaged_saved_specs_file_does_not_stop_the_panel(
         await settle(app, pilot)
         assert listed(app) == [doomed.id]
         assert app.query_one(StagingPanel).snapshot.complete
+
+
+async def test_what_opening_staging_settled_is_told_in_the_app(
+    make_app, demo_store, demo_path
+) -> None:
+    """A commit was killed after the table took its change. Opening staging settles it and has
+    a sentence for the user (as `tabletalk staged` prints it); the app never showed it, so
+    a change left the panel without a word (likewise a damaged staging file moved aside)."""
+    import json
+
+    area = StagingArea(demo_store)
+    change = area.stage("customers", "update", {"id": 8}, {"city": "Turin"})
+    with area._conn:
+        area._conn.execute(
+            "INSERT INTO commits_in_progress (token, store, ids_json, started_at) "
+            "VALUES ('dead1', ?, ?, 'x')",
+            (demo_store.identity, json.dumps([change.id])),
+        )
+    area.close()
+    table = sqlite3.connect(demo_path)
+    table.execute("UPDATE customers SET city = 'Turin' WHERE id = 8")
+    table.commit()
+    table.close()
+    app = make_app()
+    notified: list[str] = []
+    notify = app.notify
+
+    def record(message: str, **kwargs: object) -> None:
+        notified.append(message)
+        notify(message, **kwargs)
+
+    app.notify = record  # recorded, not read from toasts that may expire under load
+    async with app.run_test(size=SIZE) as pilot:
+        told = lambda: [m for m in notified if "interrupted commit" in m]  # noqa: E731
+        await until(app, pilot, told)
+        assert "1 change(s) had already landed" in told()[0]

@@ -152,9 +152,10 @@ def apply_changes(
 
 def _maybe_applied(exc: ClientError) -> bool:
     """True when DynamoDB may have applied the transaction although the call failed: a server
-    error, or a failure after retries (an earlier attempt may have timed out after landing)."""
+    error. A refusal (4xx: throttled, invalid) was not applied; had an earlier attempt landed
+    before timing out, the retry's ClientRequestToken would have been answered as a success."""
     meta = exc.response.get("ResponseMetadata", {})
-    return int(meta.get("HTTPStatusCode") or 500) >= 500 or int(meta.get("RetryAttempts") or 0) > 0
+    return int(meta.get("HTTPStatusCode") or 500) >= 500
 
 
 def _failure(
