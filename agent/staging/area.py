@@ -24,7 +24,6 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +37,6 @@ from agent.staging.checks import (
     check_key_values,
     in_commit_error,
     keys_from_query,
-    others_change_error,
-    summarize,
     too_many,
     validate_values,
 )
@@ -55,11 +52,11 @@ from agent.staging.encoding import (
 )
 from agent.staging.history import CommitEntry, LoggedChange
 from agent.staging.lock import CommitLock
-from agent.staging.merge import check_new, fold, joined_origin
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
 from agent.staging.rebase import RebaseReport, plan_rebase
 from agent.staging.review import StagingReview
 from agent.staging.settle import Settlement, has_records, settle_interrupted
+from agent.staging.write import existing_ids, write_changes
 from agent.stores.base import Item, Key, Op, Store
 from agent.stores.sqlite_snapshot import file_id
 
@@ -245,110 +242,21 @@ class StagingArea:
         self,
         table: str,
         op: Op,
-        entries: list[tuple[str, Key, Item | None]],
+        entries: builtins.list[tuple[str, Key, Item | None]],
         values: Item,
         origin: str,
         own_only: bool = False,
-    ) -> list[StagedChange]:
-        """Fold the new changes into the staged ones and persist them in one transaction.
-
-        A folded change keeps its id; with `own_only` (an MCP client below `full`, which may
-        not discard others' changes either) folding into a change another origin staged is
-        refused: it would rewrite their change under their name. Otherwise the folded change
-        names both origins (`joined_origin`), so it is no longer any one client's own."""
-        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    ) -> builtins.list[StagedChange]:
+        """Fold the new changes into the staged ones and persist them in one transaction
+        (`agent.staging.write`), after settling any interrupted commit."""
         self._settle()
         with self._lock, transaction(self._conn) as conn:
-            rows = self._staged_rows(table, [e[0] for e in entries])
-            staged = {row[3]: row_to_change(row) for row in rows}
-            held = commits_in_progress(conn, self.store.identity) if staged else set()
-            in_commit = {row[3] for row in rows if row[0] in held}
-            identity = self.store.identity
-            fresh = [e for e in entries if e[0] not in staged]
-            errors: list[TabletalkError] = []
-            for _, key, item in fresh:
-                if (item is None) != (op == "create"):
-                    try:
-                        check_new(table, op, key, item)
-                    except TabletalkError as exc:
-                        errors.append(exc)
-            updates: list[tuple[Any, ...]] = []
-            by_key: dict[str, StagedChange] = {}
-            for item_key, key, _ in entries:
-                existing = staged.get(item_key)
-                if existing is None:
-                    continue
-                try:
-                    if item_key in in_commit:
-                        raise in_commit_error(existing.id)
-                    if own_only and existing.origin != origin:
-                        raise others_change_error(table, key, existing, origin)
-                    change = fold(existing, table, op, key, values)
-                except TabletalkError as exc:
-                    errors.append(exc)
-                    continue
-                change = dataclasses.replace(change, origin=joined_origin(existing.origin, origin))
-                by_key[item_key] = change
-                updates.append(
-                    (change.op, dumps(change.values), maybe_json(change.pre_image), change.origin,
-                     change.id)
-                )
-            if errors:
-                raise errors[0] if len(entries) == 1 else summarize(errors, len(entries))
-            count = len(fresh)
-            ids = take_ids(count, self._existing_ids)
-            item_keys = [e[0] for e in fresh]
-            pre_images = [None] * count if op == "create" else [e[2] for e in fresh]
-            pre_jsons = [None] * count if op == "create" else list(map(dumps, pre_images))
-            inserts = zip(
-                ids, repeat(identity), repeat(table), item_keys, repeat(op),
-                repeat(dumps(values)), pre_jsons, repeat(origin), repeat(now),
-            )  # fmt: skip
-            created = map(
-                StagedChange, ids, repeat(identity), repeat(table), [e[1] for e in fresh],
-                repeat(op), map(dict, repeat(values, count)), pre_images, repeat(origin),
-                repeat(now),
-            )  # fmt: skip
-            if not by_key:
-                results = list(created)
-            else:
-                by_key.update(zip(item_keys, created, strict=True))
-                results = [by_key[e[0]] for e in entries]
-            conn.executemany(
-                "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
-                "pre_image_json, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                inserts,
+            return write_changes(
+                conn, self.store.identity, table, op, entries, values, origin, own_only=own_only
             )
-            conn.executemany(
-                "UPDATE staged_changes SET op = ?, values_json = ?, pre_image_json = ?, "
-                "origin = ? WHERE id = ?",
-                updates,
-            )
-        return results
-
-    def _staged_rows(self, table: str, item_keys: builtins.list[str]) -> builtins.list[Any]:
-        """Rows already staged for these items of `table` (few keys: by index; many: the table)."""
-        sql = f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND tbl = ?"
-        params: builtins.list[Any] = [self.store.identity, table]
-        if len(item_keys) > 500:
-            return self._conn.execute(sql, params).fetchall()
-        marks = ", ".join("?" * len(item_keys))
-        return self._conn.execute(f"{sql} AND key_json IN ({marks})", params + item_keys).fetchall()
 
     def _existing_ids(self, candidates: builtins.list[str]) -> set[str]:
-        """Which of `candidates` are already ids in the staging database."""
-        if len(candidates) > 500:  # many: reading every id is cheaper when there are fewer
-            (total,) = self._conn.execute("SELECT count(*) FROM staged_changes").fetchone()
-            if total <= len(candidates):
-                every = {r[0] for r in self._conn.execute("SELECT id FROM staged_changes")}
-                return every.intersection(candidates)
-        found: set[str] = set()
-        for start in range(0, len(candidates), 500):
-            chunk = candidates[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            rows = self._conn.execute(f"SELECT id FROM staged_changes WHERE id IN ({marks})", chunk)
-            found.update(r[0] for r in rows)
-        return found
+        return existing_ids(self._conn, candidates)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -600,8 +508,10 @@ class StagingArea:
         identity = self.store.identity
         self._settle()
         with self._lock, transaction(self._conn) as conn:
-            keyed = [(key_json(key), table, key, op, values, pre)
-                     for table, key, op, values, pre in inverses]
+            keyed = [
+                (key_json(key), table, key, op, values, pre)
+                for table, key, op, values, pre in inverses
+            ]
             for item_key, table, key, *_ in keyed:
                 taken = conn.execute(
                     "SELECT id FROM staged_changes WHERE store = ? AND tbl = ? AND key_json = ?",
@@ -619,8 +529,17 @@ class StagingArea:
                 "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
                 "pre_image_json, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (id_, identity, table, item_key, op, dumps(values), maybe_json(pre),
-                     f"{origin}:{entry.id}", now)
+                    (
+                        id_,
+                        identity,
+                        table,
+                        item_key,
+                        op,
+                        dumps(values),
+                        maybe_json(pre),
+                        f"{origin}:{entry.id}",
+                        now,
+                    )
                     for id_, (item_key, table, key, op, values, pre) in zip(ids, keyed, strict=True)
                 ],
             )

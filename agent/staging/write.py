@@ -1,0 +1,140 @@
+"""Persisting staged changes: new ones inserted, ones on an already staged item folded into it.
+
+One transaction per call (the caller's): either every change of the call is staged, or none is
+and the first error (or a summary of all of them) is raised.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from datetime import UTC, datetime
+from itertools import repeat
+from typing import Any
+
+from agent.errors import TabletalkError
+from agent.staging.checks import in_commit_error, others_change_error, summarize
+from agent.staging.db import COLUMNS, commits_in_progress
+from agent.staging.encoding import dumps, maybe_json, row_to_change, take_ids
+from agent.staging.merge import check_new, fold, joined_origin
+from agent.staging.model import StagedChange
+from agent.stores.base import Item, Key, Op
+
+
+def write_changes(
+    conn: sqlite3.Connection,
+    identity: str,
+    table: str,
+    op: Op,
+    entries: list[tuple[str, Key, Item | None]],
+    values: Item,
+    origin: str,
+    *,
+    own_only: bool = False,
+) -> list[StagedChange]:
+    """Stage `op` with `values` on each (item key text, key, pre-image) of `entries`, inside the
+    caller's transaction on `conn`; the changes in the order of `entries`.
+
+    A folded change keeps its id; with `own_only` (an MCP client below `full`, which may not
+    discard others' changes either) folding into a change another origin staged is refused: it
+    would rewrite their change under their name. Otherwise the folded change names both origins
+    (`joined_origin`), so it is no longer any one client's own."""
+    now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    rows = staged_rows(conn, identity, table, [e[0] for e in entries])
+    staged = {row[3]: row_to_change(row) for row in rows}
+    held = commits_in_progress(conn, identity) if staged else set()
+    in_commit = {row[3] for row in rows if row[0] in held}
+    fresh = [e for e in entries if e[0] not in staged]
+    errors: list[TabletalkError] = []
+    for _, key, item in fresh:
+        if (item is None) != (op == "create"):
+            try:
+                check_new(table, op, key, item)
+            except TabletalkError as exc:
+                errors.append(exc)
+    updates: list[tuple[Any, ...]] = []
+    by_key: dict[str, StagedChange] = {}
+    for item_key, key, _ in entries:
+        existing = staged.get(item_key)
+        if existing is None:
+            continue
+        try:
+            if item_key in in_commit:
+                raise in_commit_error(existing.id)
+            if own_only and existing.origin != origin:
+                raise others_change_error(table, key, existing, origin)
+            change = fold(existing, table, op, key, values)
+        except TabletalkError as exc:
+            errors.append(exc)
+            continue
+        change = dataclasses.replace(change, origin=joined_origin(existing.origin, origin))
+        by_key[item_key] = change
+        updates.append(
+            (
+                change.op,
+                dumps(change.values),
+                maybe_json(change.pre_image),
+                change.origin,
+                change.id,
+            )
+        )
+    if errors:
+        raise errors[0] if len(entries) == 1 else summarize(errors, len(entries))
+    count = len(fresh)
+    ids = take_ids(count, lambda candidates: existing_ids(conn, candidates))
+    item_keys = [e[0] for e in fresh]
+    pre_images = [None] * count if op == "create" else [e[2] for e in fresh]
+    pre_jsons = [None] * count if op == "create" else list(map(dumps, pre_images))
+    inserts = zip(
+        ids, repeat(identity), repeat(table), item_keys, repeat(op),
+        repeat(dumps(values)), pre_jsons, repeat(origin), repeat(now),
+    )  # fmt: skip
+    created = map(
+        StagedChange, ids, repeat(identity), repeat(table), [e[1] for e in fresh],
+        repeat(op), map(dict, repeat(values, count)), pre_images, repeat(origin),
+        repeat(now),
+    )  # fmt: skip
+    if not by_key:
+        results = list(created)
+    else:
+        by_key.update(zip(item_keys, created, strict=True))
+        results = [by_key[e[0]] for e in entries]
+    conn.executemany(
+        "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
+        "pre_image_json, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        inserts,
+    )
+    conn.executemany(
+        "UPDATE staged_changes SET op = ?, values_json = ?, pre_image_json = ?, "
+        "origin = ? WHERE id = ?",
+        updates,
+    )
+    return results
+
+
+def staged_rows(
+    conn: sqlite3.Connection, identity: str, table: str, item_keys: list[str]
+) -> list[Any]:
+    """Rows already staged for these items of `table` (few keys: by index; many: the table)."""
+    sql = f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND tbl = ?"
+    params: list[Any] = [identity, table]
+    if len(item_keys) > 500:
+        return conn.execute(sql, params).fetchall()
+    marks = ", ".join("?" * len(item_keys))
+    return conn.execute(f"{sql} AND key_json IN ({marks})", params + item_keys).fetchall()
+
+
+def existing_ids(conn: sqlite3.Connection, candidates: list[str]) -> set[str]:
+    """Which of `candidates` are already ids in the staging database."""
+    if len(candidates) > 500:  # many: reading every id is cheaper when there are fewer
+        (total,) = conn.execute("SELECT count(*) FROM staged_changes").fetchone()
+        if total <= len(candidates):
+            every = {r[0] for r in conn.execute("SELECT id FROM staged_changes")}
+            return every.intersection(candidates)
+    found: set[str] = set()
+    for start in range(0, len(candidates), 500):
+        chunk = candidates[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = conn.execute(f"SELECT id FROM staged_changes WHERE id IN ({marks})", chunk)
+        found.update(r[0] for r in rows)
+    return found
