@@ -10,7 +10,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import open_cli_store, printable_line, report_error
+from agent.cli.common import open_cli_store, printable_line, report_error, staging_of
 from agent.errors import TabletalkError
 
 if TYPE_CHECKING:  # staging loads only when `commits` runs
@@ -47,24 +47,19 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run `commits`; 0 done, 2 an unknown commit or a store error."""
-    from agent.staging import StagingArea
-
     out = out or sys.stdout
     try:
-        _, store = open_cli_store(args)
+        settings, store = open_cli_store(args)
     except TabletalkError as exc:
         return report_error(exc)
     try:
-        area = StagingArea(store)
-        try:
+        with staging_of(store, settings) as area:
             command = getattr(args, "commits_command", None)
             if command == "show":
                 return _show(area, args.id, bool(getattr(args, "json", False)), out)
             if command == "revert":
                 return _revert(area, args.id, out)
             return _list(area, bool(getattr(args, "json", False)), out)
-        finally:
-            area.close()
     except TabletalkError as exc:
         return report_error(exc)
     finally:

@@ -5,13 +5,18 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agent.config import Settings, load_settings
 from agent.errors import TabletalkError
 from agent.stores.base import Store
 from agent.text_safety import printable, printable_line
+
+if TYPE_CHECKING:
+    from agent.staging import StagingArea
 
 __all__ = ["printable", "printable_line"]
 
@@ -115,6 +120,28 @@ def open_cli_store(args: argparse.Namespace, err: TextIO | None = None) -> tuple
     store = open_store(store_path(args, settings), settings)
     retries_to_stderr(store, err)
     return settings, store
+
+
+@contextmanager
+def staging_of(
+    store: Store, settings: Settings, err: TextIO | None = None
+) -> Iterator[StagingArea]:
+    """The store's staging area for one command; what opening or using it settled, recovered
+    or reopened (an interrupted commit, a damaged or replaced file) is said on `err`."""
+    from agent.staging import StagingArea
+
+    area = StagingArea(store, keep=settings.history.retention())
+
+    def tell() -> None:
+        for notice in area.take_notices():
+            print(printable_line(notice), file=err or sys.stderr)
+
+    try:
+        tell()
+        yield area
+    finally:
+        tell()
+        area.close()
 
 
 def retries_to_stderr(store: Store, stream: TextIO | None = None) -> None:

@@ -10,7 +10,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import open_cli_store, printable_line, report_error
+from agent.cli.common import open_cli_store, printable_line, report_error, staging_of
 from agent.errors import TabletalkError
 from agent.stores.base import transaction_plan
 
@@ -66,8 +66,6 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run one `staged` sub-command; returns the exit code."""
-    from agent.staging import StagingArea
-
     out = out or sys.stdout
     err = err or sys.stderr
     command = getattr(args, "staged_command", None)
@@ -81,15 +79,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         settings, store = open_cli_store(args, err)
         try:
-            area = StagingArea(store, keep=settings.history.retention())
-            try:
-                for notice in area.take_notices():
-                    print(printable_line(notice), file=err)
+            with staging_of(store, settings, err) as area:
                 return _COMMANDS[command](area, args, out, err)
-            finally:
-                for notice in area.take_notices():
-                    print(printable_line(notice), file=err)
-                area.close()
         finally:
             store.close()
     except TabletalkError as exc:

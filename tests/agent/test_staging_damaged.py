@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.cli.main import main
 from agent.errors import StagingError
 from agent.staging import StagingArea
 from agent.stores.sqlite import SQLiteStore
@@ -145,3 +146,25 @@ def test_recovering_a_damaged_staging_file_keeps_the_commit_history(
         assert len(recovered.revert(before.id)) == 2
     finally:
         recovered.close()
+
+
+def test_tabletalk_commits_says_what_opening_the_staging_file_recovered(
+    store: SQLiteStore, demo_path: Path, isolated_dirs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tabletalk staged` told of a recovered (or settled, or replaced) staging file on stderr;
+    `tabletalk commits` recovered it without a word, and the history it listed then seemed to
+    have lost the staged changes."""
+    area = StagingArea(store)
+    path = area.path
+    area.stage("customers", "update", {"id": 3}, {"city": "Turin"})
+    assert area.commit().ok
+    area.stage_many(
+        "orders", query="SELECT id FROM orders WHERE id <= 400", set={"status": "x" * 40}
+    )
+    area.close()
+    damage(path)
+    capsys.readouterr()
+    assert main(["commits", "--db", str(demo_path)]) == 0
+    shown = capsys.readouterr()
+    assert "could be read and were recovered" in shown.err
+    assert "customers" in shown.out
