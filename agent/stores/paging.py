@@ -43,6 +43,11 @@ class Page:
     records: list[dict[str, Any]] | None = None
 
 
+def blob_label(size: int) -> str:
+    """How a table tab shows a blob of `size` bytes in a cell."""
+    return f"<{size} byte{'' if size == 1 else 's'}>"
+
+
 class RowSource(Protocol):
     """What a table tab reads rows through (pages are fetched on a worker thread)."""
 

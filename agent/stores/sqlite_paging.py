@@ -18,12 +18,13 @@ CELL_CHARS = 4096
 
 
 def _shown(column: str) -> str:
-    """A non-key column as a page holds it: a blob as `<N bytes>` (SQLite reads its length
-    without loading it), text past CELL_CHARS cut with `…`. A page is display only, so 200
+    """A non-key column as a page holds it: a blob as `blob_label` writes it (SQLite reads its
+    length without loading it), text past CELL_CHARS cut with `…`. A page is display only, so 200
     rows of 5 MB documents cost kilobytes, not a gigabyte."""
     name = quote_ident(column)
     return (
-        f"CASE typeof({name}) WHEN 'blob' THEN '<' || length({name}) || ' bytes>' "
+        f"CASE typeof({name}) WHEN 'blob' THEN '<' || length({name}) || "
+        f"CASE length({name}) WHEN 1 THEN ' byte>' ELSE ' bytes>' END "
         f"WHEN 'text' THEN CASE WHEN length({name}) > {CELL_CHARS} "
         f"THEN substr({name}, 1, {CELL_CHARS}) || '…' ELSE {name} END ELSE {name} END"
     )

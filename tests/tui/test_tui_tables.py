@@ -82,12 +82,14 @@ async def test_the_row_detail_shows_a_long_text_whole_though_the_page_holds_its_
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE docs (name TEXT PRIMARY KEY, body BLOB, notes TEXT)")
         conn.execute("INSERT INTO docs VALUES ('readme', x'00ff10', ?)", (story,))
+        conn.execute("INSERT INTO docs VALUES ('tiny', x'07', 'short')")
     app = TabletalkApp(SQLiteStore(path), Settings(), staging_poll_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
         await app.open_table("docs")
         await settle(app, pilot)
         view = app.query_one(TableTab).view
         assert view.row_at(0)[0] == ("readme", "<3 bytes>", story[:CELL_CHARS] + "…")
+        assert view.row_at(1)[0] == ("tiny", "<1 byte>", "short")
         view.focus()
         await pilot.press("enter")
         await settle(app, pilot)

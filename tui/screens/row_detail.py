@@ -14,6 +14,8 @@ from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from agent.stores.paging import blob_label
+
 DETAIL_CHARS = 100_000
 """Characters of one value the detail draws (a longer one ends with how much more it holds)."""
 
@@ -25,7 +27,7 @@ def detail_text(value: Any) -> str:
         return "∅"
     if isinstance(value, bytes):
         head = value[:32].hex(" ")
-        return f"<{len(value)} bytes> {head}{' …' if len(value) > 32 else ''}"
+        return f"{blob_label(len(value))} {head}{' …' if len(value) > 32 else ''}"
     if isinstance(value, dict | list):
         text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
     else:

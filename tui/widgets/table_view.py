@@ -20,7 +20,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, RowSource
+from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, RowSource, blob_label
 from tui.terminal_text import visible
 from tui.workers import run_in_thread
 
@@ -40,7 +40,7 @@ def cell_text(value: Any) -> str:
     if value is None:
         return "∅"
     if isinstance(value, bytes):
-        return f"<{len(value)} bytes>"
+        return blob_label(len(value))
     if isinstance(value, dict | list):  # nested (DynamoDB maps, lists, sets): compact JSON
         return visible(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
     text = str(value)
