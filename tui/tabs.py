@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import json
 import re
-import zlib
 from typing import Any
 
 from textual.widgets import TabbedContent
@@ -16,9 +16,13 @@ from tui.widgets.table_tab import TableTab
 
 
 def tab_id(kind: str, *parts: str) -> str:
-    """A widget id from free text (ids allow letters, digits, - and _)."""
-    raw = "-".join([kind, *parts])
-    return re.sub(r"[^A-Za-z0-9_-]", "_", raw)[:120] + f"-{zlib.crc32(raw.encode()) % 10_000:04d}"
+    """A widget id from free text (ids allow letters, digits, - and _): readable, and unique
+    through a digest of the parts themselves (`a b` and `a:b` read alike once cleaned)."""
+    import hashlib  # not at start-up: only when a tab opens
+
+    readable = re.sub(r"[^A-Za-z0-9_-]", "_", "-".join([kind, *parts]))[:120]
+    digest = hashlib.blake2s(json.dumps([kind, *parts]).encode(), digest_size=8).hexdigest()
+    return f"{readable}-{digest}"
 
 
 class TabOpener:

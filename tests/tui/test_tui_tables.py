@@ -198,3 +198,22 @@ async def test_unknown_table_is_reported_not_raised(make_app) -> None:
         await pilot.pause()
         assert not app.query(TableTab)
         assert any("gone_table" in n.message for n in app._notifications)
+
+
+async def test_tables_whose_names_read_alike_once_cleaned_open_in_their_own_tabs(
+    tmp_path: Path,
+) -> None:
+    """Tab ids keep letters, digits, - and _ of the name plus a short check number: `q182
+    x1274` and `q182:x1274` got the same id, so opening the second re-showed the first."""
+    path = tmp_path / "alike.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute('CREATE TABLE "q182 x1274" (id INTEGER PRIMARY KEY, v TEXT)')
+        conn.execute('CREATE TABLE "q182:x1274" (id INTEGER PRIMARY KEY, w TEXT)')
+    app = TabletalkApp(SQLiteStore(path), Settings(), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("q182 x1274")
+        await app.open_table("q182:x1274")
+        await settle(app, pilot)
+        tabs = list(app.query(TableTab))
+        assert [t.table for t in tabs] == ["q182 x1274", "q182:x1274"]
+        assert [c.name for c in tabs[1].view.columns] == ["id", "w"]
