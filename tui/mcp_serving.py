@@ -52,7 +52,7 @@ class McpServing:
         from agent.mcp_server.server import McpBackend
 
         sockets = bind_sockets(host, port)
-        backend = McpBackend(self.app.store, "full")
+        backend = McpBackend(self.app.store, "full", tell=self._tell)
         backend.call_hooks.append(self._after_call)
         server = HttpServer(build_app(backend, self.book, consent=self._consent), sockets)
         self._backend, self._server, self.url = backend, server, server.url
@@ -124,6 +124,17 @@ class McpServing:
                 f"MCP client {record.client} committed staged changes.",
                 title="MCP commit",
             )
+
+    def _tell(self, notice: str) -> None:
+        """A notice of the server's staging area, shown as the app's own are."""
+
+        def show() -> None:
+            self.app.notify(notice, title="Staging", severity="warning", markup=False)
+
+        try:
+            self.app.call_from_thread(show)
+        except RuntimeError:  # already on the app's thread (the backend opens in `start`)
+            show()
 
     def _post(self, callback: Any, *args: Any, **kwargs: Any) -> None:
         try:

@@ -14,7 +14,13 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from agent.cli.common import open_cli_store, printable, report_error, resolve_settings
+from agent.cli.common import (
+    open_cli_store,
+    printable,
+    printable_line,
+    report_error,
+    resolve_settings,
+)
 from agent.errors import ConfigError, TabletalkError
 from agent.logs import setup_logging
 from agent.mcp_server.levels import LEVELS
@@ -134,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
             getattr(args, "level", "read") or "read",
             aws_profile=settings.profile,
             aws_region=settings.region,
+            tell=_to_stderr,
         )
         try:
             anyio.run(serve_stdio, backend)
@@ -146,6 +153,11 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return 0
+
+
+def _to_stderr(notice: str) -> None:
+    """A staging notice on the serving terminal (stdout is the stdio protocol's)."""
+    print(printable_line(notice), file=sys.stderr, flush=True)
 
 
 def run_token(args: argparse.Namespace) -> int:
@@ -202,7 +214,7 @@ def run_http(args: argparse.Namespace) -> int:
         return report_error(exc)
     book = TokenBook()
     backend = McpBackend(
-        store, "full", aws_profile=settings.profile, aws_region=settings.region
+        store, "full", aws_profile=settings.profile, aws_region=settings.region, tell=_to_stderr
     )
     server = HttpServer(build_app(backend, book), sockets)
     count = len(book.list())

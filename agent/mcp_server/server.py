@@ -80,6 +80,7 @@ class McpBackend:
         export_dir: Path | None = None,
         aws_profile: str | None = None,
         aws_region: str | None = None,
+        tell: Callable[[str], None] | None = None,
     ) -> None:
         if level not in LEVELS:
             raise ValueError(f"MCP level must be one of {', '.join(LEVELS)}, not {level!r}")
@@ -108,6 +109,15 @@ class McpBackend:
         }
         self.recent: deque[CallRecord] = deque(maxlen=RECENT_CALLS)
         self.call_hooks: list[Callable[[CallRecord, Caller], None]] = []
+        self._tell = tell or (lambda notice: log.warning("%s", notice))
+        """Where the staging area's notices go (an interrupted commit settled, a damaged or
+        replaced staging file recovered or reopened): the serving terminal or the app."""
+        self.tell_notices()
+
+    def tell_notices(self) -> None:
+        """Pass on what the staging area has to say since it was last asked."""
+        for notice in self.staging.take_notices():
+            self._tell(notice)
 
     @property
     def own_caller(self) -> Caller:
@@ -135,6 +145,7 @@ class McpBackend:
             stamp = datetime.now(UTC).isoformat(timespec="seconds")
             record = CallRecord(stamp, caller.name, caller.level, name, not result.is_error)
             self.recent.append(record)
+            self.tell_notices()
         for hook in self.call_hooks:
             try:
                 hook(record, caller)

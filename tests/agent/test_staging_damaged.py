@@ -168,3 +168,27 @@ def test_tabletalk_commits_says_what_opening_the_staging_file_recovered(
     shown = capsys.readouterr()
     assert "could be read and were recovered" in shown.err
     assert "customers" in shown.out
+
+
+def test_an_mcp_server_says_on_stderr_what_opening_the_staging_file_recovered(
+    store: SQLiteStore, demo_path: Path, isolated_dirs: Path
+) -> None:
+    """`tabletalk mcp serve` recovered a damaged staging file in silence (stdout is the
+    protocol's; the person who started the server reads stderr)."""
+    area = StagingArea(store)
+    path = area.path
+    area.stage_many(
+        "orders", query="SELECT id FROM orders WHERE id <= 400", set={"status": "x" * 40}
+    )
+    area.close()
+    damage(path)
+    served = subprocess.run(
+        [sys.executable, "-m", "agent", "mcp", "--level", "read", "--db", str(demo_path)],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert "could be read and were recovered" in served.stderr
+    assert served.stdout == ""
