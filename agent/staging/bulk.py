@@ -26,6 +26,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
@@ -193,7 +194,7 @@ def stage_set_based(
         )
 
     sql = _insert_sql(shape, op, f"{BULK} b")
-    return _run(store, staging, shape, op, values, origin, now, sql, fill, guard)
+    return _run(_Insert(store, staging, shape, op, values, origin, now, sql), fill, guard)
 
 
 def stage_query_set_based(
@@ -243,7 +244,7 @@ def stage_query_set_based(
             raise _Undecided
 
     sql = _insert_sql(shape, op, f"{BULK} b")
-    return _run(store, staging, shape, op, values, origin, now, sql, fill, guard)
+    return _run(_Insert(store, staging, shape, op, values, origin, now, sql), fill, guard)
 
 
 def _only_the_store(
@@ -268,15 +269,22 @@ class _Undecided(Exception):
     """This path cannot decide: roll back and let the row-by-row path stage."""
 
 
+@dataclass(frozen=True)
+class _Insert:
+    """One set-based stage: where it reads and writes, what it stages, and its INSERT."""
+
+    store: Store
+    staging: Path
+    shape: TableShape
+    op: Op
+    values: Item
+    origin: str
+    now: str
+    sql: str
+
+
 def _run(
-    store: Store,
-    staging: Path,
-    shape: TableShape,
-    op: Op,
-    values: Item,
-    origin: str,
-    now: str,
-    sql: str,
+    insert: _Insert,
     fill: Callable[[sqlite3.Connection], None],
     guard: AbstractContextManager[object],
 ) -> StagedBatch | None:
@@ -284,10 +292,11 @@ def _run(
     `guard` (the caller's lock), run the INSERT in one short staging transaction; None (nothing
     written) when it cannot. The selection runs before the transaction, as the row-by-row path
     reads before it writes, so a long query holds no staging lock and no caller's lock."""
+    store, staging = insert.store, insert.staging
     store_file = store.sqlite_file
     assert store_file is not None
     try:
-        conn = _connect(store_file, shape.key_columns)
+        conn = _connect(store_file, insert.shape.key_columns)
     except sqlite3.Error:
         return None
     deadline = time.monotonic() + QUERY_TIMEOUT_S
@@ -303,7 +312,7 @@ def _run(
                     raise
                 return None
             with guard:
-                return _write(store, conn, staging, shape, op, values, origin, now, sql)
+                return _write(insert, conn)
     except sqlite3.OperationalError as exc:  # interrupted (rolled back: nothing was written)
         if stopped:
             raise stopped_error() from exc
@@ -312,18 +321,11 @@ def _run(
         conn.close()
 
 
-def _write(
-    store: Store,
-    conn: sqlite3.Connection,
-    staging: Path,
-    shape: TableShape,
-    op: Op,
-    values: Item,
-    origin: str,
-    now: str,
-    sql: str,
-) -> StagedBatch | None:
+def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
     """The staging transaction of `_run`; an interruption is rolled back and raised."""
+    store, shape, op, values, origin, now = (
+        insert.store, insert.shape, insert.op, insert.values, insert.origin, insert.now
+    )  # fmt: skip
     store_file = store.sqlite_file
     assert store_file is not None
     try:
@@ -331,7 +333,7 @@ def _write(
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             if busy(exc):  # another process writes staging: the row-by-row path would wait again
-                raise busy_error(staging) from exc
+                raise busy_error(insert.staging) from exc
             raise
         (before,) = conn.execute(
             f"SELECT coalesce(max(seq), 0) FROM {STAGING}.staged_changes"
@@ -340,7 +342,7 @@ def _write(
         params = (store.identity, shape.name, op, dumps(values), origin, now, stamp)
         for attempt in range(ID_ATTEMPTS):
             try:
-                conn.execute(sql, params)
+                conn.execute(insert.sql, params)
                 break
             except sqlite3.IntegrityError as exc:
                 if "staged_changes.id" not in str(exc) or attempt == ID_ATTEMPTS - 1:
