@@ -39,7 +39,7 @@ from agent.stores.sqlite_readonly import (
     quote_ident,
 )
 from agent.stores.sqlite_references import referencing
-from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with
+from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with, rowid_alias
 from agent.stores.sqlite_set_apply import apply_staged
 from agent.stores.sqlite_snapshot import file_id
 
@@ -188,9 +188,12 @@ class SQLiteStore(Store):
             ]
             keyed = sorted((c for c in columns if c.key_position), key=lambda c: c.key_position)
             rowid_key = not keyed
+            key_columns: tuple[str, ...] = ()
             if rowid_key:
-                columns.insert(0, Column(name="rowid", type="INTEGER", key_position=1))
-                key_columns: tuple[str, ...] = ("rowid",)
+                alias = rowid_alias(c.name for c in columns)
+                if alias is not None:
+                    columns.insert(0, Column(name=alias, type="INTEGER", key_position=1))
+                    key_columns = (alias,)
             else:
                 key_columns = tuple(c.name for c in keyed)
             result = TableSchema(name, tuple(columns), key_columns, rowid_key)

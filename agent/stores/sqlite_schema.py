@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from operator import itemgetter
@@ -60,6 +60,16 @@ class TableSchema:
                 return c
         lowered = name.lower()
         return next((c for c in self.columns if c.name.lower() == lowered), None)
+
+
+ROWID_NAMES = ("rowid", "_rowid_", "oid")
+
+
+def rowid_alias(column_names: Iterable[str]) -> str | None:
+    """The first of SQLite's names for the row id that no column takes (a column named
+    `rowid` hides the row id under that name), or None when columns take all three."""
+    taken = {n.lower() for n in column_names}
+    return next((n for n in ROWID_NAMES if n not in taken), None)
 
 
 def affinity(declared_type: str) -> str:
@@ -147,6 +157,12 @@ def normalize_with(schema: TableSchema, key: Key) -> Key:
         fast = schema.key_types
         if all(type(v) is t and _storable(v) for v, t in zip(key.values(), fast, strict=True)):
             return dict(key)
+    if not schema.key_columns:
+        raise BadKeyError(
+            f"table {schema.name!r} has no primary key, and its columns named "
+            f"{', '.join(ROWID_NAMES)} hide SQLite's row id, so no row can be named alone",
+            fix="Give the table a primary key (or rename one of those columns) to edit it here.",
+        )
     wanted = ", ".join(schema.key_columns)
     if not isinstance(key, dict) or not key:
         raise BadKeyError(

@@ -1,0 +1,67 @@
+"""Tables SQLite allows that look like something else: a column named like the row id, keys of
+odd types. Each must read, stage and commit exactly the rows the user means."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent.errors import BadKeyError
+from agent.staging import StagingArea
+from agent.stores.sqlite import SQLiteStore
+
+
+def make_db(path: Path, sql: str) -> Path:
+    conn = sqlite3.connect(path)
+    conn.executescript(sql)
+    conn.commit()
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize("kind", ["INTEGER", "TEXT"])
+def test_a_column_named_rowid_in_a_table_without_a_key_changes_only_the_row_meant(
+    tmp_path: Path, kind: str
+) -> None:
+    value = "7" if kind == "TEXT" else 7
+    rows = [(value, f"n{i}") for i in range(450)]  # every row has the same "rowid" column
+    db = make_db(tmp_path / "odd.sqlite", f"CREATE TABLE t (rowid {kind}, name TEXT);")
+    with sqlite3.connect(db) as conn:
+        conn.executemany("INSERT INTO t VALUES (?, ?)", rows)
+    store = SQLiteStore.open(db)
+    # The table tab lists every row once, and its keys address them one by one.
+    source = store.pages("t")
+    pages = [source.page(n) for n in range(3)]
+    keys = [k for p in pages for k in p.keys]
+    assert [r[-1] for p in pages for r in p.rows] == [f"n{i}" for i in range(450)]
+    assert len({tuple(k.items()) for k in keys}) == 450
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    change = area.stage("t", "update", keys[1], {"name": "changed"})
+    assert change.pre_image is not None and change.pre_image["name"] == "n1"
+    area.stage_many("t", keys=[keys[2], keys[3]], delete=True)
+    report = area.commit()
+    assert report.ok and len(report.committed) == 3
+    with sqlite3.connect(db) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM t ORDER BY _rowid_")]
+    assert names == ["n0", "changed", *[f"n{i}" for i in range(4, 450)]]
+    # The column keeps its own name and value beside the key.
+    item = store.get_item("t", keys[0])
+    assert item is not None and item["rowid"] == value and item["name"] == "n0"
+
+
+def test_a_table_whose_columns_hide_every_row_id_name_cannot_be_edited_by_guess(
+    tmp_path: Path,
+) -> None:
+    db = make_db(
+        tmp_path / "odd.sqlite",
+        "CREATE TABLE t (rowid INTEGER, _rowid_ INTEGER, oid INTEGER, name TEXT);"
+        "INSERT INTO t VALUES (1, 1, 1, 'a'), (1, 1, 1, 'b');",
+    )
+    store = SQLiteStore.open(db)
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    with pytest.raises(BadKeyError) as caught:
+        area.stage("t", "update", {"rowid": 1}, {"name": "x"})
+    assert "primary key" in caught.value.fix
+    assert [r["name"] for r in store.query("SELECT name FROM t").rows] == ["a", "b"]
