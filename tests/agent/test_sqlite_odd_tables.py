@@ -65,3 +65,17 @@ def test_a_table_whose_columns_hide_every_row_id_name_cannot_be_edited_by_guess(
         area.stage("t", "update", {"rowid": 1}, {"name": "x"})
     assert "primary key" in caught.value.fix
     assert [r["name"] for r in store.query("SELECT name FROM t").rows] == ["a", "b"]
+
+
+def test_a_query_naming_two_columns_alike_keeps_both_values(demo_store: SQLiteStore) -> None:
+    sql = (
+        "SELECT o.id, c.id, o.id AS \"id:1\", 'x' AS v, 'y' AS v FROM orders o "
+        "JOIN customers c ON c.id = o.customer_id WHERE o.id != c.id ORDER BY o.id LIMIT 1"
+    )
+    result = demo_store.query(sql)
+    (row,) = result.rows
+    assert result.columns == ["id", "id:2", "id:1", "v", "v:1"]
+    assert row["id"] == row["id:1"] != row["id:2"]
+    assert (row["v"], row["v:1"]) == ("x", "y")
+    batches = list(demo_store.query_batches(sql))
+    assert [b.rows for b in batches] == [[row]]
