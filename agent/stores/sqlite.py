@@ -196,7 +196,13 @@ class SQLiteStore(Store):
                     key_columns = (alias,)
             else:
                 key_columns = tuple(c.name for c in keyed)
-            result = TableSchema(name, tuple(columns), key_columns, rowid_key)
+            row_id = key_columns[0] if rowid_key and key_columns else None
+            if len(keyed) == 1 and keyed[0].type.upper() == "INTEGER":
+                # INTEGER PRIMARY KEY is the row id unless the table has a key index
+                # (WITHOUT ROWID, or the DESC quirk).
+                indexes = self._conn.execute(f"PRAGMA index_list({quote_ident(name)})")
+                row_id = None if any(r[3] == "pk" for r in indexes) else keyed[0].name
+            result = TableSchema(name, tuple(columns), key_columns, rowid_key, row_id)
             self._schemas[table] = (version, result)
             return result
 

@@ -8,6 +8,7 @@ stopped from another thread (`interrupt`) and is stopped anyway after a timeout.
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 import sqlite3
 import threading
@@ -128,6 +129,10 @@ def _columns(cursor: sqlite3.Cursor) -> list[str]:
 def quote_ident(name: str) -> str:
     """Quote an SQL identifier for SQLite."""
     return '"' + name.replace('"', '""') + '"'
+
+
+BLOB_MARKER = re.compile(r"<blob \d+ bytes sha256:[0-9a-f]{16}>")
+"""What `json_value` shows for a blob (a key given back as this names no row)."""
 
 
 def json_value(value: Any) -> Any:

@@ -79,3 +79,62 @@ def test_a_query_naming_two_columns_alike_keeps_both_values(demo_store: SQLiteSt
     assert (row["v"], row["v:1"]) == ("x", "y")
     batches = list(demo_store.query_batches(sql))
     assert [b.rows for b in batches] == [[row]]
+
+
+ODD_KEYS = """
+CREATE TABLE n (k NUMERIC PRIMARY KEY, v TEXT);
+INSERT INTO n VALUES ('abc', 'text in a numeric key'), (10, 'ten');
+CREATE TABLE c (a TEXT, b INTEGER, v TEXT, PRIMARY KEY (a, b)) WITHOUT ROWID;
+INSERT INTO c VALUES ('x', 'not a number', 'text in an integer key'), ('x', 1, 'one');
+CREATE TABLE r (k REAL PRIMARY KEY, v TEXT);
+INSERT INTO r VALUES ('NaN', 'text in a real key'), (0.0, 'zero');
+CREATE TABLE b (k BLOB PRIMARY KEY, v TEXT);
+INSERT INTO b VALUES (x'00ff', 'blob key');
+CREATE TABLE i (id INTEGER PRIMARY KEY, v TEXT);
+INSERT INTO i VALUES (1, 'one');
+CREATE TABLE p (v TEXT);
+INSERT INTO p VALUES ('a');
+"""
+
+
+def test_every_row_a_table_shows_can_be_named_by_the_key_it_shows(tmp_path: Path) -> None:
+    db = make_db(tmp_path / "odd.sqlite", ODD_KEYS)
+    store = SQLiteStore.open(db)
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    for table in ("n", "c", "r"):
+        for row in store.query(f"SELECT * FROM {table}").rows:
+            key = {k: row[k] for k in store.describe_table(table).key_columns}
+            area.stage(table, "update", key, {"v": f"{row['v']}!"})
+    report = area.commit()
+    assert report.ok and len(report.committed) == 6
+    for table in ("n", "c", "r"):
+        assert all(r["v"].endswith("!") for r in store.query(f"SELECT v FROM {table}").rows)
+
+
+def test_minus_zero_and_zero_are_one_key(tmp_path: Path) -> None:
+    store = SQLiteStore.open(make_db(tmp_path / "odd.sqlite", ODD_KEYS))
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    first = area.stage("r", "update", {"k": 0.0}, {"v": "a"})
+    second = area.stage("r", "update", {"k": -0.0}, {"v": "b"})
+    assert second.id == first.id and area.count() == 1
+    assert area.commit().ok
+    assert store.query("SELECT v FROM r WHERE k = 0").rows == [{"v": "b"}]
+
+
+def test_a_blob_key_shown_as_its_marker_is_refused_not_created_as_text(tmp_path: Path) -> None:
+    store = SQLiteStore.open(make_db(tmp_path / "odd.sqlite", ODD_KEYS))
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    (row,) = store.query("SELECT k FROM b").rows
+    for op, values in (("update", {"v": "x"}), ("create", {"v": "copy"})):
+        with pytest.raises(BadKeyError) as caught:
+            area.stage("b", op, {"k": row["k"]}, values)  # type: ignore[arg-type]
+        assert "blob" in str(caught.value) and "SQL" in caught.value.fix
+    assert area.count() == 0
+
+
+def test_a_row_id_key_still_takes_only_integers(tmp_path: Path) -> None:
+    store = SQLiteStore.open(make_db(tmp_path / "odd.sqlite", ODD_KEYS))
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    for table, key in (("i", {"id": "one"}), ("p", {"rowid": "x"})):
+        with pytest.raises(BadKeyError):
+            area.stage(table, "create", key, {"v": "x"})
