@@ -141,14 +141,14 @@ def existing_ids(conn: sqlite3.Connection, candidates: list[str]) -> set[str]:
 
 
 def staged_by_id(conn: sqlite3.Connection, store: str, ids: list[str]) -> list[StagedChange]:
-    """Those of the changes `ids` of `store` that are staged now, in staging order."""
+    """Those of the changes `ids` of `store` that are staged now (in no particular order)."""
     found: list[StagedChange] = []
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ", ".join("?" * len(chunk))
         rows = conn.execute(
-            f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND id IN ({marks}) "
-            "ORDER BY seq",
+            # By the id index: neither the store index (every change of the store) nor a seq sort.
+            f"SELECT {COLUMNS} FROM staged_changes WHERE +store = ? AND id IN ({marks})",
             (store, *chunk),
         )
         found.extend(map(row_to_change, rows))

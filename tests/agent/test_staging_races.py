@@ -129,3 +129,30 @@ def test_a_rebase_never_undoes_an_edit_another_process_folded_in_meanwhile(
         assert "again" in exc.fix
     (now,) = mcp.list()
     assert now.op == "delete"
+
+
+def test_naming_a_few_of_many_staged_changes_reads_those_not_all(tmp_path: Path) -> None:
+    db = tmp_path / "big.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER)")
+        conn.executemany("INSERT INTO t VALUES (?, 0)", ((i,) for i in range(1, 20_001)))
+    area = StagingArea(SQLiteStore.open(db), tmp_path / "staging.sqlite")
+    staged = [
+        c.id
+        for half in ("id <= 10000", "id > 10000")
+        for c in area.stage_many("t", query=f"SELECT id FROM t WHERE {half}", set={"n": 1})
+    ]
+    conn = area._conn  # noqa: SLF001 - counting the staging database's work
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    conn.set_progress_handler(count, 100)
+    area.discard(ids=staged[5000:5010])
+    conn.set_progress_handler(None, 0)
+    # A scan of the 20,000 changes takes well over 100,000 SQLite steps; the id index ~100s.
+    assert steps * 100 < 20_000, f"{steps * 100} steps to find 10 changes"
+    assert area.count() == 19_990
