@@ -9,7 +9,7 @@ from typing import Any
 import boto3
 import pytest
 
-from agent.errors import ReadOnlyQueryError, UnknownTableError
+from agent.errors import ReadOnlyQueryError, StoreError, UnknownTableError
 from agent.staging import StagingArea
 from agent.stores.dynamodb.reads import Limits
 from agent.stores.dynamodb.store import DynamoDBStore
@@ -460,3 +460,14 @@ def test_a_number_dynamodb_cannot_hold_is_refused_when_staged(
     assert "38 significant digits" in str(caught.value) and "string" in caught.value.fix
     area.stage("orders", "update", {"id": 3}, {"total": 5})
     assert area.commit().ok
+
+
+def test_a_commit_over_the_item_size_limit_says_so_and_keeps_the_change(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    change = area.stage("orders", "update", {"id": 4}, {"doc": "q" * 420_000})
+    with pytest.raises(StoreError) as caught:
+        area.commit()
+    assert "400 KB" in str(caught.value) and "smaller" in caught.value.fix
+    assert "PartiQL" not in caught.value.fix
+    assert [c.id for c in area.list()] == [change.id]
