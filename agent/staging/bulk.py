@@ -31,7 +31,13 @@ from pathlib import Path
 from typing import Any, overload
 
 from agent.staging.checks import MAX_ITEMS_PER_CALL
-from agent.staging.db import BUSY_TIMEOUT_S, WAL_CHECKPOINT_PAGES, busy, busy_error
+from agent.staging.db import (
+    BUSY_TIMEOUT_S,
+    SECURE_DELETE,
+    WAL_CHECKPOINT_PAGES,
+    busy,
+    busy_error,
+)
 from agent.staging.encoding import dumps, key_json, loads
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op, Store, TableShape
@@ -147,6 +153,7 @@ def _attach_staging(conn: sqlite3.Connection, staging: Path) -> None:
     """Attach the staging database writable, as durable as its own connections write."""
     conn.execute(f"ATTACH ? AS {STAGING}", (staging.resolve().as_uri(),))
     conn.execute(f"PRAGMA {STAGING}.synchronous=FULL")
+    conn.execute(f"PRAGMA {STAGING}.secure_delete={SECURE_DELETE}")
 
 
 def _insert_sql(shape: TableShape, op: Op, source: str) -> str:

@@ -72,6 +72,11 @@ def _sort_key(value: Any) -> tuple[int, Any]:
     return (0, Decimal(str(value)))
 
 
+def check_plain(name: str, value: Any) -> None:
+    """Raise StagingError when `value` is not a DynamoDB value in the plain convention."""
+    from_plain(value, name)
+
+
 def from_plain(value: Any, where: str = "value") -> Any:
     """A plain-JSON value as DynamoDB takes it (Decimal, set, Binary); bad tags raise."""
     if value is None or isinstance(value, bool | str):
