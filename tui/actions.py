@@ -237,21 +237,20 @@ class AppActions(_Base):
                 "rows changed since the commit show as conflicts."
             )
 
-            def confirmed(yes: bool | None) -> None:
-                if not yes:
-                    return
-                try:
-                    staged = area.revert(commit_id)
-                except TabletalkError as exc:
-                    self.notify(exc.render(), title=exc.title, severity="error", markup=False)
-                    return
-                self.staging_watch.refresh_now()
+            def staged(changes: list[Any]) -> None:
                 self.notify(
-                    f"Staged {len(staged):,} change(s) undoing commit {commit_id}; review them, "
-                    "then Commit.",
+                    f"Staged {len(changes):,} change(s) undoing commit {commit_id}; review "
+                    "them, then Commit.",
                     markup=False,
                 )
                 self.run_worker(self.open_staging_panel())
+
+            def confirmed(yes: bool | None) -> None:
+                # On a worker: a large commit's revert takes seconds (a failure becomes a note).
+                if yes:
+                    self.staging_watch.run(
+                        lambda area: area.revert(commit_id), done=staged, name="revert"
+                    )
 
             self.push_screen(
                 ConfirmScreen("Revert commit", question, yes="Stage revert"), confirmed
