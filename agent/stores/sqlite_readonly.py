@@ -410,13 +410,14 @@ class ReadOnlyConnection:
     def _fetch(cursor: sqlite3.Cursor, columns: list[str], limit: int | None) -> ReadRows:
         rows: list[tuple[Any, ...]] = []
         used = 0
+        names = sum(map(len, columns))  # each row is read out as name: value pairs
         while limit is None or len(rows) <= limit:
             row = cursor.fetchone()
             if row is None:
                 return ReadRows(columns, rows, False)
             if limit is not None and len(rows) == limit:
                 break
-            used += sum(map(value_bytes, row))
+            used += names + sum(map(value_bytes, row))
             if used > MAX_READ_BYTES:
                 if not rows:
                     raise StoreError(

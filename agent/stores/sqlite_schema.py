@@ -110,7 +110,9 @@ def coerce_key_value(table: str, column: Column, value: Any, *, row_id: bool = F
     try:
         coerced = _coerce(kind, value)
     except (ValueError, OverflowError):
-        coerced = value if isinstance(value, str) and not row_id else _MISSING
+        coerced = _MISSING
+    if coerced is _MISSING and isinstance(value, str | float) and not row_id:
+        coerced = value  # what the affinity cannot convert, the column keeps as it is (1.5)
     if isinstance(coerced, float) and not math.isfinite(coerced) and not row_id:
         if isinstance(value, str) and value.strip().lstrip("+-").lower() in _WORDS:
             coerced = value  # Python reads 'NaN' as a float; SQLite keeps it as text

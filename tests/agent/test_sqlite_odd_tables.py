@@ -86,6 +86,8 @@ CREATE TABLE n (k NUMERIC PRIMARY KEY, v TEXT);
 INSERT INTO n VALUES ('abc', 'text in a numeric key'), (10, 'ten');
 CREATE TABLE c (a TEXT, b INTEGER, v TEXT, PRIMARY KEY (a, b)) WITHOUT ROWID;
 INSERT INTO c VALUES ('x', 'not a number', 'text in an integer key'), ('x', 1, 'one');
+CREATE TABLE f (k FLOATING POINT PRIMARY KEY, v TEXT);
+INSERT INTO f VALUES (1.5, 'a real in a column whose type name reads as INTEGER'), (2, 'two');
 CREATE TABLE r (k REAL PRIMARY KEY, v TEXT);
 INSERT INTO r VALUES ('NaN', 'text in a real key'), (0.0, 'zero');
 CREATE TABLE b (k BLOB PRIMARY KEY, v TEXT);
@@ -101,13 +103,13 @@ def test_every_row_a_table_shows_can_be_named_by_the_key_it_shows(tmp_path: Path
     db = make_db(tmp_path / "odd.sqlite", ODD_KEYS)
     store = SQLiteStore.open(db)
     area = StagingArea(store, tmp_path / "staging.sqlite")
-    for table in ("n", "c", "r"):
+    for table in ("n", "c", "r", "f"):
         for row in store.query(f"SELECT * FROM {table}").rows:
             key = {k: row[k] for k in store.describe_table(table).key_columns}
             area.stage(table, "update", key, {"v": f"{row['v']}!"})
     report = area.commit()
-    assert report.ok and len(report.committed) == 6
-    for table in ("n", "c", "r"):
+    assert report.ok and len(report.committed) == 8
+    for table in ("n", "c", "r", "f"):
         assert all(r["v"].endswith("!") for r in store.query(f"SELECT v FROM {table}").rows)
 
 

@@ -148,6 +148,31 @@ async def test_emoji_sequences_leave_every_column_divider_in_place(tmp_path: Pat
         assert moved == {}, f"dividers at {header} in the header"
 
 
+async def test_the_row_detail_shows_every_value_beside_a_very_long_column_name(
+    tmp_path: Path,
+) -> None:
+    """One 5,000-character column name made the name column take the whole width, so no
+    value of the row showed."""
+    path = tmp_path / "odd.sqlite"
+    long_name = "n" * 5_000
+    with sqlite3.connect(path) as conn:
+        conn.execute(f'CREATE TABLE t (id INTEGER PRIMARY KEY, price REAL, "{long_name}" TEXT)')
+        conn.execute("INSERT INTO t VALUES (1, 42.5, 'odd')")
+    app = TabletalkApp(SQLiteStore(path), Settings(), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("t")
+        await settle(app, pilot)
+        app.query_one(TableTab).view.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RowDetailScreen)
+        console = Console(width=100, record=True, file=io.StringIO())
+        for static in app.screen.query(Static):
+            console.print(static.content)
+        shown = console.export_text()
+        assert "42.5" in shown and "odd" in shown and "…" in shown
+
+
 async def test_a_large_table_opens_at_once_and_loads_pages_as_you_scroll(big_db: Path) -> None:
     store = SQLiteStore.open(big_db)
     app = TabletalkApp(store, Settings(), staging_poll_seconds=0)

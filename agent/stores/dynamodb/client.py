@@ -126,7 +126,7 @@ def translate(
                 f"an item is over DynamoDB's 400 KB limit{where}",
                 fix="Make the item smaller (move large values elsewhere); the change stays staged.",
             )
-        if code == "ValidationException" and action.endswith("ExecuteStatement"):
+        if code == "ValidationException" and not action.endswith("TransactWriteItems"):
             return StoreError(
                 f"DynamoDB rejected {action}{where}: {text}",
                 fix="Check the statement: PartiQL names are in double quotes, strings in single "
@@ -135,7 +135,8 @@ def translate(
         if code == "ValidationException":
             return StoreError(
                 f"DynamoDB rejected {action}{where}: {text}",
-                fix="Check the values and key types against describeTable; nothing was written.",
+                fix="Check the staged values and key types against describeTable; nothing "
+                "was written, and the changes stay staged.",
             )
         return StoreError(f"DynamoDB {code}{where}: {text}", fix="Check the request and retry.")
     if isinstance(exc, botocore.exceptions.NoCredentialsError):
