@@ -380,7 +380,10 @@ class ChatPanel(Vertical):
         return True
 
     async def _show_end(self, reason: str, event: TurnEnded | None) -> None:
-        """The notes under a finished turn (why it stopped, the review chip), then tidy up."""
+        """The notes under a finished turn (why it stopped, the review chip), then tidy up;
+        nothing once the app is closing (quit stops the turn, then tears the log down)."""
+        if not self.log_view.is_attached:
+            return
         review = self._review.end_turn()
         if review is not None:
             await self.log_view.mount(ChipRow(ChipButton(review["label"], review["action"])))
