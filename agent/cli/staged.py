@@ -10,14 +10,19 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import open_cli_store, printable_line, report_error, staging_of
+from agent.cli.common import (
+    add_store_flag,
+    open_cli_store,
+    printable_line,
+    report_error,
+    staging_of,
+)
 from agent.errors import TabletalkError
 from agent.stores.base import transaction_plan
 
 if TYPE_CHECKING:
     from agent.staging import CommitReport, StagedChange, StagingArea
 
-DB_HELP = "SQLite file or dynamodb://REGION (default: the demo database)"
 LIST_WIDTH = 80
 """`staged list` cuts longer values (`staged diff` shows them whole)."""
 ELIDED = "…"
@@ -61,7 +66,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH", help=DB_HELP)
+    add_store_flag(parser, suppress=True)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -16,10 +16,9 @@ from pathlib import Path
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from agent.search.lexicon import RELATED, SYNONYMS
 from agent.search.text import (
-    RELATED,
     STOP_WORDS,
-    SYNONYMS,
     content_terms,
     name_tokens,
     split_identifier,
@@ -142,7 +141,7 @@ class KeywordRanker:
     camelCase/snake_case/`server__tool`, keywords, description), on Porter-stemmed words without
     stop words. On top: a query word the catalog does not know maps to same-initial catalog words
     one or two edits away (typos), else to catalog words it starts; general abbreviations,
-    synonyms and related words (text.SYNONYM_LINES/RELATED_LINES) also match at a discount, each
+    synonyms and related words (lexicon.SYNONYM_LINES/RELATED_LINES) also match at a discount, each
     query word scoring through its best alternative only; two query words found next to each
     other in a tool earn a phrase bonus; a query holding every word of a tool's name earns a name
     bonus. Deterministic; equal scores keep catalog order.

@@ -191,7 +191,7 @@ def stage_set_based(
 ) -> StagedBatch | None:
     """Stage `op` with `values` on the items of `raw_keys` in one statement; None when the
     row-by-row path must decide (nothing was written then)."""
-    if store.sqlite_file is None or not raw_keys:
+    if store.sqlite_file is None or not raw_keys or not shape.key_columns:
         return None
     unique = list(
         dict.fromkeys(tuple(k.values()) for k in store.normalize_keys(shape.name, raw_keys))
@@ -222,7 +222,7 @@ def stage_query_set_based(
 ) -> StagedBatch | None:
     """Stage `op` with `values` on the items `query` selects, its keys never read into Python;
     None when the row-by-row path must decide (nothing was written then)."""
-    if store.sqlite_file is None:
+    if store.sqlite_file is None or not shape.key_columns:
         return None
     body = query.strip()
     while body.endswith(";"):

@@ -212,7 +212,7 @@ def test_a_change_staged_while_a_commit_starts_is_not_committed_by_it(
         pending.source = None
     other = StagingArea(SQLiteStore.open(store.path), area.path)  # another process's area
     late = other.stage("t", "update", {"id": 4}, {"s": "late"})
-    report = commit_changes(store, area._conn, pending)  # noqa: SLF001
+    report = commit_changes(store, area._conn, lambda: pending)  # noqa: SLF001
     assert report.ok and report.committed == [c.id for c in first]
     assert [c.id for c in area.list()] == [late.id]  # still staged, not in the store
     assert store.get_item("t", {"id": 4})["s"] is None  # type: ignore[index]

@@ -37,30 +37,17 @@ from tui.widgets.chat_items import (
     ChipButton,
     ChipRow,
     NoteLine,
-    SavedAnswer,
     ToolLine,
     UserMessage,
+    item_widget,
 )
+from tui.widgets.chat_notes import end_notes, failure, intro
 from tui.widgets.composer import Composer
-from tui.widgets.status_bar import short_model
 from tui.workers import run_in_thread
 
 if TYPE_CHECKING:  # loaded with the first turn (or attachment), after the first screen
     from agent.events import TurnEnded
     from agent.transcript import ReviewMarker
-
-END_NOTES = {
-    "stopped": ("Stopped. The conversation is intact; send a new message to continue.", "warning"),
-    "step_limit": (
-        "The turn reached the step limit; ask again or raise step_limit in the config.",
-        "warning",
-    ),
-    "max_tokens": (
-        "The answer was cut off at the model's output limit; ask for a shorter answer.",
-        "warning",
-    ),
-}
-
 
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
@@ -76,20 +63,6 @@ SEGMENT = 4_000
 outside code fences), so each render step re-renders a bounded text however long the answer."""
 
 FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
-
-
-def item_widget(item: dict[str, Any]) -> Any:
-    """The widget for one saved display item (see ChatSession.display_items)."""
-    if "chip" in item:
-        chip = item["chip"]
-        return ChipRow(ChipButton(str(chip.get("label", "")), dict(chip.get("action", {}))))
-    if "tool" in item:
-        line = ToolLine("", item["tool"], item.get("input"))
-        line.finish(item.get("status"), item.get("result"))
-        return line
-    if item.get("role") == "user":
-        return UserMessage(item.get("text", ""), list(item.get("attachments") or []))
-    return SavedAnswer(item.get("text", ""))
 
 
 class ChatLog(VerticalScroll):
@@ -416,25 +389,16 @@ class ChatPanel(Vertical):
         review = self._review.end_turn()
         if review is not None:
             await self.log_view.mount(ChipRow(ChipButton(review["label"], review["action"])))
-        note = END_NOTES.get(reason)
+        for note in end_notes(reason, event):
+            await self.log_view.mount(note)
         if reason == "error":
-            text = (event.error if event and event.error else "The turn failed.") or ""
-            fix = getattr(event, "fix", None) if event is not None else None
-            await self.log_view.mount(NoteLine(text, level="error"))
-            if fix:
-                await self.log_view.mount(NoteLine(f"What to do: {fix}", level="fix"))
+            text, fix = failure(event)
             self.app.notify(
                 text + (f"\n{fix}" if fix else ""),
                 title="The answer failed",
                 severity="error",
                 markup=False,
             )
-        elif reason == "other" and event is not None:
-            await self.log_view.mount(
-                NoteLine(f"The model stopped ({event.detail}).", level="warning")
-            )
-        elif note is not None:
-            await self.log_view.mount(NoteLine(note[0], level=note[1]))
         self.host.refresh_staging()
         if self.app.focused is None or not self.app.focused.is_attached:
             self.composer.focus()
@@ -462,13 +426,7 @@ class ChatPanel(Vertical):
 
     def intro(self) -> str:
         """The first line of an empty chat: what to ask, what it runs on, that edits wait."""
-        app_store = getattr(self.app, "store", None)  # a bare App in widget tests has none
-        store = app_store.label if app_store is not None else "your database"
-        model = short_model(getattr(getattr(self.app, "settings", None), "model", "") or "")
-        return (
-            f"Ask about the tables in {store}. Runs on Amazon Bedrock ({model}) with your AWS "
-            "credentials. Edits wait in staging for your review (ctrl+s)."
-        )
+        return intro(self.app)
 
     def _earlier_button(self) -> Button:
         return Button(
@@ -521,3 +479,4 @@ def _paragraph_break(before: str, text: str) -> int | None:
             return at + 2
         at = text.find("\n\n", at + 2)
     return None
+
