@@ -22,6 +22,7 @@ knows no row changed since and need not compare them one by one.
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -57,10 +58,14 @@ SCRATCH = "tt_scratch"
 """The in-memory database on the shared connection that holds the selected keys."""
 BULK = f"{SCRATCH}.tt_bulk"
 """The selected keys (k0…kn) in staging order (n)."""
-ID_SQL = "lower(hex(randomblob(4)))"
-"""A new change id made by SQLite: 8 hex digits, like `encoding.take_ids`."""
+ID_SQL = "printf('%08x', ? + b.n)"
+"""A new change id: 8 hex digits, like `encoding.take_ids`; one bulk edit's ids are a run from
+a random start (`_free_start`), so the id index takes them in order instead of at 10,000
+random places (a quarter of the INSERT's time)."""
+ID_SPACE = 16**8
 ID_ATTEMPTS = 5
-"""Fresh ids drawn when one clashes with a staged id (1% of 10,000-row edits clash once)."""
+"""Random starts drawn when their run holds a staged id (about 2% of 10,000-row edits next to
+10,000 staged changes draw twice)."""
 
 
 class StagedBatch(Sequence[StagedChange]):
@@ -328,6 +333,23 @@ def _run(
         conn.close()
 
 
+def _free_start(conn: sqlite3.Connection) -> int:
+    """A random start for this edit's run of ids (start + 1 … start + n) that no staged id
+    falls in (ids are 8 lowercase hex digits, so text order is number order); the INSERT's
+    unique index still refuses any clash."""
+    (count,) = conn.execute(f"SELECT count(*) FROM {BULK}").fetchone()
+    start = secrets.randbelow(ID_SPACE - count)
+    for _ in range(ID_ATTEMPTS):
+        taken = conn.execute(
+            f"SELECT 1 FROM {STAGING}.staged_changes WHERE id BETWEEN ? AND ? LIMIT 1",
+            (f"{start + 1:08x}", f"{start + count:08x}"),
+        ).fetchone()
+        if taken is None:
+            break
+        start = secrets.randbelow(ID_SPACE - count)
+    return start
+
+
 def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
     """The staging transaction of `_run`; an interruption is rolled back and raised."""
     store, shape, op, values, origin, now = (
@@ -346,10 +368,10 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
             f"SELECT coalesce(max(seq), 0) FROM {STAGING}.staged_changes"
         ).fetchone()
         stamp = file_stamp(store_file)
-        params = (store.identity, shape.name, op, dumps(values), origin, now, stamp)
+        shared = (store.identity, shape.name, op, dumps(values), origin, now, stamp)
         for attempt in range(ID_ATTEMPTS):
             try:
-                conn.execute(insert.sql, params)
+                conn.execute(insert.sql, (_free_start(conn), *shared))
                 break
             except sqlite3.IntegrityError as exc:
                 if "staged_changes.id" not in str(exc) or attempt == ID_ATTEMPTS - 1:

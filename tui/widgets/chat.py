@@ -8,7 +8,6 @@ so a long answer never holds the event loop: keys (Esc, F1) are handled between 
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import deque
 from functools import cached_property
@@ -28,6 +27,7 @@ from tui.input_history import InputHistory
 from tui.messages import TurnEventsReady
 from tui.turn_feed import TurnFeed
 from tui.widgets.action_button import ActionButton
+from tui.widgets.answer_segments import SEGMENT, segment_break
 from tui.widgets.attachment_bar import AttachmentBar
 from tui.widgets.chat_items import (
     AnswerChip,
@@ -58,11 +58,6 @@ RENDER_BATCH = 2_000
 RENDER_INTERVAL = 1 / 20
 """Seconds between render steps while streamed text waits; keys are handled in between."""
 
-SEGMENT = 4_000
-"""A streamed answer is cut into widgets of about this many characters (at a paragraph break
-outside code fences), so each render step re-renders a bounded text however long the answer."""
-
-FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
 
 class ChatLog(VerticalScroll):
@@ -323,12 +318,12 @@ class ChatPanel(Vertical):
             if self._answer is not answer:  # Stop was pressed meanwhile: show nothing more
                 return
         if len(answer.source) + len(text) > SEGMENT:
-            cut = _paragraph_break(answer.source, text)
-            if cut is not None:  # the rest goes to a new widget after this paragraph
+            cut, head = segment_break(answer.source, text)
+            if cut is not None:  # the rest goes to a new widget (under the table's head)
                 answer.append(text[:cut])
                 self._answer = None
                 if text[cut:]:
-                    await self._append_text(text[cut:])
+                    await self._append_text(head + text[cut:])
                 return
         answer.append(text)
 
@@ -385,7 +380,10 @@ class ChatPanel(Vertical):
         return True
 
     async def _show_end(self, reason: str, event: TurnEnded | None) -> None:
-        """The notes under a finished turn (why it stopped, the review chip), then tidy up."""
+        """The notes under a finished turn (why it stopped, the review chip), then tidy up;
+        nothing once the app is closing (quit stops the turn, then tears the log down)."""
+        if not self.log_view.is_attached:
+            return
         review = self._review.end_turn()
         if review is not None:
             await self.log_view.mount(ChipRow(ChipButton(review["label"], review["action"])))
@@ -469,14 +467,4 @@ class ChatPanel(Vertical):
     @on(TextArea.Changed, "#composer")
     def _on_composer_changed(self, event: TextArea.Changed) -> None:
         self.query_one(ChatHint).show_completions(self.composer.completions())
-
-
-def _paragraph_break(before: str, text: str) -> int | None:
-    """Where in `text` (appended to `before`) a paragraph ends outside any code fence."""
-    at = text.find("\n\n")
-    while at != -1:
-        if len(FENCE.findall(before + text[:at])) % 2 == 0:
-            return at + 2
-        at = text.find("\n\n", at + 2)
-    return None
 

@@ -133,7 +133,8 @@ def change_text(
         lines.append(Line(Content.styled(first, "bold ansi_red")))
         for text in rest:
             attribute, _, detail = text.partition(": ")
-            lead = Content(show_value(attribute, NAME_LIMIT + 2) + ": ")
+            name = show_value(attribute.removeprefix("  "), NAME_LIMIT)
+            lead = Content(f"  {name}: ")
             lines.append(Line(Content.styled(detail, "bold ansi_red"), lead))
     return FittedLines(head.heading, head.asides, lines)
 
