@@ -18,11 +18,35 @@ from textual import events
 from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
-from textual.content import Content
+from textual.content import Content, ContentType
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import TabPane
+
+
+class TabPane(Widget):
+    """One tab's content; `title` is its label in the strip. (Textual's TabPane, without
+    loading TabbedContent and Tabs with it.)"""
+
+    DEFAULT_CSS = """
+    TabPane {
+        height: auto;
+    }
+    """
+
+    class Focused(Message):
+        """Something inside the pane got focus (its tab becomes the active one)."""
+
+        def __init__(self, tab_pane: TabPane) -> None:
+            super().__init__()
+            self.tab_pane = tab_pane
+
+    def __init__(self, title: ContentType, *children: Widget, id: str | None = None) -> None:
+        super().__init__(*children, id=id)
+        self.title = Content(title) if isinstance(title, str) else title
+
+    def _on_descendant_focus(self, _event: events.DescendantFocus) -> None:
+        self.post_message(self.Focused(self))
 
 
 class TabLabel:
@@ -225,7 +249,7 @@ class TabArea(Widget):
 
     def compose(self) -> ComposeResult:
         strip = TabStrip()
-        strip.tabs = [TabLabel(strip, pane.id or "", _title(pane)) for pane in self._initial]
+        strip.tabs = [TabLabel(strip, pane.id or "", pane.title) for pane in self._initial]
         first = self._initial[0].id if self._initial else None
         if first:
             strip.set_reactive(TabStrip.active, first)
@@ -259,7 +283,7 @@ class TabArea(Widget):
         """Add a tab at the right end (not made active: set `active` for that)."""
         assert pane.id, "a pane needs an id"
         strip = self._strip
-        strip.tabs.append(TabLabel(strip, pane.id, _title(pane)))
+        strip.tabs.append(TabLabel(strip, pane.id, pane.title))
         strip.refresh()
         pane.display = False
         return AwaitComplete(self.mount(pane))
@@ -297,9 +321,3 @@ class TabArea(Widget):
         message.stop()
         if message.tab_pane.id:
             self.active = message.tab_pane.id
-
-
-def _title(pane: TabPane) -> Content:
-    """The label a pane was given (TabPane keeps it as `_title`)."""
-    title = pane._title
-    return title if isinstance(title, Content) else Content(str(title))

@@ -10,11 +10,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
-from textual.widgets import Input, Static, TabPane
+from textual.widgets import Input, Static
 
 from agent.errors import TabletalkError
 from agent.stores.paging import RowSource
-from tui.widgets.tab_area import TabArea
+from tui.widgets.tab_area import TabArea, TabPane
 from tui.widgets.table_view import TableView
 
 SourceFactory = Callable[[str | None], RowSource]
