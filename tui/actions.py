@@ -9,7 +9,8 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
-from textual.widgets import TabbedContent
+
+from tui.widgets.tab_area import TabArea
 
 if TYPE_CHECKING:
     from tui.widgets.chat import ChatPanel
@@ -94,7 +95,7 @@ class AppActions(_Base):
         """The active table tab's filter box (palette; `/` in a table does the same)."""
         from tui.widgets.table_tab import TableTab
 
-        pane = self.query_one("#tabs", TabbedContent).active_pane
+        pane = self.query_one("#tabs", TabArea).active_pane
         if isinstance(pane, TableTab):
             pane.action_focus_filter()
         else:
@@ -106,7 +107,7 @@ class AppActions(_Base):
 
         composer = self.chat.composer
         if composer.has_focus:
-            pane = self.query_one("#tabs", TabbedContent).active_pane
+            pane = self.query_one("#tabs", TabArea).active_pane
             if isinstance(pane, TableTab):
                 pane.focus_table()
             elif pane is not None:
@@ -269,7 +270,7 @@ class AppActions(_Base):
 
     async def action_close_tab(self) -> None:
         """Close the active tab; the Tables tab stays, and says so instead of doing nothing."""
-        tabs = self.query_one("#tabs", TabbedContent)
+        tabs = self.query_one("#tabs", TabArea)
         if tabs.active == "home":
             self.notify("The Tables tab stays open; ctrl+w closes the other tabs.", timeout=3)
         elif tabs.active:

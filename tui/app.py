@@ -17,7 +17,6 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import TabbedContent
 from textual.worker import Worker, WorkerState
 
 from agent import paths
@@ -36,6 +35,7 @@ from tui.widgets.footer import KeyFooter
 from tui.widgets.home import HomeTab
 from tui.widgets.splitter import Splitter
 from tui.widgets.status_bar import StatusBar
+from tui.widgets.tab_area import TabArea
 
 if TYPE_CHECKING:  # the rest loads on first use, after the first screen
     from agent.mcp_server.tokens import McpClient
@@ -110,7 +110,7 @@ class TabletalkApp(TabActions, AppActions, App[int]):
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         with Horizontal(id="main"):
-            with TabbedContent(id="tabs"):
+            with TabArea(id="tabs"):
                 yield HomeTab(self.store)
             yield Splitter(id="splitter")
             yield ChatPanel(id="chat")

@@ -10,11 +10,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
-from textual.widgets import TabbedContent
 
 from agent.errors import TabletalkError
 from tui.messages import ChipClicked
 from tui.widgets.home import HomeTab
+from tui.widgets.tab_area import TabArea
 
 if TYPE_CHECKING:  # the rest loads on first use, after the first screen
     from tui.staging_watch import StagingWatch
@@ -49,7 +49,7 @@ class TabActions(_Base):
         """Opens table, view and spec tabs (built at the first one)."""
         from tui.tabs import TabOpener
 
-        return TabOpener(self.store, self.query_one("#tabs", TabbedContent))
+        return TabOpener(self.store, self.query_one("#tabs", TabArea))
 
     async def open_table(self, table: str, query: str | None = None, *, focus: bool = True) -> str:
         tab = await self.opener.open_table(table, query)
@@ -77,7 +77,7 @@ class TabActions(_Base):
     async def open_staging_panel(self, *, focus: bool = True) -> str:
         from tui.widgets.staging_panel import StagingPanel
 
-        tabs = self.query_one("#tabs", TabbedContent)
+        tabs = self.query_one("#tabs", TabArea)
         opened = not tabs.query("#staging")
         if opened:  # a new panel reads the staging DB itself; no second full read meanwhile
             await tabs.add_pane(StagingPanel(self.staging_watch))

@@ -6,12 +6,11 @@ import json
 import re
 from typing import Any
 
-from textual.widgets import TabbedContent
-
 from agent.errors import StoreError, UnknownTableError
 from agent.stores.base import Store
 from agent.stores.paging import QueryRowSource, RowSource
 from agent.stores.sqlite_readonly import quote_ident as _quote
+from tui.widgets.tab_area import TabArea
 from tui.widgets.table_tab import TableTab
 
 
@@ -28,7 +27,7 @@ def tab_id(kind: str, *parts: str) -> str:
 class TabOpener:
     """Builds the row source for what is asked and adds (or re-selects) its tab."""
 
-    def __init__(self, store: Store, tabs: TabbedContent) -> None:
+    def __init__(self, store: Store, tabs: TabArea) -> None:
         self.store = store
         self.tabs = tabs
 

@@ -67,7 +67,8 @@ QUERY_TIMEOUT_S = 30.0
 
 
 class _NewVirtualTable(Exception):
-    """A virtual table this connection has not constructed yet (see `_warm_tables`)."""
+    """A virtual table this connection has not constructed yet (see `_warm_tables` and
+    `_warm_pragma_tables`)."""
 
 
 class ReadRows(NamedTuple):
@@ -185,7 +186,7 @@ class ReadOnlyConnection:
         self._deadline = float("inf")
         self._conn = connect_read_only(path)
         self._conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_READ_BYTES)
-        self._warm_pragma_tables()
+        self._pragmas_warm = False  # built by the first statement that needs them
         self._warm_tables()
         self._lock = threading.Lock()  # one statement at a time
         self._state = threading.Lock()  # guards _running/_stop_requested; never held for long
@@ -197,11 +198,13 @@ class ReadOnlyConnection:
         self._conn.set_progress_handler(self._should_stop, 10_000)
 
     def _warm_pragma_tables(self) -> None:
-        """Create the eponymous pragma tables (pragma_table_info, ...) before the authorizer.
+        """Create the eponymous pragma tables (pragma_table_info, ...) with the authorizer off.
 
         Creating one asks the authorizer to update sqlite_master, which it must refuse; once
         created, a query on one asks only to read it and to run its pragma, which `_authorize`
-        judges by the pragma's name. `WHERE 0` keeps every pragma from running.
+        judges by the pragma's name. `WHERE 0` keeps every pragma from running. Done at the
+        first statement refused that way (about 70 statements: not at open, where the app
+        waits for its first screen).
         """
         for (name,) in self._conn.execute("PRAGMA pragma_list").fetchall():
             try:
@@ -239,10 +242,13 @@ class ReadOnlyConnection:
 
     def _warm_new_virtual_tables(self) -> None:
         """`_warm_tables` again with the authorizer off (our SQL only): a virtual table was
-        created after this connection opened."""
+        created after this connection opened, or a pragma table is used for the first time."""
         with self._lock:
             self._conn.set_authorizer(None)
             try:
+                if not self._pragmas_warm:
+                    self._warm_pragma_tables()
+                    self._pragmas_warm = True
                 self._warm_tables()
             finally:
                 self._conn.set_authorizer(self._authorize)
@@ -286,6 +292,9 @@ class ReadOnlyConnection:
             if (arg1 or "").lower() == "data_version" and arg2 is None:
                 return sqlite3.SQLITE_OK  # read by FTS5 on every MATCH
             self._denied = f"PRAGMA {arg1}"
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master":
+            self._denied = "schema"  # e.g. a pragma table built at its first use
             return sqlite3.SQLITE_DENY
         self._denied = f"action {action}"
         return sqlite3.SQLITE_DENY
@@ -378,6 +387,8 @@ class ReadOnlyConnection:
             except sqlite3.DatabaseError as exc:
                 text = str(exc)
                 if first_try and text.startswith("vtable constructor failed"):
+                    raise _NewVirtualTable from exc
+                if first_try and self._denied == "schema" and not self._pragmas_warm:
                     raise _NewVirtualTable from exc
                 if text == "interrupted" and self._stop_requested:
                     raise stopped_error() from exc

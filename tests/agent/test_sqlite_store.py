@@ -600,3 +600,31 @@ def test_the_home_list_says_row_or_rows_as_the_count_reads(tmp_path: Path) -> No
     store = SQLiteStore(path)
     labels = [store.size_label(table) for table in ("one", "none_", "many")]
     assert labels == ["1 row", "0 rows", "2 rows"]
+
+
+def test_opening_a_store_builds_no_pragma_table_until_a_query_uses_one(
+    demo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building SQLite's ~70 pragma tables took the app's start-up tens of statements before
+    its first screen; now the first query that needs one builds them, and then runs."""
+    from agent.stores import sqlite_readonly
+
+    statements: list[str] = []
+    connect = sqlite_readonly.connect_read_only
+
+    def traced(path: Path) -> sqlite3.Connection:
+        conn = connect(path)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(sqlite_readonly, "connect_read_only", traced)
+    store = SQLiteStore.open(demo_path)
+    assert store.list_tables()
+    assert not [s for s in statements if "pragma_" in s.lower()]
+    rows = store.query("SELECT name FROM pragma_table_info('orders') ORDER BY cid").rows
+    assert rows[0]["name"] == "id"
+    assert [s for s in statements if "FROM pragma_table_info WHERE 0" in s]
+    with pytest.raises(ReadOnlyQueryError) as caught:
+        store.query("SELECT * FROM pragma_integrity_check")
+    assert "PRAGMA integrity_check is not allowed here" in caught.value.message
+    store.close()

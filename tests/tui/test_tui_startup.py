@@ -1,7 +1,8 @@
 """The app's first screen comes before anything it does not need: the chat session, the tool
 models, staging, boto3, the MCP SDK and Markdown load afterwards, on a worker; table tabs,
-modal screens, the staging panel and a turn's events load on first use. The first frame
-already shows the footer's keys."""
+modal screens, the staging panel and a turn's events load on first use; Textual's
+TabbedContent and Tabs never (the tab strip is ours). The first frame already shows the
+footer's keys."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ HEAVY = (
     "tui.tabs", "tui.widgets.table_tab", "tui.widgets.table_view", "tui.widgets.staging_panel",
     "tui.screens.confirm", "tui.screens.error", "tui.screens.permission",
     "textual.widgets._footer", "textual.widgets._markdown", "textual.widgets._data_table",
+    "textual.widgets._tabbed_content", "textual.widgets._tabs", "textual.widgets._content_switcher",
 )
 
 

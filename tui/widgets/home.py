@@ -7,9 +7,10 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.message import Message
-from textual.widgets import OptionList, Static, TabPane
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui.widgets.tab_area import TabPane
 from tui.workers import run_in_thread
 
 

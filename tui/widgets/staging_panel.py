@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.widgets import Button, Input, OptionList, ProgressBar, Static, TabPane
+from textual.widgets import Button, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
 from agent.errors import TabletalkError
@@ -39,6 +39,7 @@ from tui.widgets.staged_change import (
     origin_text,
 )
 from tui.widgets.staging_actions import CommitProgress, StagingActions
+from tui.widgets.tab_area import TabPane
 
 if TYPE_CHECKING:
     from tui.staging_watch import StagingWatch

@@ -10,10 +10,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
-from textual.widgets import Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static
 
 from agent.errors import TabletalkError
 from agent.stores.paging import RowSource
+from tui.widgets.tab_area import TabArea, TabPane
 from tui.widgets.table_view import TableView
 
 SourceFactory = Callable[[str | None], RowSource]
@@ -139,7 +140,7 @@ class TableTab(TabPane):
             return
         title = self.table if not condition else f"{self.table} ({condition})"
         self.tab_title = title
-        tabs = next((a for a in self.ancestors if isinstance(a, TabbedContent)), None)
+        tabs = next((a for a in self.ancestors if isinstance(a, TabArea)), None)
         if tabs is not None and self.id:
             tabs.get_tab(self.id).label = Content(elide(title))
 
