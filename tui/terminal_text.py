@@ -51,6 +51,18 @@ def visible(text: str) -> str:
     return text.translate(PICTURES)
 
 
+GRID_DROPPED = dict.fromkeys([0x200D, 0xFE0F, *range(0x1F3FB, 0x1F400)])
+"""Code points that join emoji into one picture on some terminals and not on others (the zero
+width joiner, the emoji presentation selector, skin-tone modifiers): `👍🏽` takes 2 columns in
+one terminal, 4 in another (tmux 3.3), so a grid cell holding it moves every divider after it."""
+
+
+def grid_text(text: str) -> str:
+    """`visible(text)` for a cell of a grid: without GRID_DROPPED, so every terminal gives it
+    the width the layout measured (`👍🏽` shows as `👍`, `👨‍👩‍👧` as `👨👩👧`)."""
+    return text.translate(PICTURES).translate(GRID_DROPPED)
+
+
 def install() -> None:
     """Make Rich's and Textual's own control-code tables cover every terminal control code.
 

@@ -10,7 +10,14 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import open_cli_store, printable_line, report_error, staging_of
+from agent.cli.common import (
+    HelpFormatter,
+    add_store_flag,
+    open_cli_store,
+    printable_line,
+    report_error,
+    staging_of,
+)
 from agent.errors import TabletalkError
 
 if TYPE_CHECKING:  # staging loads only when `commits` runs
@@ -29,11 +36,10 @@ def add_parser(subparsers: Any) -> None:
     """Register `commits` on the root parser's subparsers."""
     parser = subparsers.add_parser(
         "commits", help="commit history; revert a commit (staged for review)",
-        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=HelpFormatter,
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
-                        help="database (default: the demo database)")
+    add_store_flag(parser, suppress=True)
     commands = parser.add_subparsers(dest="commits_command", metavar="COMMAND")
     show = commands.add_parser("show", help="one commit's changes, old → new")
     show.add_argument("id", help="commit id (or a unique prefix)")
@@ -41,8 +47,7 @@ def add_parser(subparsers: Any) -> None:
     revert = commands.add_parser("revert", help="stage the inverse of a commit for review")
     revert.add_argument("id", help="commit id (or a unique prefix)")
     for sub in (show, revert):
-        sub.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
-                         help="database (default: the demo database)")
+        add_store_flag(sub, suppress=True)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,14 +24,40 @@ __all__ = ["printable", "printable_line"]
 COMMON_FLAGS = ("--db", "--profile", "--region", "--config")
 """Flags every command takes, before or after its name."""
 
+DB_METAVAR = "PATH"
+DB_HELP = (
+    "SQLite file, or dynamodb://REGION[?tables=GLOB] (default: `db` in the config file, "
+    "else the demo database)"
+)
+"""`--db` as every command's --help describes it."""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs with their prose re-wrapped to the terminal's width, and
+    indented lines (examples, lists) kept as written, so `--help` reads whole at 80 columns."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines: list[str] = []
+        prose: list[str] = []
+        for line in [*text.splitlines(), ""]:
+            if line and not line[0].isspace():
+                prose.append(line.strip())
+                continue
+            if prose:
+                lines.append(textwrap.fill(" ".join(prose), width, initial_indent=indent,
+                                           subsequent_indent=indent))
+                prose.clear()
+            lines.append(indent + line)
+        return "\n".join(lines[:-1])
+
 
 def add_store_flag(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
     """`--db PATH`; sub-parsers suppress the default so a global `--db` is not clobbered."""
     parser.add_argument(
         "--db",
-        metavar="DB",
+        metavar=DB_METAVAR,
         default=argparse.SUPPRESS if suppress else None,
-        help="SQLite file or dynamodb://REGION[?tables=GLOB] (default: the demo database)",
+        help=DB_HELP,
     )
 
 
@@ -38,7 +65,9 @@ def add_model_flags(parser: argparse.ArgumentParser, *, suppress: bool = False) 
     """The Bedrock and permission flags shared by `ask` and the app."""
     default = argparse.SUPPRESS if suppress else None
     parser.add_argument("--config", metavar="FILE", default=default, help="config file to use")
-    parser.add_argument("--profile", default=default, help="AWS profile for Bedrock")
+    parser.add_argument(
+        "--profile", metavar="NAME", default=default, help="AWS profile for Bedrock"
+    )
     parser.add_argument("--region", default=default, help="AWS region for Bedrock")
     parser.add_argument(
         "--model", default=default, help="model id or alias (nova-2-lite, haiku-4.5)"
@@ -54,7 +83,7 @@ def add_model_flags(parser: argparse.ArgumentParser, *, suppress: bool = False) 
 def _add_common_flag(parser: argparse.ArgumentParser, flag: str) -> None:
     """One of COMMON_FLAGS with a suppressed default, unless the parser already has it."""
     helps = {
-        "--db": ("PATH", "SQLite file to open (default: the demo database)"),
+        "--db": (DB_METAVAR, DB_HELP),
         "--profile": ("NAME", "AWS profile for Bedrock"),
         "--region": ("REGION", "AWS region for Bedrock"),
         "--config": ("FILE", "config file to use"),

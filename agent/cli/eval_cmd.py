@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent.cli.common import resolve_settings
+from agent.cli.common import HelpFormatter, resolve_settings
 from agent.errors import TabletalkError
 
 DESCRIPTION = """\
@@ -21,10 +21,10 @@ Results are kept under the data dir; `eval compare` shows two runs side by side.
 
 RUN_HELP = """\
 examples:
-  tabletalk eval run --model nova-2-lite --reps 3           the built-in suite
+  tabletalk eval run --model nova-2-lite --reps 3     the built-in suite
   tabletalk eval run my-scenarios/ --model haiku-4.5 --only 'bulk-*'
-  tabletalk eval run --discoverable bulkEdit --yes          measure a demotion
-  tabletalk eval run --replay RUN_ID                        offline, the recorded answers
+  tabletalk eval run --discoverable bulkEdit --yes    measure a demotion
+  tabletalk eval run --replay RUN_ID                  offline, recorded answers
 """
 
 
@@ -34,12 +34,12 @@ def add_parser(
     """Register `eval` and its subcommands."""
     parser = subparsers.add_parser(
         "eval", help="run eval scenarios on real models, compare runs, sweep the tool split",
-        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=HelpFormatter,
     )
     commands = parser.add_subparsers(dest="eval_command", metavar="SUBCOMMAND", required=True)
     run = commands.add_parser(
         "run", help="run a suite (default: the built-in one)", description=DESCRIPTION,
-        epilog=RUN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=RUN_HELP, formatter_class=HelpFormatter,
     )
     run.add_argument("suite", nargs="*", metavar="SUITE|FILE",
                      help="scenario files or folders (default: the built-in suite)")
@@ -78,7 +78,9 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     parser.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
                         help="config file to use")
-    parser.add_argument("--profile", default=argparse.SUPPRESS, help="AWS profile for Bedrock")
+    parser.add_argument(
+        "--profile", metavar="NAME", default=argparse.SUPPRESS, help="AWS profile for Bedrock"
+    )
     parser.add_argument("--region", default=argparse.SUPPRESS, help="AWS region for Bedrock")
 
 

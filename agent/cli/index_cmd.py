@@ -9,7 +9,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import open_cli_store, printable_line, report_error
+from agent.cli.common import HelpFormatter, open_cli_store, printable_line, report_error
 from agent.errors import TabletalkError
 from agent.stores.base import Store
 
@@ -37,14 +37,14 @@ def add_parser(subparsers: Any) -> None:
         "index",
         help="embedding indexes for vectorSearch (build, status, drop)",
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     commands = parser.add_subparsers(dest="index_command", metavar="COMMAND")
     build = commands.add_parser(
         "build",
         help="embed a table's rows (incremental)",
         description=BUILD_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     build.add_argument("table", help="table to index")
     build.add_argument(

@@ -18,6 +18,7 @@ from agent.cli import (
 )
 from agent.cli import search_cmd as search_cli
 from agent.cli.common import (
+    HelpFormatter,
     add_model_flags,
     add_store_flag,
     open_cli_store,
@@ -31,14 +32,14 @@ from agent.text_safety import SafeStream, printable_line
 
 EXAMPLES = """\
 examples:
-  tabletalk                                    open the app on the demo database
-  tabletalk --db shop.sqlite                   open the app on your own SQLite file
+  tabletalk                                  open the app on the demo database
+  tabletalk --db shop.sqlite                 open the app on your SQLite file
   tabletalk ask "how many orders are pending?" --mode auto
-  tabletalk staged list                        review what the agent staged
-  tabletalk staged commit --all                commit it (conflicts exit 1)
-  tabletalk tools search "export to csv"       see how tool search ranks a request
+  tabletalk staged list                      review what the agent staged
+  tabletalk staged commit --all              commit it (conflicts exit 1)
+  tabletalk tools search "export to csv"     how tool search ranks a request
   tabletalk index build products --columns name,category   semantic search index
-  tabletalk mcp --level stage                  serve the tools to an MCP client (stdio)
+  tabletalk mcp --level stage                serve the tools to an MCP client
 
 Config: config.toml in the platform config dir (see README.md). Exit status: 0 ok,
 1 turn failed or commit conflict, 2 usage or setup error, 3 step/token limit reached.
@@ -55,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Chat with your tables on your own Amazon Bedrock credentials. "
         "Without a command, opens the app on the demo database (or --db PATH).",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument(
         "--version", action=_VersionAction, help="show the installed version and exit"

@@ -15,6 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from agent.cli.common import (
+    HelpFormatter,
+    add_store_flag,
     open_cli_store,
     printable,
     printable_line,
@@ -31,7 +33,7 @@ DESCRIPTION = """\
 Serve tabletalk's tools to MCP clients (Claude Desktop, an IDE, another agent).
 The level sets what a client may do:
   read   list, describe, query, count, sample (the default)
-  stage  read, plus stage writes for a person to review (`tabletalk staged list`)
+  stage  read, plus stage writes for a person to review (tabletalk staged list)
   full   stage, plus exports to files and commitStagedChanges
 Gated tools run without a prompt (the level is your choice); each call goes to the audit log.
 
@@ -57,7 +59,7 @@ def add_parser(
         "mcp",
         help="serve the tools to MCP clients (stdio, or --http on loopback)",
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     add_arguments(parser, suppress=True)
     add_token_commands(parser)
@@ -71,7 +73,7 @@ def add_token_commands(parser: argparse.ArgumentParser) -> None:
         "token",
         help="create, list or revoke client tokens for --http",
         description=TOKEN_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     actions = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="issue a token for a new client (shown once)")
@@ -93,9 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) ->
         default="read",
         help="what the client may do: read (default), stage, or full",
     )
-    parser.add_argument(
-        "--db", metavar="DB", default=default, help="SQLite file or dynamodb://REGION (default: demo)"
-    )
+    add_store_flag(parser, suppress=suppress)
     parser.add_argument("--config", metavar="FILE", default=default, help="config file to use")
     parser.add_argument(
         "--http", action="store_true", help="serve streamable HTTP on loopback instead of stdio"
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="tabletalk mcp",
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     add_arguments(parser)
     add_token_commands(parser)

@@ -134,6 +134,53 @@ def test_every_subcommand_has_a_description_in_its_help() -> None:
         assert "--db" in help_text, f"{name} --help does not show --db"
 
 
+def _flag_help(parser: argparse.ArgumentParser, flag: str) -> str:
+    """The `flag` entry of a parser's --help, whitespace collapsed (argparse wraps it)."""
+    lines = parser.format_help().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(flag + " "))
+    entry = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line.startswith(" " * 6) or line.strip().startswith("-"):
+            break
+        entry.append(line)
+    return " ".join(" ".join(entry).split())
+
+
+@pytest.mark.parametrize("flag", ["--db", "--profile"])
+def test_db_and_profile_read_the_same_in_every_commands_help(flag: str) -> None:
+    from agent.cli import mcp_cmd
+    from tui.entry import build_parser as app_parser
+
+    root = build_parser()
+    found = {"tabletalk": root, "tabletalk (app)": app_parser(), **dict(_subcommands(root))}
+    standalone = argparse.ArgumentParser(prog="python -m agent.cli.mcp_cmd")
+    mcp_cmd.add_arguments(standalone)
+    found["python -m agent.cli.mcp_cmd"] = standalone
+    helps = {
+        name: _flag_help(parser, flag)
+        for name, parser in found.items()
+        if flag in parser.format_help()
+    }
+    expected = helps["tabletalk"]
+    assert len(helps) > 30 and expected.startswith(f"{flag} PATH" if flag == "--db" else flag)
+    assert {name for name, text in helps.items() if text != expected} == set()
+
+
+def test_every_help_fits_an_80_column_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long description and example lines wrapped mid-word at 80 columns."""
+    monkeypatch.setenv("COLUMNS", "80")
+    root = build_parser()
+    found = {"tabletalk": root, **dict(_subcommands(root))}
+    wide = {
+        f"{name}: {line}"
+        for name, parser in found.items()
+        for line in parser.format_help().splitlines()
+        if len(line) > 80
+    }
+    assert wide == set()
+    assert "Without a command, opens the app" in " ".join(root.format_help().split())
+
+
 def test_tools_json_includes_each_tools_input_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tools", "--json"]) == 0
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
+import tui.widgets.chat as chat_module
 from agent.config import Settings
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import SIZE, send, settle
@@ -364,3 +366,27 @@ async def test_three_ask_choices_all_show_whole(make_app, scripted_bedrock) -> N
         for chip in chips:
             assert log.contains_region(chip.region), f"{chip.choice!r} is cut off"
             assert chip.region.width >= len(chip.choice)
+
+
+async def test_a_long_markdown_table_streams_in_bounded_pieces_each_under_its_header(
+    make_app, scripted_bedrock
+) -> None:
+    """A table has no paragraph break, so a 3,000-row one grew a single widget that was
+    re-rendered whole at every step (F1 took seconds to open while it streamed): it is cut
+    between rows instead, each piece a table under the same header, no row lost or doubled."""
+    header = "| id | name | note |\n|---:|---|---|\n"
+    rows = [f"| {i} | name {i} | note {i} |" for i in range(3000)]
+    scripted_bedrock.text_chunk_size = 1000
+    scripted_bedrock.add(Reply(text="All of them:\n\n" + header + "\n".join(rows) + "\n\nDone."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "list them")
+        pieces = [m.source for m in app.query(AssistantMessage)]
+        assert max(len(p) for p in pieces) <= 2 * chat_module.SEGMENT
+        row = re.compile(r"\| \d+ \|.*")
+        with_rows = [p for p in pieces if any(map(row.fullmatch, p.splitlines()))]
+        assert len(with_rows) > 5
+        assert all(header in p for p in with_rows)
+        shown = [line for p in with_rows for line in p.splitlines() if row.fullmatch(line)]
+        assert shown == rows
+        assert pieces[-1].rstrip().endswith("Done.")

@@ -262,3 +262,27 @@ async def test_every_attachment_shows_and_can_be_removed_at_80_columns(make_app,
         await pilot.click(bar.query("AttachmentChip").last())
         await settle(app, pilot)
         assert [p.name for p in bar.paths] == names[:2]
+
+
+async def test_a_long_mcp_client_name_leaves_every_column_on_screen_at_80_columns(
+    make_app,
+) -> None:
+    """A 64-character client name (the longest allowed) pushed created, last call and calls
+    off the F8 panel at 80 columns; the name is cut with an ellipsis, and Revoke still acts
+    on the whole name."""
+    from textual.widgets import DataTable
+
+    long_name = "a-very-long-client-name-for-the-claude-desktop-app-on-my-laptop-"
+    assert len(long_name) == 64
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.mcp_serving.create_token(long_name, "stage")
+        await pilot.press("f8")
+        await settle(app, pilot)
+        table = app.screen.query_one("#clients", DataTable)
+        shown = "\n".join(widget_lines(app, table))
+        for label in ("name", "level", "created", "last call", "calls"):
+            assert label in shown, label
+        assert "never" in shown and "…" in shown
+        assert str(table.coordinate_to_cell_key((0, 0)).row_key.value) == long_name

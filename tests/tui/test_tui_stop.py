@@ -83,3 +83,17 @@ async def test_a_huge_answer_renders_whole_when_not_stopped(make_app, scripted_b
         assert "".join(w.source for w in pieces) == LONG, notes
         assert len(pieces) > 1, "long answers are kept as light segments"
         assert not app.chat.busy
+
+
+async def test_quitting_while_an_answer_streams_exits_without_a_traceback(
+    make_app, scripted_bedrock, one_step_at_a_time
+) -> None:
+    """Quit stopped the turn, whose "Stopped" note was then mounted into a chat log being
+    torn down: the terminal got a MountError traceback instead of a clean exit."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await start_long_answer(app, pilot, scripted_bedrock)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert app.return_code == 0
+    assert app._exception is None, repr(app._exception)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sqlite3
 import tracemalloc
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,6 @@ def test_a_page_of_large_documents_holds_what_a_tab_shows_not_the_documents(
     assert body == "<5000000 bytes>" and notes == "é" * CELL_CHARS + "…"
 
 
-
 async def test_the_row_detail_shows_a_long_text_whole_though_the_page_holds_its_start(
     tmp_path: Path,
 ) -> None:
@@ -100,6 +100,78 @@ async def test_the_row_detail_shows_a_long_text_whole_though_the_page_holds_its_
             console.print(static.content)
         shown = console.export_text()
         assert "line 999 of the story." in shown and "<3 bytes> 00 ff 10" in shown
+
+
+def _dividers_on_a_terminal(line: str) -> list[int]:
+    """Columns where `│` lands on a terminal that gives each code point its own width (tmux
+    3.3, xterm): east-asian wide and emoji 2, combining marks and format characters 0."""
+    column, found = 0, []
+    for char in line:
+        if char == "│":
+            found.append(column)
+        if unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        column += 2 if unicodedata.east_asian_width(char) in "WF" else 1
+    return found
+
+
+async def test_emoji_sequences_leave_every_column_divider_in_place(tmp_path: Path) -> None:
+    """A skin-tone modifier, a joined family, a heart with its emoji selector: terminals
+    disagree on their width, so a row holding one had its dividers shifted on screen."""
+    path = tmp_path / "faces.sqlite"
+    values = [
+        "thumbs \U0001f44d\U0001f3fd up",
+        "family \U0001f468\u200d\U0001f469\u200d\U0001f467",
+        "love \u2764\ufe0f",
+        "wave \U0001f44b\U0001f3ff",
+        "中文 wide",
+        "עברית rtl",
+        "plain",
+    ]
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE faces (id INTEGER PRIMARY KEY, face TEXT, note TEXT)")
+        conn.executemany(
+            "INSERT INTO faces VALUES (?, ?, 'after')", list(enumerate(values, start=1))
+        )
+    app = TabletalkApp(SQLiteStore(path), Settings(), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("faces")
+        await settle(app, pilot)
+        view = app.query_one(TableTab).view
+        lines = [view.render_line(y).text for y in range(view.size.height)]
+        rows = [line for line in lines if "after" in line or "note" in line]
+        assert len(rows) == len(values) + 1, lines
+        assert "\U0001f44d" in "".join(rows), "the emoji itself still shows"
+        header = _dividers_on_a_terminal(rows[0])
+        assert len(header) >= 2
+        moved = {row: at for row in rows[1:] if (at := _dividers_on_a_terminal(row)) != header}
+        assert moved == {}, f"dividers at {header} in the header"
+
+
+async def test_the_row_detail_shows_every_value_beside_a_very_long_column_name(
+    tmp_path: Path,
+) -> None:
+    """One 5,000-character column name made the name column take the whole width, so no
+    value of the row showed."""
+    path = tmp_path / "odd.sqlite"
+    long_name = "n" * 5_000
+    with sqlite3.connect(path) as conn:
+        conn.execute(f'CREATE TABLE t (id INTEGER PRIMARY KEY, price REAL, "{long_name}" TEXT)')
+        conn.execute("INSERT INTO t VALUES (1, 42.5, 'odd')")
+    app = TabletalkApp(SQLiteStore(path), Settings(), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("t")
+        await settle(app, pilot)
+        app.query_one(TableTab).view.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RowDetailScreen)
+        console = Console(width=100, record=True, file=io.StringIO())
+        for static in app.screen.query(Static):
+            console.print(static.content)
+        shown = console.export_text()
+        assert "42.5" in shown and "odd" in shown and "…" in shown
+
 
 async def test_a_large_table_opens_at_once_and_loads_pages_as_you_scroll(big_db: Path) -> None:
     store = SQLiteStore.open(big_db)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -19,6 +20,25 @@ if TYPE_CHECKING:
 
 LEVEL_CHOICES = [("read", "read"), ("stage", "stage"), ("full", "full")]
 REFRESH_SECONDS = 1.0
+NAME_WIDTH = 22
+"""Client and tool names are cut to this many cells in the tables, so every column fits in
+80 columns (the catalog's longest tool name has 20)."""
+
+
+def short_name(name: str) -> Text:
+    """A client or tool name as the tables show it: cut with an ellipsis past NAME_WIDTH."""
+    return Text(name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…")
+
+
+def local_time(stamp: str | None, pattern: str) -> str:
+    """A stored UTC timestamp in this machine's time zone ("never" for none; as stored when
+    it does not read as one)."""
+    if stamp is None:
+        return "never"
+    try:
+        return datetime.fromisoformat(stamp).astimezone().strftime(pattern)
+    except ValueError:
+        return stamp
 
 
 class McpPanel(ModalScreen[None]):
@@ -94,8 +114,10 @@ class McpPanel(ModalScreen[None]):
         clients.clear()
         for client in serving.clients():
             clients.add_row(
-                Text(client.name), client.level, client.created,
-                client.last_used or "never", str(client.calls), key=client.name,
+                short_name(client.name), client.level,
+                local_time(client.created, "%Y-%m-%d %H:%M"),
+                local_time(client.last_used, "%Y-%m-%d %H:%M"), str(client.calls),
+                key=client.name,
             )
         if selected is not None and selected in [str(k.value) for k in clients.rows]:
             clients.move_cursor(row=clients.get_row_index(selected))
@@ -103,7 +125,8 @@ class McpPanel(ModalScreen[None]):
         calls.clear()
         for record in reversed(serving.recent_calls()[-50:]):
             calls.add_row(
-                record.time, Text(record.client), record.level, Text(record.tool),
+                local_time(record.time, "%H:%M:%S"), short_name(record.client), record.level,
+                short_name(record.tool),
                 "✓" if record.ok else "✗",
             )
 

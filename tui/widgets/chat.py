@@ -8,7 +8,6 @@ so a long answer never holds the event loop: keys (Esc, F1) are handled between 
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import deque
 from functools import cached_property
@@ -28,6 +27,7 @@ from tui.input_history import InputHistory
 from tui.messages import TurnEventsReady
 from tui.turn_feed import TurnFeed
 from tui.widgets.action_button import ActionButton
+from tui.widgets.answer_segments import SEGMENT, segment_break
 from tui.widgets.attachment_bar import AttachmentBar
 from tui.widgets.chat_items import (
     AnswerChip,
@@ -37,30 +37,17 @@ from tui.widgets.chat_items import (
     ChipButton,
     ChipRow,
     NoteLine,
-    SavedAnswer,
     ToolLine,
     UserMessage,
+    item_widget,
 )
+from tui.widgets.chat_notes import end_notes, failure, intro
 from tui.widgets.composer import Composer
-from tui.widgets.status_bar import short_model
 from tui.workers import run_in_thread
 
 if TYPE_CHECKING:  # loaded with the first turn (or attachment), after the first screen
     from agent.events import TurnEnded
     from agent.transcript import ReviewMarker
-
-END_NOTES = {
-    "stopped": ("Stopped. The conversation is intact; send a new message to continue.", "warning"),
-    "step_limit": (
-        "The turn reached the step limit; ask again or raise step_limit in the config.",
-        "warning",
-    ),
-    "max_tokens": (
-        "The answer was cut off at the model's output limit; ask for a shorter answer.",
-        "warning",
-    ),
-}
-
 
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
@@ -71,25 +58,6 @@ RENDER_BATCH = 2_000
 RENDER_INTERVAL = 1 / 20
 """Seconds between render steps while streamed text waits; keys are handled in between."""
 
-SEGMENT = 4_000
-"""A streamed answer is cut into widgets of about this many characters (at a paragraph break
-outside code fences), so each render step re-renders a bounded text however long the answer."""
-
-FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
-
-
-def item_widget(item: dict[str, Any]) -> Any:
-    """The widget for one saved display item (see ChatSession.display_items)."""
-    if "chip" in item:
-        chip = item["chip"]
-        return ChipRow(ChipButton(str(chip.get("label", "")), dict(chip.get("action", {}))))
-    if "tool" in item:
-        line = ToolLine("", item["tool"], item.get("input"))
-        line.finish(item.get("status"), item.get("result"))
-        return line
-    if item.get("role") == "user":
-        return UserMessage(item.get("text", ""), list(item.get("attachments") or []))
-    return SavedAnswer(item.get("text", ""))
 
 
 class ChatLog(VerticalScroll):
@@ -350,12 +318,12 @@ class ChatPanel(Vertical):
             if self._answer is not answer:  # Stop was pressed meanwhile: show nothing more
                 return
         if len(answer.source) + len(text) > SEGMENT:
-            cut = _paragraph_break(answer.source, text)
-            if cut is not None:  # the rest goes to a new widget after this paragraph
+            cut, head = segment_break(answer.source, text)
+            if cut is not None:  # the rest goes to a new widget (under the table's head)
                 answer.append(text[:cut])
                 self._answer = None
                 if text[cut:]:
-                    await self._append_text(text[cut:])
+                    await self._append_text(head + text[cut:])
                 return
         answer.append(text)
 
@@ -412,29 +380,23 @@ class ChatPanel(Vertical):
         return True
 
     async def _show_end(self, reason: str, event: TurnEnded | None) -> None:
-        """The notes under a finished turn (why it stopped, the review chip), then tidy up."""
+        """The notes under a finished turn (why it stopped, the review chip), then tidy up;
+        nothing once the app is closing (quit stops the turn, then tears the log down)."""
+        if not self.log_view.is_attached:
+            return
         review = self._review.end_turn()
         if review is not None:
             await self.log_view.mount(ChipRow(ChipButton(review["label"], review["action"])))
-        note = END_NOTES.get(reason)
+        for note in end_notes(reason, event):
+            await self.log_view.mount(note)
         if reason == "error":
-            text = (event.error if event and event.error else "The turn failed.") or ""
-            fix = getattr(event, "fix", None) if event is not None else None
-            await self.log_view.mount(NoteLine(text, level="error"))
-            if fix:
-                await self.log_view.mount(NoteLine(f"What to do: {fix}", level="fix"))
+            text, fix = failure(event)
             self.app.notify(
                 text + (f"\n{fix}" if fix else ""),
                 title="The answer failed",
                 severity="error",
                 markup=False,
             )
-        elif reason == "other" and event is not None:
-            await self.log_view.mount(
-                NoteLine(f"The model stopped ({event.detail}).", level="warning")
-            )
-        elif note is not None:
-            await self.log_view.mount(NoteLine(note[0], level=note[1]))
         self.host.refresh_staging()
         if self.app.focused is None or not self.app.focused.is_attached:
             self.composer.focus()
@@ -462,13 +424,7 @@ class ChatPanel(Vertical):
 
     def intro(self) -> str:
         """The first line of an empty chat: what to ask, what it runs on, that edits wait."""
-        app_store = getattr(self.app, "store", None)  # a bare App in widget tests has none
-        store = app_store.label if app_store is not None else "your database"
-        model = short_model(getattr(getattr(self.app, "settings", None), "model", "") or "")
-        return (
-            f"Ask about the tables in {store}. Runs on Amazon Bedrock ({model}) with your AWS "
-            "credentials. Edits wait in staging for your review (ctrl+s)."
-        )
+        return intro(self.app)
 
     def _earlier_button(self) -> Button:
         return Button(
@@ -512,12 +468,3 @@ class ChatPanel(Vertical):
     def _on_composer_changed(self, event: TextArea.Changed) -> None:
         self.query_one(ChatHint).show_completions(self.composer.completions())
 
-
-def _paragraph_break(before: str, text: str) -> int | None:
-    """Where in `text` (appended to `before`) a paragraph ends outside any code fence."""
-    at = text.find("\n\n")
-    while at != -1:
-        if len(FENCE.findall(before + text[:at])) % 2 == 0:
-            return at + 2
-        at = text.find("\n\n", at + 2)
-    return None

@@ -245,3 +245,17 @@ class ChatHint(Static):
             return Text("tab → " + ", ".join(self.completions[:6]), style="bold", no_wrap=True)
         width = self.size.width - 2
         return Text(next((h for h in HINTS if len(h) <= width), HINTS[-1]), no_wrap=True)
+
+
+def item_widget(item: dict[str, Any]) -> Any:
+    """The widget for one saved display item (see ChatSession.display_items)."""
+    if "chip" in item:
+        chip = item["chip"]
+        return ChipRow(ChipButton(str(chip.get("label", "")), dict(chip.get("action", {}))))
+    if "tool" in item:
+        line = ToolLine("", item["tool"], item.get("input"))
+        line.finish(item.get("status"), item.get("result"))
+        return line
+    if item.get("role") == "user":
+        return UserMessage(item.get("text", ""), list(item.get("attachments") or []))
+    return SavedAnswer(item.get("text", ""))

@@ -21,7 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, RowSource, blob_label
-from tui.terminal_text import visible
+from tui.terminal_text import grid_text
 from tui.workers import run_in_thread
 
 MAX_COLUMN_WIDTH = 40
@@ -35,18 +35,19 @@ def key_signature(key: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def cell_text(value: Any) -> str:
-    """One line of plain text for a cell (newlines, tabs and control codes made visible, None
-    as ∅): the view draws it as raw Segments, which nothing else sanitises."""
+    """One line of plain text for a cell (newlines, tabs and control codes made visible, emoji
+    joiners dropped as `grid_text` says, None as ∅): the view draws it as raw Segments, which
+    nothing else sanitises."""
     if value is None:
         return "∅"
     if isinstance(value, bytes):
         return blob_label(len(value))
     if isinstance(value, dict | list):  # nested (DynamoDB maps, lists, sets): compact JSON
-        return visible(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+        return grid_text(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
     text = str(value)
     if "\n" in text or "\t" in text or "\r" in text:
         text = text.replace("\r", "").replace("\n", "⏎").replace("\t", " ")
-    return visible(text)
+    return grid_text(text)
 
 
 class TableView(ScrollView, can_focus=True):

@@ -4,9 +4,10 @@ when there is one, else one bounded Scan of the referencing table."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from agent.stores.base import Item
+from agent.stores.base import Item, Key
 from agent.stores.dynamodb.reads import scan_pages
 from agent.stores.dynamodb.types import item_to_plain, value_to_wire
 from agent.stores.references import Reference, ReferencingRows
@@ -77,3 +78,39 @@ def referencing(
         return None
     found = [{k: item.get(k) for k in keys} for _, item in matches[:examples]]
     return ReferencingRows(reference, len(matches), len({t for t, _ in matches}), found)
+
+
+def referencing_rows(
+    store: DynamoDBStore,
+    table: str,
+    keys: list[Key],
+    also: tuple[Reference, ...],
+    examples: int,
+    deleted: Mapping[str, list[Key]] | None,
+) -> list[ReferencingRows]:
+    """`Store.referencing_rows` for DynamoDB: per declared relationship pointing at `table`,
+    the items that reference these items (those `deleted` names are not counted)."""
+    gone = {n.lower(): k for n, k in (deleted or {}).items()}
+    name = str(store.describe_raw(table)["TableName"])
+    references = [r for r in also if r.target.lower() == name.lower()]
+    if not references:
+        return []
+    items = [i for i in store.get_items(name, keys) if i is not None]
+    found = []
+    for reference in references:
+        child = Reference(
+            str(store.describe_raw(reference.table)["TableName"]),
+            reference.columns,
+            name,
+            reference.target_columns,
+            reference.via,
+        )
+        attributes = store.key_attributes(child.table)
+        excluded = {
+            tuple(store.normalize_key(child.table, k).get(a) for a in attributes)
+            for k in gone.get(reference.table.lower(), [])
+        }
+        rows = referencing(store, child, items, examples, excluded)
+        if rows is not None:
+            found.append(rows)
+    return found

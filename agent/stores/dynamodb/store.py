@@ -9,17 +9,14 @@ import json
 import threading
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent.errors import BadKeyError, StagingError, UnknownTableError
+from agent.errors import StagingError, UnknownTableError
 from agent.stores.base import (
     ApplyResult,
     ChangeToApply,
-    Column,
-    IndexInfo,
     Item,
     Key,
     Landed,
@@ -39,12 +36,14 @@ from agent.stores.dynamodb.client import (
     parse_url,
     translate,
 )
+from agent.stores.dynamodb.describe import index_stats, narrowing_hint, size_label, table_info
+from agent.stores.dynamodb.keys import normalize_key
 from agent.stores.dynamodb.partiql_guard import check_select, quote_name, table_of
 from agent.stores.dynamodb.reads import Limits, ReadReport, scan_pages, statement_pages, stop_note
 from agent.stores.dynamodb.retries import RetryWatch
 from agent.stores.dynamodb.types import (
     TYPE_NAMES,
-    from_plain,
+    check_plain,
     item_to_plain,
     type_name,
     value_to_wire,
@@ -52,28 +51,8 @@ from agent.stores.dynamodb.types import (
 from agent.stores.paging import RowSource
 from agent.stores.references import Reference, ReferencingRows
 
-_TYPE_NAMES = {"S": "string", "N": "number", "B": "binary"}
 SAMPLE_ITEMS = 50
 TRANSACTION_LIMIT = 100
-
-
-@dataclass(frozen=True)
-class DynamoTableInfo(TableInfo):
-    """TableInfo with DynamoDB's own facts (indexes with projections, billing, approximations)."""
-
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready; counts are labelled approximate."""
-        out = super().to_dict()
-        out.pop("rowCount", None)
-        out.update(self.extra)
-        return out
-
-
-def _check_value(name: str, value: Any) -> None:
-    """Raise StagingError when `value` is not a DynamoDB value in the plain convention."""
-    from_plain(value, name)
 
 
 class DynamoDBStore(Store):
@@ -138,7 +117,7 @@ class DynamoDBStore(Store):
     @property
     def value_checker(self) -> Callable[[str, Any], None] | None:
         """Any attribute name; values in the plain-JSON convention (see types.py)."""
-        return _check_value
+        return check_plain
 
     # -- accounting -----------------------------------------------------------------------------
 
@@ -277,25 +256,9 @@ class DynamoDBStore(Store):
     def _info(self, table: str, *, with_extra: bool) -> TableInfo:
         raw = self._describe(table)
         name = raw["TableName"]
-        keys = self.key_attributes(name)
-        types = self.key_types(name)
         seen, sampled = self._sample_types(name)
-        columns = [
-            Column(
-                k, _TYPE_NAMES.get(types.get(k, ""), "string"), key_position=i + 1, not_null=True
-            )
-            for i, k in enumerate(keys)
-        ]
-        columns += [
-            Column(a, "/".join(sorted(c))) for a, c in sorted(seen.items()) if a not in keys
-        ]
-        indexes = [
-            IndexInfo(str(i["IndexName"]), tuple(k["AttributeName"] for k in i["KeySchema"]))
-            for i in raw.get("GlobalSecondaryIndexes", []) + raw.get("LocalSecondaryIndexes", [])
-        ]
-        extra = self._extra(raw, sampled) if with_extra else {}
-        count = int(raw.get("ItemCount", 0))
-        return DynamoTableInfo(name, keys, tuple(columns), tuple(indexes), count, extra=extra)
+        keys, types = self.key_attributes(name), self.key_types(name)
+        return table_info(raw, keys, types, seen, sampled, with_extra=with_extra)
 
     def _sample_types(self, table: str) -> tuple[dict[str, Counter[str]], int]:
         """Attribute → types seen in the first SAMPLE_ITEMS items (scanned once per store)."""
@@ -318,72 +281,12 @@ class DynamoDBStore(Store):
         self._samples[table] = (seen, len(response.get("Items", [])))
         return self._samples[table]
 
-    def _extra(self, raw: dict[str, Any], sampled: int) -> dict[str, Any]:
-        def index(i: dict[str, Any], kind: str) -> dict[str, Any]:
-            projection = i.get("Projection", {})
-            return {
-                "name": i["IndexName"],
-                "kind": kind,
-                "key": [f"{k['AttributeName']} ({k['KeyType']})" for k in i["KeySchema"]],
-                "projection": projection.get("ProjectionType", "ALL"),
-                **(
-                    {"projected": projection["NonKeyAttributes"]}
-                    if projection.get("NonKeyAttributes")
-                    else {}
-                ),
-            }
-
-        billing = raw.get("BillingModeSummary", {}).get("BillingMode", "PROVISIONED")
-        return {
-            "keySchema": [f"{k['AttributeName']} ({k['KeyType']})" for k in raw["KeySchema"]],
-            "indexes": [index(i, "GSI") for i in raw.get("GlobalSecondaryIndexes", [])]
-            + [index(i, "LSI") for i in raw.get("LocalSecondaryIndexes", [])],
-            "billingMode": billing,
-            "approximateItemCount": int(raw.get("ItemCount", 0)),
-            "approximateSizeBytes": int(raw.get("TableSizeBytes", 0)),
-            "note": "Counts and size are DynamoDB's approximations (updated about every 6 hours); "
-            f"attribute types are those seen in a sample of {sampled} items: other items may "
-            "have other attributes.",
-        }
-
     # -- reads ----------------------------------------------------------------------------------
 
     def normalize_key(self, table: str, key: Key) -> Key:
         """Check `key` names exactly the key attributes; coerce numbers given as text."""
         name, wanted, types = self._key_shape(table)
-        by_lower = {str(k).lower(): v for k, v in key.items()}
-        if len(key) != len(wanted) or any(k.lower() not in by_lower for k in wanted):
-            raise BadKeyError(
-                f"the key of {name} is {', '.join(wanted)}, not {', '.join(map(str, key)) or '(empty)'}",
-                fix="Give exactly the key attributes: "
-                + ", ".join(f"{k} ({_TYPE_NAMES[types[k]]})" for k in wanted)
-                + ".",
-            )
-        out: Key = {}
-        for attr in wanted:
-            value = by_lower[attr.lower()]
-            if types[attr] == "N" and isinstance(value, str):
-                try:
-                    value = int(value) if value.lstrip("-").isdigit() else float(value)
-                except ValueError as exc:
-                    raise BadKeyError(
-                        f"key {attr} must be a number, not {value!r}",
-                        fix=f"Give {attr} as a number.",
-                    ) from exc
-            ok = {
-                "N": isinstance(value, int | float) and not isinstance(value, bool),
-                "S": isinstance(value, str),
-                "B": isinstance(value, dict) and "$binary" in value,
-            }[types[attr]]
-            if not ok:
-                raise BadKeyError(
-                    f"key {attr} of {name} is a {_TYPE_NAMES[types[attr]]}, not {value!r}",
-                    fix=f"Give {attr} as a {_TYPE_NAMES[types[attr]]}.",
-                )
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)  # 7.0 and 7 are one DynamoDB number
-            out[attr] = value
-        return out
+        return normalize_key(name, wanted, types, key)
 
     def wire_key(self, table: str, key: Key) -> dict[str, Any]:
         """A normalised key as the low-level API takes it."""
@@ -476,16 +379,7 @@ class DynamoDBStore(Store):
         return QueryResult(list(columns), rows, truncated)
 
     def _hint(self, table: str) -> str:
-        keys = self.key_attributes(table)
-        raw = self._describe(table)
-        indexes = [
-            f"{i['IndexName']} ({', '.join(k['AttributeName'] for k in i['KeySchema'])})"
-            for i in raw.get("GlobalSecondaryIndexes", []) + raw.get("LocalSecondaryIndexes", [])
-        ]
-        text = f"the key ({', '.join(keys)}), e.g. WHERE {quote_name(keys[0])} = ..."
-        if indexes:
-            text += f', or query an index: {", ".join(indexes)} (FROM "{table}"."INDEX")'
-        return text
+        return narrowing_hint(table, self.key_attributes(table), self._describe(table))
 
     def count(self, table: str, where: str | None = None) -> int:
         """Items of `table` (matching a PartiQL condition), counted up to the scan caps."""
@@ -523,21 +417,7 @@ class DynamoDBStore(Store):
 
     def index_stats(self, table: str) -> list[dict[str, Any]]:
         """Each GSI/LSI with key schema, projection, status and approximate item count."""
-        raw = self._describe(table)
-        out = []
-        for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
-            for i in raw.get(kind, []):
-                out.append(
-                    {
-                        "name": i["IndexName"],
-                        "kind": "GSI" if kind.startswith("Global") else "LSI",
-                        "columns": [k["AttributeName"] for k in i["KeySchema"]],
-                        "projection": i.get("Projection", {}).get("ProjectionType", "ALL"),
-                        "status": i.get("IndexStatus", "ACTIVE"),
-                        "approximateItemCount": int(i.get("ItemCount", 0)),
-                    }
-                )
-        return out
+        return index_stats(self._describe(table))
 
     def referencing_rows(
         self,
@@ -550,32 +430,9 @@ class DynamoDBStore(Store):
         """Items that reference these items of `table` through declared relationships (DynamoDB
         has no foreign keys): an index Query per value when an index fits, else a bounded Scan.
         Items `deleted` names (keys per table, deleted in the same commit) are not counted."""
-        from agent.stores.dynamodb.references import referencing
+        from agent.stores.dynamodb.references import referencing_rows
 
-        gone = {n.lower(): k for n, k in (deleted or {}).items()}
-        name = self._resolve(table)
-        references = [r for r in also if r.target.lower() == name.lower()]
-        if not references:
-            return []
-        items = [i for i in self.get_items(name, keys) if i is not None]
-        found = []
-        for reference in references:
-            child = Reference(
-                self._resolve(reference.table),
-                reference.columns,
-                name,
-                reference.target_columns,
-                reference.via,
-            )
-            attributes = self.key_attributes(child.table)
-            excluded = {
-                tuple(self.normalize_key(child.table, k).get(a) for a in attributes)
-                for k in gone.get(reference.table.lower(), [])
-            }
-            rows = referencing(self, child, items, examples, excluded)
-            if rows is not None:
-                found.append(rows)
-        return found
+        return referencing_rows(self, table, keys, also, examples, deleted)
 
     def watch_retries(self, listener: RetryListener | None) -> None:
         """Tell `listener` while DynamoDB throttles and botocore retries (see retries.py)."""
@@ -602,10 +459,7 @@ class DynamoDBStore(Store):
 
     def size_label(self, table: str) -> str:
         """Key schema and DynamoDB's approximate item count (no scan)."""
-        raw = self._describe(table)
-        count = int(raw.get("ItemCount", 0))
-        items = f"~{count:,} item{'' if count == 1 else 's'}"
-        return f"key ({', '.join(self.key_attributes(table))})  {items}"
+        return size_label(self.key_attributes(table), self._describe(table))
 
     def describe_raw(self, table: str) -> dict[str, Any]:
         """DescribeTable's answer for `table` (cached)."""
