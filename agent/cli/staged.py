@@ -106,13 +106,15 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
     for change in changes:
         if change.table != table:
             table = change.table
-            print(f"\n{printable_line(table)}", file=out)
+            print(f"\n{_show_name(table)}", file=out)
         diffs = [d for d in area.diff(change) if d.attribute not in change.key]
         shown = [
-            (printable_line(d.attribute), _show(d.old, LIST_WIDTH), _show(d.new, LIST_WIDTH), d)
+            (_show_name(d.attribute), _show(d.old, LIST_WIDTH), _show(d.new, LIST_WIDTH), d)
             for d in diffs
         ]
-        cut = cut or any(old.endswith(ELIDED) or new.endswith(ELIDED) for _, old, new, _ in shown)
+        cut = cut or any(
+            text.endswith(ELIDED) for shown_diff in shown for text in shown_diff[:3]
+        )
         summary = ", ".join(
             f"{name}: {old}{_type(d.old_type)} → {new}{_type(d.new_type)}"
             for name, old, new, d in shown
@@ -126,7 +128,7 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
         )
     if cut:
         print(
-            f"\nValues longer than {LIST_WIDTH} characters are cut ({ELIDED}); "
+            f"\nNames and values longer than {LIST_WIDTH} characters are cut ({ELIDED}); "
             "`tabletalk staged diff ID` shows them whole.",
             file=out,
         )
@@ -227,7 +229,13 @@ def _progress(err: TextIO) -> Any:
 
 
 def _key(change: StagedChange) -> str:
-    return ", ".join(f"{printable_line(k)}={_show(v, LIST_WIDTH)}" for k, v in change.key.items())
+    return ", ".join(f"{_show_name(k)}={_show(v, LIST_WIDTH)}" for k, v in change.key.items())
+
+
+def _show_name(name: str) -> str:
+    """A table or column name on one line, cut to LIST_WIDTH (a name may be a megabyte long)."""
+    cut = name if len(name) <= LIST_WIDTH else name[:LIST_WIDTH] + ELIDED
+    return printable_line(cut)
 
 
 def _type(name: str | None) -> str:

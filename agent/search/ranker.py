@@ -16,10 +16,9 @@ from pathlib import Path
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from agent.search.lexicon import RELATED, SYNONYMS
 from agent.search.text import (
-    RELATED,
     STOP_WORDS,
-    SYNONYMS,
     content_terms,
     name_tokens,
     split_identifier,
@@ -48,9 +47,11 @@ class RankerParams:
     phrase: float = 0.25  # two query terms adjacent in a field, per unit of their mean IDF
     name_coverage: float = 0.5  # all of a tool name's words asked for, per unit of mean IDF
     neighbour: float = 0.2  # a word near in meaning (neighbours.json), times its similarity
-    vector: float = 2.0  # static word vectors (wordvectors.bin), per standard deviation over:
+    vector: float = 3.0  # static word vectors (wordvectors.bin), per standard deviation over:
     vector_floor: float = 1.0  # standard deviations over the catalog's mean cosine to clear
-    vector_min_cosine: float = 0.3  # and the cosine a tool must be over to gain anything
+    vector_min_cosine: float = 0.3  # the cosine under which vectors order but do not vouch
+    vector_vouch: float = 2.0  # what vectors vouch for (the score's scale), per standard deviation
+    vector_unseen: float = 0.5  # a request token no tool uses, as a share of the top IDF
 
 
 EXPANSION_CACHE_SIZE = 4096  # query words remembered per ranker
@@ -141,11 +142,13 @@ class KeywordRanker:
     Scoring is BM25F (IDF from the catalog) over three weighted fields (name words split from
     camelCase/snake_case/`server__tool`, keywords, description), on Porter-stemmed words without
     stop words. On top: a query word the catalog does not know maps to same-initial catalog words
-    one or two edits away (typos), else to catalog words it starts; general abbreviations,
-    synonyms and related words (text.SYNONYM_LINES/RELATED_LINES) also match at a discount, each
-    query word scoring through its best alternative only; two query words found next to each
-    other in a tool earn a phrase bonus; a query holding every word of a tool's name earns a name
-    bonus. Deterministic; equal scores keep catalog order.
+    one or two edits away (typos; not for a word the word-vector table knows whole), else to
+    catalog words it starts; general abbreviations, synonyms and related words
+    (lexicon.SYNONYM_LINES/RELATED_LINES) also match at a discount, each query word scoring
+    through its best alternative only; two query words found next to each other in a tool earn a
+    phrase bonus; a query holding every word of a tool's name earns a name bonus; static word
+    vectors add a meaning score (see `scores` for how order and confidence are kept apart).
+    Deterministic; equal scores keep catalog order.
     """
 
     def __init__(self, docs: Sequence[SearchDoc], params: RankerParams | None = None) -> None:
@@ -249,7 +252,7 @@ class KeywordRanker:
             + words(doc.description)
             for doc in self.docs
         ]
-        return CatalogVectors(texts, table)
+        return CatalogVectors(texts, table, self.params.vector_unseen)
 
     # --- query -------------------------------------------------------------------------
 
@@ -272,7 +275,7 @@ class KeywordRanker:
         if term in self._postings:
             alternatives[term] = 1.0
         else:
-            for other in self._near_spellings(word):
+            for other in [] if self._is_known_word(word) else self._near_spellings(word):
                 for candidate in self._surface_to_terms[other]:
                     alternatives[candidate] = max(alternatives.get(candidate, 0.0), self.params.fuzzy)
             if not alternatives:
@@ -293,6 +296,12 @@ class KeywordRanker:
                 if candidate in self._postings and weight > alternatives.get(candidate, 0.0):
                     alternatives[candidate] = weight
         return tuple(_Alternative(t, w) for t, w in alternatives.items())
+
+    def _is_known_word(self, word: str) -> bool:
+        """Whether the word-vector table knows `word` whole: a real word ('wave'), not a typo
+        to correct into a catalog word one edit away ('wav')."""
+        vectors = self._vectors
+        return vectors is not None and word in vectors.table.index
 
     def _near_spellings(self, word: str) -> list[str]:
         """Catalog words with the same first letter within one edit (two from 8 letters up),
@@ -338,7 +347,24 @@ class KeywordRanker:
         return groups
 
     def scores(self, query: str) -> dict[int, float]:
-        """Score of every matching doc (catalog index → score > 0); docs not listed score 0."""
+        """Score of every matching doc (catalog index → score > 0); docs not listed score 0.
+
+        Ordering and confidence are judged apart: the order is that of every signal, and the
+        scale is set so the best score is the best *vouched* one, where the vector channel
+        vouches only for tools whose cosine clears `vector_min_cosine`. So vectors can
+        reorder tools freely, while a request only vaguely near some tools reads as weak, and
+        one that nothing vouches for finds nothing."""
+        totals, confidence = self._ordered(query)
+        if not totals or confidence <= 0:
+            return {}
+        top = max(totals.values())
+        if confidence >= top:
+            return totals
+        factor = confidence / top
+        return {index: value * factor for index, value in totals.items()}
+
+    def _ordered(self, query: str) -> tuple[dict[int, float], float]:
+        """Every matching doc's ordering score, and the best score the signals vouch for."""
         groups = self._query_groups(query)
         totals: dict[int, float] = {}
         for group in groups:
@@ -358,22 +384,32 @@ class KeywordRanker:
         if totals:
             self._add_phrase_bonus(groups, totals)
             self._add_name_bonus(groups, totals)
-        self._add_vector_scores(query, totals)
-        return totals
+        unvouched = self._add_vector_scores(query, totals)
+        confidence = max(
+            (value - unvouched.get(index, 0.0) for index, value in totals.items()), default=0.0
+        )
+        return totals, confidence
 
-    def _add_vector_scores(self, query: str, totals: dict[int, float]) -> None:
+    def _add_vector_scores(self, query: str, totals: dict[int, float]) -> dict[int, float]:
         """Tools whose description stands out as near the request in meaning (static word
-        vectors: cosine more than `vector_floor` standard deviations over the catalog's mean,
-        and over `vector_min_cosine`) gain `vector` per standard deviation beyond the floor;
-        the rest gain nothing."""
+        vectors: cosine more than `vector_floor` standard deviations over the catalog's mean)
+        gain `vector` per standard deviation beyond the floor; the rest gain nothing. Returns
+        the part of each gain the vectors do not vouch for: all of it under `vector_min_cosine`,
+        else what exceeds `vector_vouch` per standard deviation."""
         vectors = self._vectors
         if vectors is None:
-            return
+            return {}
         p = self.params
         floor, weight = p.vector_floor, p.vector
         query_words = words(query)[: MAX_QUERY_WORDS * 4]
-        for index, z in vectors.standout(query_words, floor, p.vector_min_cosine):
-            totals[index] = totals.get(index, 0.0) + weight * (z - floor)
+        unvouched: dict[int, float] = {}
+        for index, z, cosine in vectors.standing(query_words, floor):
+            gain = weight * (z - floor)
+            totals[index] = totals.get(index, 0.0) + gain
+            vouched = p.vector_vouch * (z - floor) if cosine >= p.vector_min_cosine else 0.0
+            if gain > vouched:
+                unvouched[index] = gain - vouched
+        return unvouched
 
     def _add_phrase_bonus(
         self, groups: list[tuple[_Alternative, ...]], totals: dict[int, float]

@@ -128,8 +128,12 @@ class CatalogVectors:
     per-tool term and keeps every field positive, and no field ever carries into the next.
     """
 
-    def __init__(self, texts: Sequence[Sequence[str]], table: WordVectorTable) -> None:
-        """`texts`: each tool's lower-case words (name words and description)."""
+    def __init__(
+        self, texts: Sequence[Sequence[str]], table: WordVectorTable, unseen: float = 1.0
+    ) -> None:
+        """`texts`: each tool's lower-case words (name words and description). `unseen`: the
+        weight of a request token no text uses, as a share of the rarest token's IDF (a word
+        outside every description is more often incidental than telling)."""
         self.table = table
         self.count = len(texts)
         self._piece_cache: dict[str, list[str]] = {}
@@ -142,7 +146,7 @@ class CatalogVectors:
         self._weights = {
             token: self._weight(frequency) for token, frequency in document_frequency.items()
         }
-        self._unseen_weight = self._weight(0)
+        self._unseen_weight = max(1, round(unseen * self._weight(0)))
         packed: dict[str, int | None] = {}
         vectors = [self._unit(self._sum(tokens, packed)) for tokens in pieces]
         dims = table.dims
@@ -245,6 +249,12 @@ class CatalogVectors:
         finds the nearest ones, and a long request near many tools lifts only those that stand
         out; `min_cosine` keeps a request near nothing (gibberish) from lifting anything.
         Mean and spread are taken over the texts that have a vector (at least two)."""
+        return [(index, z) for index, z, _ in self.standing(words, floor, min_cosine)]
+
+    def standing(
+        self, words: Sequence[str], floor: float, min_cosine: float = -1.0
+    ) -> list[tuple[int, float, float]]:
+        """(catalog index, z, cosine) of the texts `standout` names (see there)."""
         found = self._dot_fields(words)
         if found is None or self._with_vector < 2:
             return []
@@ -260,7 +270,8 @@ class CatalogVectors:
         spread = math.sqrt(variance)
         cut = max(math.floor(mean + floor * spread), math.floor(min_cosine * _UNIT * _UNIT))
         hits = self._over(total, base, cut, fields)
-        return [(index, (dot - mean) / spread) for index, dot in hits]
+        unit = float(_UNIT * _UNIT)
+        return [(index, (dot - mean) / spread, dot / unit) for index, dot in hits]
 
     def _over(
         self, total: int, base: int, cut: int, fields: array[int] | None = None

@@ -40,7 +40,7 @@ from agent.staging.checks import (
     too_many,
     validate_values,
 )
-from agent.staging.commit import commit_changes, pending_all, pending_chosen
+from agent.staging.commit import Pending, commit_changes, pending_all, pending_chosen
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
 from agent.staging.encoding import (
     dumps,
@@ -56,7 +56,7 @@ from agent.staging.model import AttributeDiff, CommitReport, StagedChange
 from agent.staging.rebase import RebaseReport, plan_rebase
 from agent.staging.review import StagingReview
 from agent.staging.settle import Settlement, has_records, settle_interrupted
-from agent.staging.write import existing_ids, write_changes
+from agent.staging.write import existing_ids, moved_since, staged_by_id, write_changes
 from agent.stores.base import Item, Key, Op, Store
 from agent.stores.sqlite_snapshot import file_id
 
@@ -279,19 +279,15 @@ class StagingArea:
         return self._get_many([change_id])[0]
 
     def _get_many(self, ids: builtins.list[str]) -> builtins.list[StagedChange]:
-        wanted = list(dict.fromkeys(ids))
-        found: dict[str, StagedChange] = {}
         with self._lock:
             self._settle()
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                marks = ", ".join("?" * len(chunk))
-                for row in self._conn.execute(
-                    f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND id IN ({marks}) "
-                    "ORDER BY seq",
-                    (self.store.identity, *chunk),
-                ):
-                    found[row[0]] = row_to_change(row)
+            return self._read_many(ids)
+
+    def _read_many(self, ids: builtins.list[str]) -> builtins.list[StagedChange]:
+        """The staged changes `ids` as the connection sees them now (inside a caller's
+        transaction: as they stay until it ends); StagingError naming any not staged."""
+        wanted = list(dict.fromkeys(ids))
+        found = {c.id: c for c in staged_by_id(self._conn, self.store.identity, wanted)}
         unknown = [i for i in wanted if i not in found]
         if unknown:
             raise StagingError(
@@ -340,7 +336,16 @@ class StagingArea:
     def reject_attribute(self, change_id: str, attribute: str) -> StagedChange | None:
         """Drop one attribute from an update (or create); returns the change, or None when an
         update lost its last attribute and was discarded."""
-        change = self.get(change_id)
+        with self._lock:
+            self._settle()
+            # Read inside the write transaction: what another process folds in meanwhile stays.
+            with transaction(self._conn) as conn:
+                return self._reject_attribute(conn, change_id, attribute)
+
+    def _reject_attribute(
+        self, conn: sqlite3.Connection, change_id: str, attribute: str
+    ) -> StagedChange | None:
+        (change,) = self._read_many([change_id])
         if change.op == "delete" or attribute not in change.values:
             what = "a delete has no attributes" if change.op == "delete" else (
                 f"change {change_id} does not set {attribute!r}"
@@ -351,15 +356,14 @@ class StagingArea:
                 f"whole change, discard it (`tabletalk staged discard {change_id}`).",
             )
         values = {k: v for k, v in change.values.items() if k != attribute}
-        with self._lock, transaction(self._conn) as conn:
-            if change_id in commits_in_progress(conn, self.store.identity):
-                raise in_commit_error(change_id)
-            if change.op == "update" and not values:
-                conn.execute("DELETE FROM staged_changes WHERE id = ?", (change_id,))
-                return None
-            conn.execute(
-                "UPDATE staged_changes SET values_json = ? WHERE id = ?", (dumps(values), change_id)
-            )
+        if change_id in commits_in_progress(conn, self.store.identity):
+            raise in_commit_error(change_id)
+        if change.op == "update" and not values:
+            conn.execute("DELETE FROM staged_changes WHERE id = ?", (change_id,))
+            return None
+        conn.execute(
+            "UPDATE staged_changes SET values_json = ? WHERE id = ?", (dumps(values), change_id)
+        )
         return dataclasses.replace(change, values=values)
 
     def discard(
@@ -379,26 +383,27 @@ class StagingArea:
                 "say which changes to discard: ids, a table, or all",
                 fix="Pass ids=[...], table='name' or all=True (CLI: ID... or --all).",
             )
+        # Checked inside the write transaction: another process's commit or discard cannot
+        # take these changes between the check and the delete.
         with self._lock:
             self._settle()
             if ids is not None:
-                changes = self._get_many(ids)
-                others = [c.id for c in changes if origin is not None and c.origin != origin]
-                if others:
-                    raise StagingError(
-                        f"change(s) {', '.join(others[:5])} were staged by someone else "
-                        f"(not {origin}); nothing was discarded",
-                        fix="Discard only the changes you staged (see their origin in the "
-                        "list); discarding others' changes needs MCP level full.",
-                    )
-                self._refuse_held([c.id for c in changes])
                 with transaction(self._conn) as conn:
+                    changes = self._read_many(ids)
+                    others = [c.id for c in changes if origin is not None and c.origin != origin]
+                    if others:
+                        raise StagingError(
+                            f"change(s) {', '.join(others[:5])} were staged by someone else "
+                            f"(not {origin}); nothing was discarded",
+                            fix="Discard only the changes you staged (see their origin in the "
+                            "list); discarding others' changes needs MCP level full.",
+                        )
+                    self._refuse_held([c.id for c in changes])
                     conn.executemany(
                         "DELETE FROM staged_changes WHERE store = ? AND id = ?",
-                        [(self.store.identity, i) for i in dict.fromkeys(ids)],
+                        [(self.store.identity, c.id) for c in changes],
                     )
-                return len(set(ids))
-            self._refuse_held(None)
+                return len(changes)
             sql, params = "DELETE FROM staged_changes WHERE store = ?", [self.store.identity]
             if table is not None:
                 sql += " AND tbl = ?"
@@ -407,6 +412,7 @@ class StagingArea:
                 sql += " AND origin = ?"
                 params.append(origin)
             with transaction(self._conn) as conn:
+                self._refuse_held(None)
                 return conn.execute(sql, params).rowcount
 
     def rebase(self, ids: builtins.list[str] | None = None) -> RebaseReport:
@@ -421,6 +427,7 @@ class StagingArea:
             self._refuse_held([c.id for c in changes])
             updates, report = plan_rebase(self.store, changes)
             with transaction(self._conn) as conn:
+                self._refuse_moved(changes)
                 conn.executemany(
                     "UPDATE staged_changes SET op = ?, pre_image_json = ? WHERE id = ?", updates
                 )
@@ -428,6 +435,19 @@ class StagingArea:
                     "DELETE FROM staged_changes WHERE id = ?", [(i,) for i in report.dropped]
                 )
         return report
+
+    def _refuse_moved(self, planned: builtins.list[StagedChange]) -> None:
+        """Inside a write transaction: refuse when another process committed, discarded or
+        changed any of `planned` since they were read (a rebase planned on them would undo it)."""
+        self._refuse_held([c.id for c in planned])
+        moved = moved_since(self._conn, self.store.identity, planned)
+        if moved:
+            raise StagingError(
+                f"change(s) {', '.join(moved[:5])} were committed, discarded or changed by "
+                "another process meanwhile; nothing was rebased",
+                fix="Run the rebase again (`tabletalk staged rebase`) on the changes as they "
+                "are now.",
+            )
 
     @gc_paused
     def commit(
@@ -450,20 +470,24 @@ class StagingArea:
                 self._follow_file()
                 settled = self._settle_locked()
                 before = self._settled_landed
-                if ids is None:
-                    recovered = settled.landed
-                    pending = pending_all(self._conn, self.store.identity, self.path)
-                else:
+                recovered = settled.landed
+                wanted: builtins.list[str] = []
+                if ids is not None:
                     recovered = [i for i in dict.fromkeys(ids) if i in before]
                     wanted = [i for i in dict.fromkeys(ids) if i not in before]
+
+                def choose() -> Pending:  # run inside the transaction recording the commit
+                    if ids is None:
+                        return pending_all(self._conn, self.store.identity, self.path)
                     chosen = pending_chosen(self._conn, self.store.identity, self.path, wanted)
                     if chosen is None:
-                        self._get_many(wanted)  # raises, naming the ids not staged
+                        self._read_many(wanted)  # raises, naming the ids not staged
                         raise AssertionError("unreachable: some id is not staged")
-                    pending = chosen
+                    return chosen
+
                 try:
                     report = commit_changes(
-                        self.store, self._conn, pending, progress, by=by, keep=self.keep
+                        self.store, self._conn, choose, progress, by=by, keep=self.keep
                     )
                 except InDoubtError:
                     # Settle what may have landed now, if the store answers; else the next

@@ -22,6 +22,7 @@ knows no row changed since and need not compare them one by one.
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -31,7 +32,13 @@ from pathlib import Path
 from typing import Any, overload
 
 from agent.staging.checks import MAX_ITEMS_PER_CALL
-from agent.staging.db import BUSY_TIMEOUT_S, WAL_CHECKPOINT_PAGES, busy, busy_error
+from agent.staging.db import (
+    BUSY_TIMEOUT_S,
+    SECURE_DELETE,
+    WAL_CHECKPOINT_PAGES,
+    busy,
+    busy_error,
+)
 from agent.staging.encoding import dumps, key_json, loads
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op, Store, TableShape
@@ -51,10 +58,14 @@ SCRATCH = "tt_scratch"
 """The in-memory database on the shared connection that holds the selected keys."""
 BULK = f"{SCRATCH}.tt_bulk"
 """The selected keys (k0…kn) in staging order (n)."""
-ID_SQL = "lower(hex(randomblob(4)))"
-"""A new change id made by SQLite: 8 hex digits, like `encoding.take_ids`."""
+ID_SQL = "printf('%08x', ? + b.n)"
+"""A new change id: 8 hex digits, like `encoding.take_ids`; one bulk edit's ids are a run from
+a random start (`_free_start`), so the id index takes them in order instead of at 10,000
+random places (a quarter of the INSERT's time)."""
+ID_SPACE = 16**8
 ID_ATTEMPTS = 5
-"""Fresh ids drawn when one clashes with a staged id (1% of 10,000-row edits clash once)."""
+"""Random starts drawn when their run holds a staged id (about 2% of 10,000-row edits next to
+10,000 staged changes draw twice)."""
 
 
 class StagedBatch(Sequence[StagedChange]):
@@ -147,6 +158,7 @@ def _attach_staging(conn: sqlite3.Connection, staging: Path) -> None:
     """Attach the staging database writable, as durable as its own connections write."""
     conn.execute(f"ATTACH ? AS {STAGING}", (staging.resolve().as_uri(),))
     conn.execute(f"PRAGMA {STAGING}.synchronous=FULL")
+    conn.execute(f"PRAGMA {STAGING}.secure_delete={SECURE_DELETE}")
 
 
 def _insert_sql(shape: TableShape, op: Op, source: str) -> str:
@@ -179,7 +191,7 @@ def stage_set_based(
 ) -> StagedBatch | None:
     """Stage `op` with `values` on the items of `raw_keys` in one statement; None when the
     row-by-row path must decide (nothing was written then)."""
-    if store.sqlite_file is None or not raw_keys:
+    if store.sqlite_file is None or not raw_keys or not shape.key_columns:
         return None
     unique = list(
         dict.fromkeys(tuple(k.values()) for k in store.normalize_keys(shape.name, raw_keys))
@@ -210,7 +222,7 @@ def stage_query_set_based(
 ) -> StagedBatch | None:
     """Stage `op` with `values` on the items `query` selects, its keys never read into Python;
     None when the row-by-row path must decide (nothing was written then)."""
-    if store.sqlite_file is None:
+    if store.sqlite_file is None or not shape.key_columns:
         return None
     body = query.strip()
     while body.endswith(";"):
@@ -321,6 +333,23 @@ def _run(
         conn.close()
 
 
+def _free_start(conn: sqlite3.Connection) -> int:
+    """A random start for this edit's run of ids (start + 1 … start + n) that no staged id
+    falls in (ids are 8 lowercase hex digits, so text order is number order); the INSERT's
+    unique index still refuses any clash."""
+    (count,) = conn.execute(f"SELECT count(*) FROM {BULK}").fetchone()
+    start = secrets.randbelow(ID_SPACE - count)
+    for _ in range(ID_ATTEMPTS):
+        taken = conn.execute(
+            f"SELECT 1 FROM {STAGING}.staged_changes WHERE id BETWEEN ? AND ? LIMIT 1",
+            (f"{start + 1:08x}", f"{start + count:08x}"),
+        ).fetchone()
+        if taken is None:
+            break
+        start = secrets.randbelow(ID_SPACE - count)
+    return start
+
+
 def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
     """The staging transaction of `_run`; an interruption is rolled back and raised."""
     store, shape, op, values, origin, now = (
@@ -339,10 +368,10 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
             f"SELECT coalesce(max(seq), 0) FROM {STAGING}.staged_changes"
         ).fetchone()
         stamp = file_stamp(store_file)
-        params = (store.identity, shape.name, op, dumps(values), origin, now, stamp)
+        shared = (store.identity, shape.name, op, dumps(values), origin, now, stamp)
         for attempt in range(ID_ATTEMPTS):
             try:
-                conn.execute(insert.sql, params)
+                conn.execute(insert.sql, (_free_start(conn), *shared))
                 break
             except sqlite3.IntegrityError as exc:
                 if "staged_changes.id" not in str(exc) or attempt == ID_ATTEMPTS - 1:

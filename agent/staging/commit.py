@@ -145,25 +145,30 @@ def _pending(
 def commit_changes(
     store: Store,
     conn: sqlite3.Connection,
-    pending: Pending,
+    choose: Callable[[], Pending],
     progress: Callable[[int, int], Any] | None = None,
     by: str = "user",
     keep: history.Retention | None = None,
 ) -> CommitReport:
-    """Apply `pending` through the store; drop what landed from staging, keep the rest.
+    """Apply the changes `choose` picks through the store; drop what landed from staging, keep
+    the rest.
 
-    What lands is logged in the commit history (`by` names who committed). The caller holds
-    the commit lock and has settled any interrupted commit first.
+    `choose` runs inside the transaction that records the commit, so another process cannot
+    discard, fold or stage between the choice and the record (a change it discarded would be
+    reported committed, one staged in its place committed unnamed). What lands is logged in
+    the commit history (`by` names who committed). The caller holds the commit lock and has
+    settled any interrupted commit first.
     """
     keep = keep or history.Retention()
-    ids = pending.ids
-    if not ids:
-        return CommitReport()
     token = secrets.token_hex(8)
-    # The keys the vector hook needs are read before they leave staging, and only when the
-    # store has an embedding index to mark.
-    keys = pending.keys() if _has_vector_index(store) else []
     with transaction(conn):
+        pending = choose()
+        ids = pending.ids
+        if not ids:
+            return CommitReport()
+        # The keys the vector hook needs are read before they leave staging, and only when
+        # the store has an embedding index to mark.
+        keys = pending.keys() if _has_vector_index(store) else []
         conn.execute(
             "INSERT INTO commits_in_progress (token, store, ids_json, started_at) "
             "VALUES (?, ?, ?, ?)",

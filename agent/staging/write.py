@@ -138,3 +138,30 @@ def existing_ids(conn: sqlite3.Connection, candidates: list[str]) -> set[str]:
         rows = conn.execute(f"SELECT id FROM staged_changes WHERE id IN ({marks})", chunk)
         found.update(r[0] for r in rows)
     return found
+
+
+def staged_by_id(conn: sqlite3.Connection, store: str, ids: list[str]) -> list[StagedChange]:
+    """Those of the changes `ids` of `store` that are staged now (in no particular order)."""
+    found: list[StagedChange] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = conn.execute(
+            # By the id index: neither the store index (every change of the store) nor a seq sort.
+            f"SELECT {COLUMNS} FROM staged_changes WHERE +store = ? AND id IN ({marks})",
+            (store, *chunk),
+        )
+        found.extend(map(row_to_change, rows))
+    return found
+
+
+def moved_since(conn: sqlite3.Connection, store: str, read: list[StagedChange]) -> list[str]:
+    """Ids of the changes `read` earlier that are no longer staged as they were (committed,
+    discarded or folded into since): call inside the transaction that acts on them."""
+    now = {c.id: c for c in staged_by_id(conn, store, [c.id for c in read])}
+    return [
+        c.id
+        for c in read
+        if (n := now.get(c.id)) is None
+        or (n.op, n.values, n.pre_image) != (c.op, c.values, c.pre_image)
+    ]

@@ -39,7 +39,7 @@ from agent.stores.sqlite_readonly import (
     quote_ident,
 )
 from agent.stores.sqlite_references import referencing
-from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with
+from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with, rowid_alias
 from agent.stores.sqlite_set_apply import apply_staged
 from agent.stores.sqlite_snapshot import file_id
 
@@ -188,12 +188,21 @@ class SQLiteStore(Store):
             ]
             keyed = sorted((c for c in columns if c.key_position), key=lambda c: c.key_position)
             rowid_key = not keyed
+            key_columns: tuple[str, ...] = ()
             if rowid_key:
-                columns.insert(0, Column(name="rowid", type="INTEGER", key_position=1))
-                key_columns: tuple[str, ...] = ("rowid",)
+                alias = rowid_alias(c.name for c in columns)
+                if alias is not None:
+                    columns.insert(0, Column(name=alias, type="INTEGER", key_position=1))
+                    key_columns = (alias,)
             else:
                 key_columns = tuple(c.name for c in keyed)
-            result = TableSchema(name, tuple(columns), key_columns, rowid_key)
+            row_id = key_columns[0] if rowid_key and key_columns else None
+            if len(keyed) == 1 and keyed[0].type.upper() == "INTEGER":
+                # INTEGER PRIMARY KEY is the row id unless the table has a key index
+                # (WITHOUT ROWID, or the DESC quirk).
+                indexes = self._conn.execute(f"PRAGMA index_list({quote_ident(name)})")
+                row_id = None if any(r[3] == "pk" for r in indexes) else keyed[0].name
+            result = TableSchema(name, tuple(columns), key_columns, rowid_key, row_id)
             self._schemas[table] = (version, result)
             return result
 

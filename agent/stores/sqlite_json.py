@@ -3,7 +3,8 @@
 `row_json_sql` renders `{"column":value,...}` in column order with compact separators, exactly
 as staging's `dumps` of the row read in Python: integers, strings and NULL as SQLite's JSON
 writes them, each REAL through Python's own float repr (SQLite's JSON prints 15 digits and would
-lose precision), each blob as the marker the store reads it as. A non-finite REAL has no JSON
+lose precision), each blob as the marker the store reads it as; a REAL whose 15-digit text
+SQLite writes is that repr already (`_short_real`) is written by SQLite itself. A non-finite REAL has no JSON
 number, so `json()` refuses Python's `inf` and the statement fails: callers fall back to their
 row-by-row path. Up to `JSON_OBJECT_COLUMNS` columns one `json_object` call builds the text
 (about half the cost of concatenating quoted parts); wider rows are concatenated part by part.
@@ -37,10 +38,51 @@ def literal(text: str) -> str:
 
 def value_json_sql(expr: str) -> str:
     """The JSON text of one SQL value."""
+    real = f"json(tt_real({expr}))"
+    if reals_written_as_cast():
+        real = f"CASE WHEN {_short_real(expr)} THEN CAST({expr} AS TEXT) ELSE {real} END"
     return (
-        f"CASE typeof({expr}) WHEN 'real' THEN json(tt_real({expr})) "
+        f"CASE typeof({expr}) WHEN 'real' THEN {real} "
         f"WHEN 'blob' THEN tt_blob({expr}) ELSE json_quote({expr}) END"
     )
+
+
+def _short_real(expr: str) -> str:
+    """True where SQLite's own text of a REAL is Python's repr: in fixed notation for both
+    (1e-4 ≤ |x| < 1e15) and read back as the same REAL. That text has 15 significant digits
+    rounded, and a 15-digit decimal within half an ulp of x is the only one there is, so it is
+    the shortest that reads back, which repr writes; anything else takes `tt_real`."""
+    return (
+        f"abs({expr}) >= 1e-4 AND abs({expr}) < 1e15 "
+        f"AND CAST(CAST({expr} AS TEXT) AS REAL) = {expr}"
+    )
+
+
+_PROBE_REALS = (
+    478.88, 1 / 3, 0.1 + 0.2, 5.0, -7.25, 1e-4, 0.00012345, 2.5e-3, 1e14, 123456789012345.0,
+    99999999999999.98, 6.02214076e13, -0.5,
+)
+
+
+@functools.cache
+def reals_written_as_cast() -> bool:
+    """Whether this SQLite writes a REAL, in CAST(x AS TEXT) and in json_object alike, with 15
+    significant digits in C's %g style plus `.0` (as SQLite 3.40 does); asked once per process,
+    so a build that writes them otherwise keeps Python's repr for every REAL."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for x in _PROBE_REALS:
+            text = f"{x:.15g}"
+            if "." not in text and "e" not in text:
+                text += ".0"
+            row = conn.execute("SELECT CAST(? AS TEXT), json_object('a', ?)", (x, x)).fetchone()
+            if row != (text, f'{{"a":{text}}}'):
+                return False
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
 
 
 JSON_OBJECT_COLUMNS = 63
@@ -70,8 +112,11 @@ def row_json_sql(alias: str, columns: list[str]) -> str:
             expr = f"{alias}.{quote_ident(name)}"
             # A REAL or blob becomes JSON text that json() marks as JSON, so json_object
             # embeds it as it is; anything else json_object writes as json_quote would.
+            real = f"json(tt_real({expr}))"
+            if reals_written_as_cast():  # json_object writes the REAL itself, as CAST does
+                real = f"CASE WHEN {_short_real(expr)} THEN {expr} ELSE {real} END"
             value = (
-                f"CASE typeof({expr}) WHEN 'real' THEN json(tt_real({expr})) "
+                f"CASE typeof({expr}) WHEN 'real' THEN {real} "
                 f"WHEN 'blob' THEN json(tt_blob({expr})) ELSE {expr} END"
             )
             pairs.append(f"{literal(name)}, {value}")

@@ -12,6 +12,7 @@ from typing import Any
 from agent.errors import StoreError, UnknownTableError
 from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, TabClosed
 from agent.stores.sqlite_readonly import connect_read_only, quote_ident
+from agent.stores.sqlite_schema import rowid_alias
 
 CELL_CHARS = 4096
 """Characters of a text value a page holds (a cell shows ~40, the row detail this many)."""
@@ -64,12 +65,15 @@ class SQLiteRowSource:
         self.columns = [
             ColumnSpec(row[1], (row[2] or "ANY").upper(), key=row[5] > 0) for row in visible
         ]
-        self._has_rowid = self._table_has_rowid()
-        if self._has_rowid:
-            self._order = ["rowid"]
+        # The row id under a name no column hides (a column may be called `rowid`).
+        self._rowid = rowid_alias(row[1] for row in info)
+        self._has_rowid = self._rowid is not None and self._table_has_rowid()
+        if self._rowid is not None and self._has_rowid:
+            self._order = [self._rowid]
             if not self.key_columns:
-                self.key_columns = ("rowid",)
+                self.key_columns = (self._rowid,)
         else:
+            # No row id reachable: by key; a table with neither is read by OFFSET alone.
             self._order = list(self.key_columns)
         self._dense_rowid_start: int | None = None
 
@@ -82,7 +86,9 @@ class SQLiteRowSource:
 
     def _table_has_rowid(self) -> bool:
         try:
-            self._conn.execute(f"SELECT rowid FROM {quote_ident(self.table)} LIMIT 0")
+            self._conn.execute(
+                f"SELECT {quote_ident(str(self._rowid))} FROM {quote_ident(self.table)} LIMIT 0"
+            )
         except sqlite3.OperationalError:
             return False
         return True
@@ -91,15 +97,14 @@ class SQLiteRowSource:
         return f" WHERE ({self.where})" if self.where else ""
 
     def _select(self) -> str:
-        order_cols = ", ".join(
-            "rowid AS __order_0" if c == "rowid" else f"{quote_ident(c)} AS __order_{i}"
-            for i, c in enumerate(self._order)
+        order_cols = "".join(
+            f"{quote_ident(c)} AS __order_{i}, " for i, c in enumerate(self._order)
         )
         cols = ", ".join(
             quote_ident(c.name) if c.key else f"{_shown(c.name)} AS __cell_{i}"
             for i, c in enumerate(self.columns)
         )
-        return f"SELECT {order_cols}, {cols} FROM {quote_ident(self.table)}"
+        return f"SELECT {order_cols}{cols} FROM {quote_ident(self.table)}"
 
     def count(self) -> int:
         """Rows matching the filter (cached; computed once)."""
@@ -110,8 +115,9 @@ class SQLiteRowSource:
                 sql = f"SELECT count(*) FROM {quote_ident(self.table)}{self._filter_sql()}"
                 self._count = int(self._execute(sql).fetchone()[0])
                 if self._has_rowid and not self.where and self._count:
+                    rowid = quote_ident(str(self._rowid))
                     low, high = self._execute(
-                        f"SELECT min(rowid), max(rowid) FROM {quote_ident(self.table)}"
+                        f"SELECT min({rowid}), max({rowid}) FROM {quote_ident(self.table)}"
                     ).fetchone()
                     if high - low + 1 == self._count:
                         self._dense_rowid_start = int(low)
@@ -140,9 +146,7 @@ class SQLiteRowSource:
         """The row with `key` as the table holds it (pages cut long values); None if gone."""
         names = [c.name for c in self.columns]
         cols = ", ".join(quote_ident(n) for n in names)
-        where = " AND ".join(
-            "rowid = ?" if k == "rowid" else f"{quote_ident(k)} IS ?" for k in self.key_columns
-        )
+        where = " AND ".join(f"{quote_ident(k)} IS ?" for k in self.key_columns) or "0"
         params = tuple(key.get(k) for k in self.key_columns)
         with self._lock:
             if self._closed:
@@ -153,8 +157,8 @@ class SQLiteRowSource:
 
     def _key_of(self, row: tuple[Any, ...]) -> dict[str, Any]:
         n_order = len(self._order)
-        if self.key_columns == ("rowid",):
-            return {"rowid": row[0]}
+        if self._has_rowid and self.key_columns == (self._rowid,):
+            return {self.key_columns[0]: row[0]}
         names = [c.name for c in self.columns]
         return {k: row[n_order + names.index(k)] for k in self.key_columns}
 
@@ -164,20 +168,22 @@ class SQLiteRowSource:
         limit = PAGE_SIZE
         if self._dense_rowid_start is not None:
             low = self._dense_rowid_start + number * PAGE_SIZE
-            sql = f"{base} WHERE rowid >= ? AND rowid < ? ORDER BY rowid"
+            rowid = quote_ident(str(self._rowid))
+            sql = f"{base} WHERE {rowid} >= ? AND {rowid} < ? ORDER BY {rowid}"
             return self._execute(sql, (low, low + PAGE_SIZE)).fetchall()
         before = self._pages.get(number - 1)
-        if before is not None and before.order_keys and len(before.rows) == PAGE_SIZE:
+        ordered = f" ORDER BY {order}" if order else ""
+        if before is not None and order and before.order_keys and len(before.rows) == PAGE_SIZE:
             last = before.order_keys[-1]
             cond = self._after(last)
             joiner = " AND " if self.where else " WHERE "
             sql = f"{base}{self._filter_sql()}{joiner}{cond} ORDER BY {order} LIMIT {limit}"
             return self._execute(sql, last).fetchall()
-        sql = f"{base}{self._filter_sql()} ORDER BY {order} LIMIT {limit} OFFSET ?"
+        sql = f"{base}{self._filter_sql()}{ordered} LIMIT {limit} OFFSET ?"
         return self._execute(sql, (number * PAGE_SIZE,)).fetchall()
 
     def _after(self, last: tuple[Any, ...]) -> str:
-        cols = ", ".join("rowid" if c == "rowid" else quote_ident(c) for c in self._order)
+        cols = ", ".join(map(quote_ident, self._order))
         marks = ", ".join("?" for _ in last)
         return f"({cols}) > ({marks})"
 

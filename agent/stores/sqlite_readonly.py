@@ -8,6 +8,7 @@ stopped from another thread (`interrupt`) and is stopped anyway after a timeout.
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 import sqlite3
 import threading
@@ -105,12 +106,33 @@ def value_bytes(value: Any) -> int:
 
 
 def _columns(cursor: sqlite3.Cursor) -> list[str]:
-    return [d[0] for d in cursor.description or ()]
+    """The result's column names, made unique as SQLite names a view's (`id`, `id:1`): rows
+    are dicts, so a second `id` (a join's `SELECT o.id, c.id`) would replace the first."""
+    names = [d[0] for d in cursor.description or ()]
+    if len(set(names)) == len(names):
+        return names
+    taken = set(names)
+    unique: list[str] = []
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            n = 1
+            while f"{name}:{n}" in taken:
+                n += 1
+            name = f"{name}:{n}"
+            taken.add(name)
+        seen.add(name)
+        unique.append(name)
+    return unique
 
 
 def quote_ident(name: str) -> str:
     """Quote an SQL identifier for SQLite."""
     return '"' + name.replace('"', '""') + '"'
+
+
+BLOB_MARKER = re.compile(r"<blob \d+ bytes sha256:[0-9a-f]{16}>")
+"""What `json_value` shows for a blob (a key given back as this names no row)."""
 
 
 def json_value(value: Any) -> Any:
@@ -388,13 +410,14 @@ class ReadOnlyConnection:
     def _fetch(cursor: sqlite3.Cursor, columns: list[str], limit: int | None) -> ReadRows:
         rows: list[tuple[Any, ...]] = []
         used = 0
+        names = sum(map(len, columns))  # each row is read out as name: value pairs
         while limit is None or len(rows) <= limit:
             row = cursor.fetchone()
             if row is None:
                 return ReadRows(columns, rows, False)
             if limit is not None and len(rows) == limit:
                 break
-            used += sum(map(value_bytes, row))
+            used += names + sum(map(value_bytes, row))
             if used > MAX_READ_BYTES:
                 if not rows:
                     raise StoreError(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from operator import itemgetter
@@ -12,9 +13,10 @@ from typing import Any, Protocol
 
 from agent.errors import BadKeyError
 from agent.stores.base import INT_MAX, INT_MIN, Column, Item, Key, unstorable
-from agent.stores.sqlite_readonly import json_rows, quote_ident
+from agent.stores.sqlite_readonly import BLOB_MARKER, json_rows, quote_ident
 
 _MISSING = object()
+_WORDS = frozenset({"nan", "inf", "infinity"})
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,9 @@ class TableSchema:
     columns: tuple[Column, ...]
     key_columns: tuple[str, ...]
     rowid_key: bool
+    integer_key: str | None = None
+    """The key column that is the row id (the implicit one or an INTEGER PRIMARY KEY): only
+    integers name its rows; any other key column also holds what its affinity cannot convert."""
 
     @cached_property
     def column_names(self) -> list[str]:
@@ -62,6 +67,16 @@ class TableSchema:
         return next((c for c in self.columns if c.name.lower() == lowered), None)
 
 
+ROWID_NAMES = ("rowid", "_rowid_", "oid")
+
+
+def rowid_alias(column_names: Iterable[str]) -> str | None:
+    """The first of SQLite's names for the row id that no column takes (a column named
+    `rowid` hides the row id under that name), or None when columns take all three."""
+    taken = {n.lower() for n in column_names}
+    return next((n for n in ROWID_NAMES if n not in taken), None)
+
+
 def affinity(declared_type: str) -> str:
     """SQLite's type affinity of a declared column type (section 3.1 of the datatype docs)."""
     t = declared_type.upper()
@@ -76,18 +91,33 @@ def affinity(declared_type: str) -> str:
     return "NUMERIC"
 
 
-def coerce_key_value(table: str, column: Column, value: Any) -> Any:
-    """Coerce one key value to the column's affinity ("5" → 5 for an INTEGER key)."""
+def coerce_key_value(table: str, column: Column, value: Any, *, row_id: bool = False) -> Any:
+    """Coerce one key value to the column's affinity ("5" → 5 for an INTEGER key), as SQLite
+    stores it: text the affinity cannot convert stays text, except in a row id (`row_id`)."""
     if value is None or isinstance(value, bool | dict | list):
         raise BadKeyError(
             f"key column {column.name!r} of table {table!r} cannot be {value!r}",
             fix=f"Give {column.name} {_a(column.type or 'scalar')} value.",
+        )
+    if isinstance(value, str) and BLOB_MARKER.fullmatch(value):
+        raise BadKeyError(
+            f"key column {column.name!r} of table {table!r}: {value} stands for a blob, "
+            "and a key given as JSON cannot name a blob",
+            fix="Rows keyed by a blob cannot be staged here (a create would add a text key); "
+            "change them with SQL outside tabletalk.",
         )
     kind = affinity(column.type)
     try:
         coerced = _coerce(kind, value)
     except (ValueError, OverflowError):
         coerced = _MISSING
+    if coerced is _MISSING and isinstance(value, str | float) and not row_id:
+        coerced = value  # what the affinity cannot convert, the column keeps as it is (1.5)
+    if isinstance(coerced, float) and not math.isfinite(coerced) and not row_id:
+        if isinstance(value, str) and value.strip().lstrip("+-").lower() in _WORDS:
+            coerced = value  # Python reads 'NaN' as a float; SQLite keeps it as text
+    if isinstance(coerced, float) and coerced == 0:
+        coerced = 0.0  # -0.0 is the same key as 0.0 (SQLite compares them equal)
     if coerced is _MISSING:
         raise BadKeyError(
             f"key column {column.name!r} of table {table!r} is {column.type or 'untyped'}; "
@@ -122,13 +152,14 @@ def _coerce(kind: str, value: Any) -> Any:
 
 
 def _storable(value: Any) -> bool:
-    """`unstorable(value) is None`, inlined for the common key types (called per key)."""
+    """`unstorable(value) is None`, inlined for the common key types (called per key); False
+    for a zero float too, so -0.0 takes the slow path that makes it 0.0."""
     kind = type(value)
     if kind is str:
         return True
     if kind is int:
         return bool(INT_MIN <= value <= INT_MAX)
-    return unstorable(value) is None
+    return bool(value) and unstorable(value) is None
 
 
 def _a(word: str) -> str:
@@ -147,6 +178,12 @@ def normalize_with(schema: TableSchema, key: Key) -> Key:
         fast = schema.key_types
         if all(type(v) is t and _storable(v) for v, t in zip(key.values(), fast, strict=True)):
             return dict(key)
+    if not schema.key_columns:
+        raise BadKeyError(
+            f"table {schema.name!r} has no primary key, and its columns named "
+            f"{', '.join(ROWID_NAMES)} hide SQLite's row id, so no row can be named alone",
+            fix="Give the table a primary key (or rename one of those columns) to edit it here.",
+        )
     wanted = ", ".join(schema.key_columns)
     if not isinstance(key, dict) or not key:
         raise BadKeyError(
@@ -162,7 +199,8 @@ def normalize_with(schema: TableSchema, key: Key) -> Key:
                 f"{given!r} is {what} of table {schema.name!r}; its key is ({wanted})",
                 fix=f"Pass exactly the key columns: {wanted}.",
             )
-        normalized[column.name] = coerce_key_value(schema.name, column, value)
+        row_id = column.name == schema.integer_key
+        normalized[column.name] = coerce_key_value(schema.name, column, value, row_id=row_id)
     missing = [k for k in schema.key_columns if k not in normalized]
     if missing:
         raise BadKeyError(

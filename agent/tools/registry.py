@@ -78,8 +78,23 @@ def _validation_message(name: str, exc: ValidationError) -> str:
 CHIP_SHOWN = "A chip that does this was shown to the user; nothing happens until they click it."
 
 
+ERROR_TEXT_CAP = 2_000
+"""Characters of an error's message or fix: one quoting a huge input (a 3 MB key, 20,000
+unknown column names) would cost its size again in every later request of the conversation."""
+
+
 def _error(message: str, fix: str | None) -> dict[str, Any]:
-    return {"error": message, "fix": fix} if fix else {"error": message}
+    message = _cut(message)
+    return {"error": message, "fix": _cut(fix)} if fix else {"error": message}
+
+
+def _cut(text: str) -> str:
+    """`text` within ERROR_TEXT_CAP: its start and end, saying how much was left out."""
+    if len(text) <= ERROR_TEXT_CAP:
+        return text
+    head, tail = ERROR_TEXT_CAP * 3 // 4, ERROR_TEXT_CAP // 5
+    left_out = len(text) - head - tail
+    return f"{text[:head]} … ({left_out:,} more characters) … {text[-tail:]}"
 
 
 def input_problem(name: str, raw_input: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -150,3 +150,21 @@ def test_progress_goes_to_stderr_only_on_a_terminal(area: StagingArea, demo_path
     assert staged.run(args, out, err) == 0
     assert "committing 5/5" in err.getvalue()
     assert "committing" not in out.getvalue()
+
+
+def test_the_list_cuts_very_long_table_and_column_names(tmp_path: Path) -> None:
+    """A 1 MB column name was printed whole on every line naming it; the panel wrapped it into
+    thousands of lines per change."""
+    db = tmp_path / "odd.sqlite"
+    table, column = "t" * 100_000, "c" * 1_000_000
+    with sqlite3.connect(db) as conn:
+        conn.execute(f'CREATE TABLE "{table}" (id INTEGER PRIMARY KEY, "{column}" TEXT)')
+        conn.execute(f'INSERT INTO "{table}" VALUES (1, \'a\')')
+    area = StagingArea(SQLiteStore.open(db))
+    change = area.stage(table, "update", {"id": 1}, {column: "b"})
+    code, out, _ = cli("staged", "list", "--db", str(db))
+    assert code == 0 and change.id in out
+    assert max(map(len, out.splitlines())) < 400
+    assert "Names and values longer than 80 characters are cut" in out
+    code, out, _ = cli("staged", "diff", change.id, "--db", str(db))
+    assert column in out  # the diff shows it whole

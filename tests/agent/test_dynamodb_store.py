@@ -9,7 +9,7 @@ from typing import Any
 import boto3
 import pytest
 
-from agent.errors import ReadOnlyQueryError, UnknownTableError
+from agent.errors import ReadOnlyQueryError, StoreError, UnknownTableError
 from agent.staging import StagingArea
 from agent.stores.dynamodb.reads import Limits
 from agent.stores.dynamodb.store import DynamoDBStore
@@ -426,3 +426,48 @@ def test_the_home_list_names_the_key_and_the_approximate_count(dynamo_endpoint: 
     make_orders(raw_client(), 1)
     store = open_store(f"dynamodb://{REGION}")
     assert store.size_label("orders") == "key (id)  ~1 item"
+
+
+def test_numbers_at_dynamodbs_limits_commit_and_revert(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    """A 38-digit number at the top exponent reads back as a 126-digit int; it must still
+    guard a commit, and its revert must restore it exactly."""
+    top = "9.9999999999999999999999999999999999999E+125"
+    raw_client().put_item(
+        TableName="orders",
+        Item={"id": {"N": "7"}, "status": {"S": "a"}, "top": {"N": top}, "low": {"N": "1E-130"}},
+    )
+    area.stage("orders", "update", {"id": 7}, {"status": "b", "top": 10**40})
+    report = area.commit()
+    assert report.ok and len(report.committed) == 1
+    area.revert(area.history()[0].id)
+    assert area.commit().ok
+    item = raw_client().get_item(TableName="orders", Key={"id": {"N": "7"}})["Item"]
+    assert Decimal(item["top"]["N"]) == Decimal(top) and item["status"] == {"S": "a"}
+
+
+@pytest.mark.parametrize(
+    "value", [1e300, 2**200 + 1, {"$decimal": "1." + "1" * 45}, 1e-200], ids=str
+)
+def test_a_number_dynamodb_cannot_hold_is_refused_when_staged(
+    store: DynamoDBStore, area: StagingArea, value: Any
+) -> None:
+    from agent.errors import StagingError
+
+    with pytest.raises(StagingError) as caught:
+        area.stage("orders", "update", {"id": 3}, {"total": value})
+    assert "38 significant digits" in str(caught.value) and "string" in caught.value.fix
+    area.stage("orders", "update", {"id": 3}, {"total": 5})
+    assert area.commit().ok
+
+
+def test_a_commit_over_the_item_size_limit_says_so_and_keeps_the_change(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    change = area.stage("orders", "update", {"id": 4}, {"doc": "q" * 420_000})
+    with pytest.raises(StoreError) as caught:
+        area.commit()
+    assert "400 KB" in str(caught.value) and "smaller" in caught.value.fix
+    assert "PartiQL" not in caught.value.fix
+    assert [c.id for c in area.list()] == [change.id]

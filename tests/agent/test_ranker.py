@@ -253,3 +253,22 @@ def test_without_the_word_vector_table_the_ranker_still_ranks(monkeypatch, tmp_p
         assert names(KeywordRanker(WORLD), "how big are the waves at the beach") == ["surf_report"]
     finally:
         word_vectors.word_vectors.cache_clear()
+
+
+def test_a_real_word_is_not_taken_for_a_typo_of_a_catalog_word():
+    docs = [*WORLD, SearchDoc("play_audio", "Play a wav or mp3 file.")]
+    assert "play_audio" not in names(KeywordRanker(docs), "wave")
+    assert names(KeywordRanker(docs), "play a wva file")[0] == "play_audio"  # a typo still is
+
+
+def test_vectors_may_order_tools_without_vouching_for_them():
+    # The word vectors put the surf report first, but only words vouch for how well anything
+    # fits when the vector channel vouches for nothing: the best score is the words' best.
+    query = "latest waves in australia"
+    vouching = KeywordRanker(WORLD)
+    never = KeywordRanker(WORLD, RankerParams(vector_min_cosine=1.01))
+    words_only = KeywordRanker(WORLD, RankerParams(vector=0.0))
+    assert names(words_only, query)[0] == "stock_quote"
+    assert names(vouching, query) == names(never, query) == ["surf_report", "stock_quote"]
+    assert never.rank(query)[0].score == pytest.approx(words_only.rank(query)[0].score)
+    assert vouching.rank(query)[0].score > never.rank(query)[0].score

@@ -168,3 +168,21 @@ def test_the_databases_own_virtual_tables_are_readable_not_writable(
 )
 def test_reads_without_rows_are_still_reads(demo_store: SQLiteStore, sql: str) -> None:
     assert demo_store.query(sql).columns
+
+
+def test_long_column_names_count_against_the_byte_budget(tmp_path: Path) -> None:
+    """Each row is read out as name: value pairs, so a 1 MB column name costs 1 MB per row:
+    50 short rows of such a table were a 51 MB tool result."""
+    path = tmp_path / "wide.sqlite"
+    name = "n" * 1_000_000
+    with sqlite3.connect(path) as conn:
+        conn.execute(f'CREATE TABLE t (id INTEGER PRIMARY KEY, "{name}" TEXT)')
+        conn.executemany("INSERT INTO t VALUES (?, 'v')", [(i,) for i in range(1, 51)])
+    ctx: ToolContext = make_ctx(path, tmp_path)
+    try:
+        result = ok(ctx, "runQuery", query="SELECT * FROM t", limit=50)
+    finally:
+        ctx.staging.close()
+        ctx.store.close()
+    assert 1 <= result["rowCount"] <= MAX_READ_BYTES // len(name) < 50
+    assert "narrow" in str(result).lower() or "substr" in str(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,46 @@ def test_over_the_limit_is_one_clear_sentence(area: StagingArea) -> None:
         "the selection matches 10,001 items; bulkEdit stages at most 10,000 per call, "
         "so nothing was staged"
     )
+
+
+def _wal_pages(area: StagingArea) -> int:
+    """Pages the staging database's WAL holds: it only grows while no checkpoint runs (the area
+    checkpoints every 4,096 pages)."""
+    conn = sqlite3.connect(area.path)
+    try:
+        page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        conn.close()
+    wal = area.path.with_name(area.path.name + "-wal")
+    return (wal.stat().st_size - 32) // (page_size + 24)  # the header, then (frame header, page)
+
+
+def _pages(area: StagingArea, *tables: str) -> int:
+    conn = sqlite3.connect(area.path)
+    try:
+        marks = ", ".join("?" * len(tables))
+        sql = (
+            "SELECT count(*) FROM dbstat WHERE name IN "
+            f"(SELECT name FROM sqlite_master WHERE tbl_name IN ({marks}))"
+        )
+        return int(conn.execute(sql, tables).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_commit_does_not_rewrite_the_pages_its_landed_changes_leave(
+    demo_store: SQLiteStore, tmp_path: Path
+) -> None:
+    """Committing a bulk edit writes its history, not the emptied staging pages again (SQLite
+    builds with secure_delete on would zero each one through the WAL: twice the writes)."""
+    area = StagingArea(demo_store, tmp_path / "staging.sqlite")
+    try:
+        area.stage_many("orders", query="SELECT id FROM orders", set={"status": "shipped"})
+        staged_pages = _pages(area, "staged_changes")
+        before = _wal_pages(area)
+        assert area.commit().ok and area.count() == 0
+        written = _wal_pages(area) - before
+        history_pages = _pages(area, "commit_log_changes")
+        assert written < history_pages + staged_pages // 4 + 10, (written, history_pages)
+    finally:
+        area.close()

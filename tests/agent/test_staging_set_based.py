@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agent.errors import StagingError, TabletalkError
-from agent.staging import StagingArea
+from agent.staging import StagingArea, bulk
 from agent.staging.commit import commit_changes, pending_all
 from agent.stores.sqlite import SQLiteStore
 
@@ -116,6 +116,26 @@ def test_text_and_rowid_keys_fold_with_later_single_stages(area: StagingArea) ->
     assert area.store.get_item("codes", {'na"me': AWKWARD_TEXT}) == {'na"me': AWKWARD_TEXT, "v": 5}
 
 
+def test_a_bulk_edits_ids_are_a_run_that_skips_staged_ids(
+    area: StagingArea, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One bulk edit's ids are consecutive from a random start; a start whose run would hold an
+    id already staged is drawn again, so every id stays unique."""
+    draws = iter([0x100, 0x101, 0x200])  # the second edit's first start overlaps the first's run
+    monkeypatch.setattr(bulk.secrets, "randbelow", lambda _bound: next(draws))
+    first = area.stage_many("t", keys=[{"id": 1}, {"id": 2}], set={"s": "a"})
+    second = area.stage_many("t", keys=[{"id": 3}, {"id": 4}, {"id": 5}], set={"s": "b"})
+    assert [c.id for c in first] == ["00000101", "00000102"]
+    assert [c.id for c in second] == ["00000201", "00000202", "00000203"]
+    assert [c.id for c in area.list()] == [*(c.id for c in first), *(c.id for c in second)]
+    assert area.commit().ok and store_values(area, "s") == ["a", "a", "b", "b", "b", ROWS[5][3]]
+
+
+def store_values(area: StagingArea, column: str) -> list[Any]:
+    """One column of table t, in key order."""
+    return [row[column] for row in area.store.query(f"SELECT {column} FROM t ORDER BY id").rows]
+
+
 def test_a_value_json_cannot_hold_is_staged_row_by_row(
     area: StagingArea, store: SQLiteStore
 ) -> None:
@@ -192,7 +212,7 @@ def test_a_change_staged_while_a_commit_starts_is_not_committed_by_it(
         pending.source = None
     other = StagingArea(SQLiteStore.open(store.path), area.path)  # another process's area
     late = other.stage("t", "update", {"id": 4}, {"s": "late"})
-    report = commit_changes(store, area._conn, pending)  # noqa: SLF001
+    report = commit_changes(store, area._conn, lambda: pending)  # noqa: SLF001
     assert report.ok and report.committed == [c.id for c in first]
     assert [c.id for c in area.list()] == [late.id]  # still staged, not in the store
     assert store.get_item("t", {"id": 4})["s"] is None  # type: ignore[index]

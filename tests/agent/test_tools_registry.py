@@ -164,3 +164,24 @@ def test_objects_sent_as_json_text_are_decoded(ctx: ToolContext) -> None:
     assert status == "success" and result["item"]["id"] == 7
     status, result = run_tool(ctx, "getItem", {"table": "orders", "key": "id=7"})
     assert status == "error" and "field 'key'" in result["error"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("getItem", {"table": "orders", "key": {"id": "x" * 3_000_000}}),
+        ("stageItem", {"table": "orders", "op": "update", "key": {"id": 1},
+                       "values": {f"c{i}": i for i in range(20_000)}}),
+        ("getItem", {"table": "t" * 1_000_000, "key": {"id": 1}}),
+    ],
+    ids=["huge-key", "20000-unknown-columns", "huge-table-name"],
+)
+def test_an_error_about_huge_input_does_not_echo_it_whole(
+    ctx: ToolContext, tool: str, arguments: dict
+) -> None:
+    """What a model or MCP client sent is not sent back whole: the error would cost its size
+    again in every later request of the conversation."""
+    status, result = run_tool(ctx, tool, arguments)
+    assert status == "error"
+    assert len(result["error"]) <= 2_100 and len(result.get("fix", "")) <= 2_100
+    assert "more characters" in result["error"] + result.get("fix", "")

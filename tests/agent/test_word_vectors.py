@@ -150,3 +150,24 @@ def test_the_shipped_table_relates_words_by_meaning():
     assert rainy is not None and max(rainy) == rainy[0]
     cooking = catalog.similarities(["dinner", "ideas", "with", "salmon"])
     assert cooking is not None and max(cooking) == cooking[2]
+
+
+def test_a_request_word_no_tool_uses_weighs_the_share_it_is_given(tmp_path):
+    # 'umbrella' is near 'rain' but no tool uses it: at half weight the catalog's own word
+    # 'sun' says more about which tool the request means.
+    table = load_table(
+        write_table(
+            tmp_path / "t.bin", {"rain": [100, 0, 0], "sun": [0, 100, 0], "umbrella": [60, 0, 40]}
+        )
+    )
+    assert table is not None
+    texts = [["rain"], ["sun"]]
+    query = ["sun", "umbrella"]
+    full = CatalogVectors(texts, table).similarities(query)
+    half = CatalogVectors(texts, table, unseen=0.5)
+    got = half.similarities(query)
+    assert full is not None and got is not None
+    assert full[0] > full[1] and got[1] > got[0]
+    assert half._unseen_weight == round(half._weight(0) / 2)
+    for value, want in zip(got, reference(table, half, texts, query), strict=True):
+        assert abs(value - want) < 0.02

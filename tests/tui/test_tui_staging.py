@@ -330,6 +330,26 @@ async def test_a_huge_value_is_cut_in_the_list_and_whole_in_the_detail(
         assert " ".join(note.split()) in str(card.query(".attr").first().render())
 
 
+async def test_a_huge_table_or_column_name_is_cut_in_the_list(tmp_path) -> None:
+    """A 1 MB column name wrapped into thousands of lines per change in the panel's list."""
+    from agent.config import Settings
+    from tui.app import TabletalkApp
+
+    db = tmp_path / "odd.sqlite"
+    table, column = "t" * 50_000, "c" * 1_000_000
+    with sqlite3.connect(db) as conn:
+        conn.execute(f'CREATE TABLE "{table}" (id INTEGER PRIMARY KEY, "{column}" TEXT)')
+        conn.execute(f"INSERT INTO \"{table}\" VALUES (1, 'a')")
+    store = SQLiteStore.open(db)
+    change = StagingArea(store).stage(table, "update", {"id": 1}, {column: "b"})
+    app = TabletalkApp(store, Settings(), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        prompt = str(app.query_one("#staging-list").get_option(change.id).prompt)
+        assert "…" in prompt and len(prompt) < 400 and "→ b" in prompt
+
+
 async def test_ten_thousand_changes_are_all_reviewable_with_groups_filter_and_pages(
     make_app, tmp_path
 ) -> None:

@@ -72,7 +72,6 @@ def test_a_page_of_large_documents_holds_what_a_tab_shows_not_the_documents(
     assert body == "<5000000 bytes>" and notes == "é" * CELL_CHARS + "…"
 
 
-
 async def test_the_row_detail_shows_a_long_text_whole_though_the_page_holds_its_start(
     tmp_path: Path,
 ) -> None:
@@ -102,6 +101,7 @@ async def test_the_row_detail_shows_a_long_text_whole_though_the_page_holds_its_
         shown = console.export_text()
         assert "line 999 of the story." in shown and "<3 bytes> 00 ff 10" in shown
 
+
 def _dividers_on_a_terminal(line: str) -> list[int]:
     """Columns where `│` lands on a terminal that gives each code point its own width (tmux
     3.3, xterm): east-asian wide and emoji 2, combining marks and format characters 0."""
@@ -120,10 +120,10 @@ async def test_emoji_sequences_leave_every_column_divider_in_place(tmp_path: Pat
     disagree on their width, so a row holding one had its dividers shifted on screen."""
     path = tmp_path / "faces.sqlite"
     values = [
-        "thumbs \U0001F44D\U0001F3FD up",
-        "family \U0001F468\u200d\U0001F469\u200d\U0001F467",
+        "thumbs \U0001f44d\U0001f3fd up",
+        "family \U0001f468\u200d\U0001f469\u200d\U0001f467",
         "love \u2764\ufe0f",
-        "wave \U0001F44B\U0001F3FF",
+        "wave \U0001f44b\U0001f3ff",
         "中文 wide",
         "עברית rtl",
         "plain",
@@ -141,11 +141,36 @@ async def test_emoji_sequences_leave_every_column_divider_in_place(tmp_path: Pat
         lines = [view.render_line(y).text for y in range(view.size.height)]
         rows = [line for line in lines if "after" in line or "note" in line]
         assert len(rows) == len(values) + 1, lines
-        assert "\U0001F44D" in "".join(rows), "the emoji itself still shows"
+        assert "\U0001f44d" in "".join(rows), "the emoji itself still shows"
         header = _dividers_on_a_terminal(rows[0])
         assert len(header) >= 2
         moved = {row: at for row in rows[1:] if (at := _dividers_on_a_terminal(row)) != header}
         assert moved == {}, f"dividers at {header} in the header"
+
+
+async def test_the_row_detail_shows_every_value_beside_a_very_long_column_name(
+    tmp_path: Path,
+) -> None:
+    """One 5,000-character column name made the name column take the whole width, so no
+    value of the row showed."""
+    path = tmp_path / "odd.sqlite"
+    long_name = "n" * 5_000
+    with sqlite3.connect(path) as conn:
+        conn.execute(f'CREATE TABLE t (id INTEGER PRIMARY KEY, price REAL, "{long_name}" TEXT)')
+        conn.execute("INSERT INTO t VALUES (1, 42.5, 'odd')")
+    app = TabletalkApp(SQLiteStore(path), Settings(), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("t")
+        await settle(app, pilot)
+        app.query_one(TableTab).view.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RowDetailScreen)
+        console = Console(width=100, record=True, file=io.StringIO())
+        for static in app.screen.query(Static):
+            console.print(static.content)
+        shown = console.export_text()
+        assert "42.5" in shown and "odd" in shown and "…" in shown
 
 
 async def test_a_large_table_opens_at_once_and_loads_pages_as_you_scroll(big_db: Path) -> None:

@@ -20,6 +20,10 @@ DETAIL_CHARS = 100_000
 """Characters of one value the detail draws (a longer one ends with how much more it holds)."""
 
 
+NAME_WIDTH = 40
+"""Columns of the name column at most (a longer name ends with …)."""
+
+
 def detail_text(value: Any) -> str:
     """A value in full up to DETAIL_CHARS: ∅ for null, a blob as its size and first bytes,
     nested values (maps, lists, sets) as indented JSON."""
@@ -59,7 +63,8 @@ class RowDetailScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="bold", no_wrap=True)
+        # A name cut at NAME_WIDTH: one very long column name must not push every value out.
+        grid.add_column(style="bold", no_wrap=True, max_width=NAME_WIDTH, overflow="ellipsis")
         grid.add_column(overflow="fold")
         staged = self.staged
         new_values = dict(staged.values) if staged is not None else {}

@@ -23,6 +23,8 @@ OP_STYLE = {"create": "ansi_green", "update": "ansi_yellow", "delete": "ansi_red
 """Terminal colours, as the rest of the change is drawn in."""
 VALUE_LIMIT = 160
 """Characters of a value shown in the list; the detail shows all of it."""
+NAME_LIMIT = 40
+"""Characters of a table or attribute name shown in the list (a name may be very long)."""
 ATTRIBUTES_SHOWN = 6
 """Attributes shown per change in the list; the detail shows every one."""
 
@@ -45,7 +47,7 @@ def short_origin(origin: str, width: int | None) -> str:
 
 
 def key_text(key: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={show_value(v, 60)}" for k, v in key.items())
+    return ", ".join(f"{show_value(k, NAME_LIMIT)}={show_value(v, 60)}" for k, v in key.items())
 
 
 def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
@@ -80,7 +82,7 @@ def head_text(
     heading = Content.assemble(
         (change.op.upper(), f"bold {OP_STYLE.get(change.op, '')}"),
         " ",
-        f"{change.table} " if table else "",
+        f"{show_value(change.table, NAME_LIMIT)} " if table else "",
         (key_text(change.key), "bold"),
     )
     who = short_origin(change.origin, origin_width)
@@ -95,13 +97,14 @@ def head_text(
 def diff_lines(op: str, diff: AttributeDiff, limit: int | None) -> list[Line]:
     """One attribute: `status: delivered → cancelled`; old and new on their own lines when
     either is long, so both stay readable at any width; each wraps under its own text."""
-    lead = Content.assemble("  ", (diff.attribute, "bold"), ": ")
+    name = diff.attribute if limit is None else show_value(diff.attribute, NAME_LIMIT)
+    lead = Content.assemble("  ", (name, "bold"), ": ")
     if op == "create":
         return [Line(Content.styled(show_value(diff.new, limit), "ansi_green"), lead)]
     if op == "delete":
         return [Line(Content.styled(show_value(diff.old, limit), "ansi_red strike"), lead)]
     old, new = show_value(diff.old, limit), show_value(diff.new, limit)
-    wide = len(diff.attribute) + len(old) + len(new) + len(diff.old_type or "") * 2 > 40
+    wide = len(name) + len(old) + len(new) + len(diff.old_type or "") * 2 > 40
     before = Content.assemble(
         (old, "dim strike"), (f" ({diff.old_type})", "dim") if diff.old_type else ""
     )
@@ -130,7 +133,9 @@ def change_text(
         lines.append(Line(Content.styled(first, "bold ansi_red")))
         for text in rest:
             attribute, _, detail = text.partition(": ")
-            lines.append(Line(Content.styled(detail, "bold ansi_red"), Content(attribute + ": ")))
+            name = show_value(attribute.removeprefix("  "), NAME_LIMIT)
+            lead = Content(f"  {name}: ")
+            lines.append(Line(Content.styled(detail, "bold ansi_red"), lead))
     return FittedLines(head.heading, head.asides, lines)
 
 

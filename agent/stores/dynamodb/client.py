@@ -118,16 +118,25 @@ def translate(
                 "your AWS credentials have expired",
                 fix="Run `aws sso login` (or refresh your credentials) and retry.",
             )
-        if code == "ValidationException" and "size" in text.lower() and "400" in text:
+        lowered = text.lower()
+        if code == "ValidationException" and "size" in lowered and (
+            "400" in text or "maximum allowed size" in lowered
+        ):
             return StoreError(
                 f"an item is over DynamoDB's 400 KB limit{where}",
                 fix="Make the item smaller (move large values elsewhere); the change stays staged.",
             )
-        if code == "ValidationException":
+        if code == "ValidationException" and not action.endswith("TransactWriteItems"):
             return StoreError(
                 f"DynamoDB rejected {action}{where}: {text}",
                 fix="Check the statement: PartiQL names are in double quotes, strings in single "
                 "quotes; see describeTable for attribute names.",
+            )
+        if code == "ValidationException":
+            return StoreError(
+                f"DynamoDB rejected {action}{where}: {text}",
+                fix="Check the staged values and key types against describeTable; nothing "
+                "was written, and the changes stay staged.",
             )
         return StoreError(f"DynamoDB {code}{where}: {text}", fix="Check the request and retry.")
     if isinstance(exc, botocore.exceptions.NoCredentialsError):

@@ -9,16 +9,17 @@ DynamoDB reverses it: numbers become Decimals from their text (0.1 stays 0.1), `
 from __future__ import annotations
 
 import base64
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException, InvalidOperation
 from typing import Any, cast
 
-from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
+from boto3.dynamodb.types import DYNAMODB_CONTEXT, Binary, TypeDeserializer, TypeSerializer
 
 from agent.errors import StagingError
 
 _SERIALIZER = TypeSerializer()
 _DESERIALIZER = TypeDeserializer()
 TAGS = ("$set", "$binary", "$decimal")
+_DIGITS = 38
 TYPE_NAMES = {
     "S": "String",
     "N": "Number",
@@ -81,7 +82,7 @@ def from_plain(value: Any, where: str = "value") -> Any:
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
-        return Decimal(value)
+        return _fit(Decimal(value), where)
     if isinstance(value, float):
         return _decimal(repr(value), where)
     if isinstance(value, list):
@@ -128,6 +129,26 @@ def _decimal(text: str, where: str) -> Decimal:
         ) from exc
     if not number.is_finite():
         raise StagingError(f"{where}: {text} is not a finite number", fix="Give a finite number.")
+    return _fit(number, where)
+
+
+def _fit(number: Decimal, where: str) -> Decimal:
+    """`number` as DynamoDB takes it: trailing zeros past 38 digits become the exponent (an
+    int read back from 9.9E+125 has 126 digits); StagingError when it cannot be held."""
+    sign, digits, exponent = number.as_tuple()
+    if len(digits) > _DIGITS and isinstance(exponent, int):
+        kept = len(digits)
+        while kept > _DIGITS and digits[kept - 1] == 0:
+            kept -= 1
+        number = Decimal((sign, digits[:kept], exponent + len(digits) - kept))
+    try:
+        DYNAMODB_CONTEXT.create_decimal(number)
+    except DecimalException as exc:
+        raise StagingError(
+            f"{where}: the number does not fit DynamoDB (at most {_DIGITS} significant "
+            "digits, magnitude 1E-130 to 9.99…E+125)",
+            fix="Round it to 38 significant digits, or store it as a string.",
+        ) from exc
     return number
 
 
