@@ -5,6 +5,8 @@ A mixin of TabletalkApp, kept apart so the app module stays about wiring and sta
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,9 @@ if TYPE_CHECKING:
     from tui.widgets.chat import ChatPanel
     from tui.widgets.status_bar import StatusBar
 
+
+QUIT_WAIT = 5.0
+"""Seconds quit waits for a stopped turn to save (a stop ends its request or read at once)."""
 
 if TYPE_CHECKING:
     _Base = App[int]
@@ -54,7 +59,10 @@ class AppActions(_Base):
     async def action_quit(self) -> None:
         """Quit; a running turn is cancelled first so its thread ends with the app. Staged
         changes stay staged: the terminal is told so, and how to review them."""
-        self.chat.stop()
+        if self.chat.stop():  # the stopped turn saves the message and what was shown first
+            turns = [w for w in self.workers if w.group == "turn" and w.is_running]
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.workers.wait_for_complete(turns), QUIT_WAIT)
         staged = self.status.staged
         message = None
         if staged:
