@@ -29,11 +29,12 @@ from typing import Any
 
 from agent import paths
 from agent.errors import InDoubtError, StagedSetMoved, StagingError, TabletalkError
-from agent.staging import history
+from agent.staging import history, write
 from agent.staging.bulk import stage_query_set_based, stage_set_based
 from agent.staging.checks import (
     MAX_ITEMS_PER_CALL,
     TableShape,
+    bulk_op,
     check_key_values,
     in_commit_error,
     keys_from_query,
@@ -42,21 +43,15 @@ from agent.staging.checks import (
 )
 from agent.staging.commit import Pending, commit_changes, pending_all, pending_chosen
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
-from agent.staging.encoding import (
-    dumps,
-    gc_paused,
-    key_json,
-    maybe_json,
-    row_to_change,
-    take_ids,
-)
+from agent.staging.diff import diff_of
+from agent.staging.encoding import dumps, gc_paused, key_json, row_to_change
 from agent.staging.history import CommitEntry, LoggedChange
 from agent.staging.lock import CommitLock
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
 from agent.staging.rebase import RebaseReport, plan_rebase
+from agent.staging.revert import stage_inverses
 from agent.staging.review import StagingReview
 from agent.staging.settle import Settlement, has_records, settle_interrupted
-from agent.staging.write import existing_ids, moved_since, staged_by_id, write_changes
 from agent.stores.base import Item, Key, Op, Store
 from agent.stores.sqlite_snapshot import file_id
 
@@ -172,17 +167,7 @@ class StagingArea:
     ) -> Sequence[StagedChange]:
         """Stage one update (`set`) or a delete on many items, all or nothing (≤ 10,000);
         `own_only` as for `stage`."""
-        if (keys is None) == (query is None):
-            raise StagingError(
-                "give exactly one of keys or query",
-                fix="Pass keys: [{...}, ...] or query: 'SELECT <key columns> FROM ... WHERE ...'.",
-            )
-        if bool(set) == bool(delete):
-            raise StagingError(
-                "give exactly one of set (attributes to change) or delete: true",
-                fix="Pass set: {column: value} to update the items, or delete: true.",
-            )
-        op: Op = "delete" if delete else "update"
+        op = bulk_op(keys, query, set, delete)
         info = self._shape(table)
         clean = validate_values(info, op, set, check_value=self.store.value_checker)
         if query is not None:
@@ -195,22 +180,9 @@ class StagingArea:
         staged = self._stage_set_based(info, op, raw_keys, clean, origin)
         if staged is not None:
             return staged
-        # get_items checks the keys; a found item carries its own normalized key.
-        items = self.store.get_items(info.name, raw_keys)
-        key_columns = info.key_columns
-        required = frozenset(key_columns)
-        all_keys = [
-            {k: item[k] for k in key_columns}
-            if item is not None and item.keys() >= required
-            else self.store.normalize_key(info.name, raw)
-            for raw, item in zip(raw_keys, items, strict=True)
-        ]
-        unique: dict[str, tuple[Key, Item | None]] = {}
-        for key, item in zip(all_keys, items, strict=True):
-            unique.setdefault(key_json(key), (key, item))
-        if not unique:
+        entries = write.item_entries(self.store, info, raw_keys)
+        if not entries:
             return []
-        entries = [(item_key, key, item) for item_key, (key, item) in unique.items()]
         return self._write(info.name, op, entries, clean, origin, own_only)
 
     def _stage_set_based(
@@ -251,12 +223,9 @@ class StagingArea:
         (`agent.staging.write`), after settling any interrupted commit."""
         self._settle()
         with self._lock, transaction(self._conn) as conn:
-            return write_changes(
+            return write.write_changes(
                 conn, self.store.identity, table, op, entries, values, origin, own_only=own_only
             )
-
-    def _existing_ids(self, candidates: builtins.list[str]) -> set[str]:
-        return existing_ids(self._conn, candidates)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -287,7 +256,7 @@ class StagingArea:
         """The staged changes `ids` as the connection sees them now (inside a caller's
         transaction: as they stay until it ends); StagingError naming any not staged."""
         wanted = list(dict.fromkeys(ids))
-        found = {c.id: c for c in staged_by_id(self._conn, self.store.identity, wanted)}
+        found = {c.id: c for c in write.staged_by_id(self._conn, self.store.identity, wanted)}
         unknown = [i for i in wanted if i not in found]
         if unknown:
             raise StagingError(
@@ -313,23 +282,8 @@ class StagingArea:
             return StagingReview(self._conn, self._lock, self.store.identity)
 
     def diff(self, change: StagedChange) -> builtins.list[AttributeDiff]:
-        """Per attribute old → new: all attributes for create/delete, the changed ones for update."""
-        before = change.pre_image or {}
-        if change.op == "create":
-            after = {**change.key, **change.values}
-            return [AttributeDiff(a, None, v) for a, v in after.items()]
-        if change.op == "delete":
-            return [AttributeDiff(a, v, None) for a, v in before.items()]
-        return [self._typed(AttributeDiff(a, before.get(a), v)) for a, v in change.values.items()]
-
-    def _typed(self, diff: AttributeDiff) -> AttributeDiff:
-        """The diff with both type names when the store says the update changes the type."""
-        if diff.old is None or diff.new is None:
-            return diff
-        old, new = self.store.value_type(diff.old), self.store.value_type(diff.new)
-        if old is None or new is None or old == new:
-            return diff
-        return dataclasses.replace(diff, old_type=old, new_type=new)
+        """Per attribute old → new (see `agent.staging.diff`)."""
+        return diff_of(self.store, change)
 
     # -- rejecting, discarding, committing ----------------------------------------------------
 
@@ -404,16 +358,9 @@ class StagingArea:
                         [(self.store.identity, c.id) for c in changes],
                     )
                 return len(changes)
-            sql, params = "DELETE FROM staged_changes WHERE store = ?", [self.store.identity]
-            if table is not None:
-                sql += " AND tbl = ?"
-                params.append(table)
-            if origin is not None:
-                sql += " AND origin = ?"
-                params.append(origin)
             with transaction(self._conn) as conn:
                 self._refuse_held(None)
-                return conn.execute(sql, params).rowcount
+                return write.discard_where(conn, self.store.identity, table, origin)
 
     def rebase(self, ids: builtins.list[str] | None = None) -> RebaseReport:
         """Take current: refresh the pre-image of these changes (None: all) from the store.
@@ -440,7 +387,7 @@ class StagingArea:
         """Inside a write transaction: refuse when another process committed, discarded or
         changed any of `planned` since they were read (a rebase planned on them would undo it)."""
         self._refuse_held([c.id for c in planned])
-        moved = moved_since(self._conn, self.store.identity, planned)
+        moved = write.moved_since(self._conn, self.store.identity, planned)
         if moved:
             raise StagingError(
                 f"change(s) {', '.join(moved[:5])} were committed, discarded or changed by "
@@ -481,7 +428,7 @@ class StagingArea:
 
                 def choose() -> Pending:  # run inside the transaction recording the commit
                     if as_shown is not None:
-                        moved = moved_since(self._conn, self.store.identity, as_shown)
+                        moved = write.moved_since(self._conn, self.store.identity, as_shown)
                         if moved:
                             raise StagedSetMoved(
                                 f"{len(moved):,} of the changes shown were committed, discarded "
@@ -539,45 +486,9 @@ class StagingArea:
         """
         entry, changes = self.commit_entry(commit_id)
         inverses = history.as_stored(self.store, [history.inverse(c) for c in changes])
-        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        identity = self.store.identity
         self._settle()
         with self._lock, transaction(self._conn) as conn:
-            keyed = [
-                (key_json(key), table, key, op, values, pre)
-                for table, key, op, values, pre in inverses
-            ]
-            for item_key, table, key, *_ in keyed:
-                taken = conn.execute(
-                    "SELECT id FROM staged_changes WHERE store = ? AND tbl = ? AND key_json = ?",
-                    (identity, table, item_key),
-                ).fetchone()
-                if taken:
-                    raise StagingError(
-                        f"{table} {key} already has a staged change ({taken[0]}), so commit "
-                        f"{entry.id} cannot be reverted on top of it",
-                        fix="Commit or discard that change first (`tabletalk staged list`), "
-                        "then revert again.",
-                    )
-            ids = take_ids(len(keyed), self._existing_ids)
-            conn.executemany(
-                "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
-                "pre_image_json, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        id_,
-                        identity,
-                        table,
-                        item_key,
-                        op,
-                        dumps(values),
-                        maybe_json(pre),
-                        f"{origin}:{entry.id}",
-                        now,
-                    )
-                    for id_, (item_key, table, key, op, values, pre) in zip(ids, keyed, strict=True)
-                ],
-            )
+            ids = stage_inverses(conn, self.store.identity, entry.id, inverses, origin)
         return self._get_many(ids)
 
     def close(self) -> None:

@@ -158,3 +158,19 @@ def keys_from_query(store: Store, info: TableShape, query: str) -> list[Key]:
         ((name, column),) = pairs
         return [{name: row[column]} for row in result.rows]
     return [{k: row[c] for k, c in pairs} for row in result.rows]
+
+
+def bulk_op(keys: object, query: object, values: Item | None, delete: bool) -> Op:
+    """The op of a bulk edit given exactly one of keys/query and one of set/delete; a
+    StagingError naming the fix otherwise."""
+    if (keys is None) == (query is None):
+        raise StagingError(
+            "give exactly one of keys or query",
+            fix="Pass keys: [{...}, ...] or query: 'SELECT <key columns> FROM ... WHERE ...'.",
+        )
+    if bool(values) == bool(delete):
+        raise StagingError(
+            "give exactly one of set (attributes to change) or delete: true",
+            fix="Pass set: {column: value} to update the items, or delete: true.",
+        )
+    return "delete" if delete else "update"

@@ -15,10 +15,10 @@ from typing import Any
 from agent.errors import TabletalkError
 from agent.staging.checks import in_commit_error, others_change_error, summarize
 from agent.staging.db import COLUMNS, commits_in_progress
-from agent.staging.encoding import dumps, loads, maybe_json, row_to_change, take_ids
+from agent.staging.encoding import dumps, key_json, loads, maybe_json, row_to_change, take_ids
 from agent.staging.merge import check_new, fold, joined_origin
 from agent.staging.model import StagedChange
-from agent.stores.base import Item, Key, Op
+from agent.stores.base import Item, Key, Op, Store, TableShape
 
 
 def write_changes(
@@ -182,3 +182,34 @@ def moved_since(conn: sqlite3.Connection, store: str, read: list[StagedChange]) 
         if decoded[text] != change.values:
             moved.append(change.id)
     return moved
+
+
+def item_entries(
+    store: Store, shape: TableShape, raw_keys: list[Key]
+) -> list[tuple[str, Key, Item | None]]:
+    """(key JSON, key, current item or None) once per item `raw_keys` names, in order: the
+    entries `write_changes` takes. A found item's own key is used (the store's normal form)."""
+    items = store.get_items(shape.name, raw_keys)  # checks the keys
+    required = frozenset(shape.key_columns)
+    unique: dict[str, tuple[Key, Item | None]] = {}
+    for raw, item in zip(raw_keys, items, strict=True):
+        if item is not None and item.keys() >= required:
+            key = {k: item[k] for k in shape.key_columns}
+        else:
+            key = store.normalize_key(shape.name, raw)
+        unique.setdefault(key_json(key), (key, item))
+    return [(item_key, key, item) for item_key, (key, item) in unique.items()]
+
+
+def discard_where(
+    conn: sqlite3.Connection, store: str, table: str | None, origin: str | None
+) -> int:
+    """Delete `store`'s staged changes (of `table`, from `origin`, when given); how many."""
+    sql, params = "DELETE FROM staged_changes WHERE store = ?", [store]
+    if table is not None:
+        sql += " AND tbl = ?"
+        params.append(table)
+    if origin is not None:
+        sql += " AND origin = ?"
+        params.append(origin)
+    return int(conn.execute(sql, params).rowcount)
