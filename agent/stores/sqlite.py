@@ -28,6 +28,7 @@ from agent.stores.base import (
 from agent.stores.paging import RowSource
 from agent.stores.references import Reference, ReferencingRows
 from agent.stores.sqlite_apply import apply_changes
+from agent.stores.sqlite_indexes import IndexRow, index_list, index_stats, stat1
 from agent.stores.sqlite_paging import SQLiteRowSource
 from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
@@ -245,19 +246,9 @@ class SQLiteStore(Store):
             rowid_key=schema.rowid_key,
         )
 
-    def _indexes(self, table: str) -> list[tuple[str, list[str], bool, str, bool]]:
+    def _indexes(self, table: str) -> list[IndexRow]:
         with self._lock:
-            found = []
-            for _seq, name, unique, origin, partial in self._conn.execute(
-                f"PRAGMA index_list({quote_ident(table)})"
-            ).fetchall():
-                cols = [
-                    r[2]
-                    for r in self._conn.execute(f"PRAGMA index_info({quote_ident(name)})")
-                    if r[2] is not None
-                ]
-                found.append((name, cols, bool(unique), origin, bool(partial)))
-            return sorted(found)
+            return index_list(self._conn, table)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -404,61 +395,15 @@ class SQLiteStore(Store):
     def index_stats(self, table: str) -> list[dict[str, Any]]:
         """Per index: columns, uniqueness, entries, distinct keys, and whether it is the key's index."""
         schema = self.schema(table)
-        rows = self.count(schema.name)
-        stat1 = self._stat1(schema.name)
-        stats: list[dict[str, Any]] = []
-        covered = False
-        for name, cols, unique, origin, partial in self._indexes(schema.name):
-            covers_key = origin == "pk" or (unique and tuple(cols) == schema.key_columns)
-            covered = covered or covers_key
-            entry = {
-                "name": name,
-                "columns": cols,
-                "unique": unique,
-                "partial": partial,
-                "coversKey": covers_key,
-            }
-            if name in stat1 and not partial:
-                entries, distinct = stat1[name]
-                entry.update(entries=entries, distinctKeys=distinct, source="sqlite_stat1")
-            else:
-                distinct = rows if unique and not partial else self._distinct(schema.name, cols)
-                entry.update(entries=rows, distinctKeys=distinct, source="counted")
-                if partial:
-                    entry.pop("entries")
-            stats.append(entry)
-        if not covered:
-            stats.insert(
-                0,
-                {
-                    "name": "(primary key)",
-                    "columns": list(schema.key_columns),
-                    "unique": True,
-                    "partial": False,
-                    "coversKey": True,
-                    "entries": rows,
-                    "distinctKeys": rows,
-                    "source": "table b-tree",
-                },
-            )
-        return stats
-
-    def _stat1(self, table: str) -> dict[str, tuple[int, int]]:
         with self._lock:
-            exists = self._conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'"
-            ).fetchone()
-            if not exists:
-                return {}
-            found = {}
-            for idx, stat in self._conn.execute(
-                "SELECT idx, stat FROM sqlite_stat1 WHERE tbl = ? AND idx IS NOT NULL", (table,)
-            ):
-                parts = [int(p) for p in str(stat).split() if p.isdigit()]
-                if len(parts) >= 2:
-                    entries, per_key = parts[0], parts[-1]
-                    found[idx] = (entries, max(1, entries // max(1, per_key)))
-            return found
+            counted = stat1(self._conn, schema.name)
+        return index_stats(
+            schema,
+            self.count(schema.name),
+            self._indexes(schema.name),
+            counted,
+            lambda cols: self._distinct(schema.name, cols),
+        )
 
     def _distinct(self, table: str, cols: list[str]) -> int:
         listed = ", ".join(quote_ident(c) for c in cols) or "rowid"
