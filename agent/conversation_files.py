@@ -139,6 +139,27 @@ def write_whole(path: Path, snapshot: dict[str, Any]) -> tuple[int, tuple[int, i
     return len(line), (stat.st_dev, stat.st_ino)
 
 
+def written_since(state: LogState) -> bool:
+    """Whether another writer changed the file `state` describes: replaced, cut short, or grown
+    by a whole line. A file that is gone, or that only has a torn line after what `state`
+    holds (a process killed mid-save), was not written since."""
+    try:
+        handle = open(state.path, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise save_error(state.path.parent, exc) from exc
+    with handle:
+        stat = os.fstat(handle.fileno())
+        if (stat.st_dev, stat.st_ino) != state.inode or stat.st_size < state.size:
+            return True
+        handle.seek(state.size)
+        while chunk := handle.read(1 << 16):
+            if b"\n" in chunk:
+                return True
+    return False
+
+
 def append_line(state: LogState, line: bytes) -> bool:
     """Append one record line; False (nothing written) when the file is not the one `state`
     describes any more (replaced, grown by another writer, gone).

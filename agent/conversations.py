@@ -27,6 +27,7 @@ from agent.conversation_files import (
     encode_json,
     save_error,
     write_whole,
+    written_since,
 )
 from agent.errors import TabletalkError
 from agent.events import Usage
@@ -236,17 +237,30 @@ class ConversationStore:
         """Where the older format kept it (one JSON object); read, then replaced by the log."""
         return self.directory / f"{checked_id(conversation_id)}{LEGACY_SUFFIX}"
 
-    def save(self, conversation: Conversation) -> None:
+    def save(self, conversation: Conversation) -> str | None:
         """Append what changed since the last save; write the file whole when the change is
-        not an append (first save, rewind, compaction) or the file is not as last seen."""
+        not an append (first save, rewind, compaction) or the file is gone.
+
+        When another process wrote the same conversation since this one last saved or read it
+        (the app and `ask --conversation` on one chat), writing it whole would drop that
+        process's turns: this chat continues as a copy under a new id instead, and the
+        sentence saying so is returned (None otherwise)."""
         conversation.updated_at = _now()
         state = conversation.saved
+        notice = None
         if state is not None and state.path == self.path(conversation.id):
             appended = _append_record(conversation, state)
             if appended is not None and append_line(state, appended[0]):
                 _advance(conversation, state, *appended)
-                return
+                return None
+            if written_since(state):
+                was, conversation.id = conversation.id, new_conversation_id()
+                notice = (
+                    f"Another tabletalk saved conversation {was} meanwhile; this chat goes on "
+                    f"as conversation {conversation.id}, so both are kept."
+                )
         self._write_whole(conversation)
+        return notice
 
     def flush(self) -> None:
         """Return once every save is on disk (a save returns once it survives a killed

@@ -294,7 +294,7 @@ class ChatSession:
                 system=self._system_blocks(),
                 step_limit=self.settings.step_limit,
                 on_event=on_event,
-                save=lambda: self.conversations.save(self.conversation),
+                save=lambda: self._save(on_event),
                 flush=self.conversations.flush,
                 cancel=cancel,
             )
@@ -304,6 +304,13 @@ class ChatSession:
             if ended.reason == "error" and self.conversation.unsend(mark):
                 self._forget_unanswered()
             return ended
+
+    def _save(self, on_event: Callable[[TurnEvent], None]) -> None:
+        """Save after a step; say so when the chat had to go on under a new id (see
+        `ConversationStore.save`)."""
+        notice = self.conversations.save(self.conversation)
+        if notice:
+            on_event(Notice(notice))
 
     def _system_blocks(self) -> list[dict[str, Any]]:
         """The system prompt for this turn; the previous turn's list when it reads the same,

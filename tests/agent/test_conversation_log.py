@@ -22,6 +22,7 @@ from agent import paths
 from agent.cli.main import main
 from agent.config import Settings
 from agent.conversations import Conversation, ConversationNotFound, ConversationStore
+from agent.events import Notice
 from agent.session import ChatSession, list_conversations
 from agent.stores.open import open_store
 from tests.support.replay import ReplayCaller, Step, repeating
@@ -293,22 +294,31 @@ def test_rewind_and_compaction_rewrite_the_file_to_what_is_kept(demo_path: Path)
     assert log_path(chat.conversation_id).read_bytes().count(b"\n") == 1
 
 
-def test_another_process_saving_the_same_conversation_is_not_interleaved(
-    demo_path: Path,
-) -> None:
+def test_two_processes_on_one_conversation_lose_no_turn_and_are_told(demo_path: Path) -> None:
+    """The app and `ask --conversation` on one chat: the one saving second goes on as a copy
+    under a new id (and says so) instead of writing over the other's turn."""
     chat = session(demo_path, ReplayCaller([Step("One.")]))
     chat.run_turn("first")
-    here = session(demo_path, ReplayCaller([Step("Here.")]), chat.conversation_id)
-    there = session(demo_path, ReplayCaller([Step("There.")]), chat.conversation_id)
+    original = chat.conversation_id
+    here = session(demo_path, ReplayCaller([Step("Here."), Step("Again.")]), original)
+    there = session(demo_path, ReplayCaller([Step("There.")]), original)
     here.run_turn("from here")
-    there.run_turn("from there")  # saved last: its whole view wins, as one file
-    loaded = ConversationStore().load(chat.conversation_id)
-    assert_converse_accepts(loaded.messages)
-    assert loaded.messages == there.conversation.messages
+    events: list[Any] = []
+    there.run_turn("from there", on_event=events.append)
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert there.conversation_id != original
+    assert notices and original in notices[0] and there.conversation_id in notices[0]
     here.run_turn("here again")
-    loaded = ConversationStore().load(chat.conversation_id)
-    assert_converse_accepts(loaded.messages)
-    assert loaded.messages == here.conversation.messages
+    assert here.conversation_id == original
+    store = ConversationStore()
+    for chat_ in (here, there):
+        loaded = store.load(chat_.conversation_id)
+        assert_converse_accepts(loaded.messages)
+        assert loaded.messages == chat_.conversation.messages
+    texts = json.dumps(store.load(original).messages)
+    assert "from here" in texts and "here again" in texts and "from there" not in texts
+    assert "from there" in json.dumps(store.load(there.conversation_id).messages)
+    assert {s.id for s in list_conversations()} >= {original, there.conversation_id}
 
 
 def test_a_conversation_object_saved_twice_under_new_ids_keeps_both(tmp_path: Path) -> None:
