@@ -70,6 +70,11 @@ class StagingError(TabletalkError):
     title = "Staging error"
 
 
+class StagedSetMoved(StagingError):
+    """Changes to commit are no longer as the user was shown them (another process committed,
+    discarded or changed them): nothing was committed."""
+
+
 class BedrockError(TabletalkError):
     """A Bedrock call failed in a way the user can act on."""
 

@@ -5,6 +5,8 @@ A mixin of TabletalkApp, kept apart so the app module stays about wiring and sta
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,9 @@ if TYPE_CHECKING:
     from tui.widgets.chat import ChatPanel
     from tui.widgets.status_bar import StatusBar
 
+
+QUIT_WAIT = 5.0
+"""Seconds quit waits for a stopped turn to save (a stop ends its request or read at once)."""
 
 if TYPE_CHECKING:
     _Base = App[int]
@@ -54,7 +59,10 @@ class AppActions(_Base):
     async def action_quit(self) -> None:
         """Quit; a running turn is cancelled first so its thread ends with the app. Staged
         changes stay staged: the terminal is told so, and how to review them."""
-        self.chat.stop()
+        if self.chat.stop():  # the stopped turn saves the message and what was shown first
+            turns = [w for w in self.workers if w.group == "turn" and w.is_running]
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.workers.wait_for_complete(turns), QUIT_WAIT)
         staged = self.status.staged
         message = None
         if staged:
@@ -238,21 +246,20 @@ class AppActions(_Base):
                 "rows changed since the commit show as conflicts."
             )
 
-            def confirmed(yes: bool | None) -> None:
-                if not yes:
-                    return
-                try:
-                    staged = area.revert(commit_id)
-                except TabletalkError as exc:
-                    self.notify(exc.render(), title=exc.title, severity="error", markup=False)
-                    return
-                self.staging_watch.refresh_now()
+            def staged(changes: list[Any]) -> None:
                 self.notify(
-                    f"Staged {len(staged):,} change(s) undoing commit {commit_id}; review them, "
-                    "then Commit.",
+                    f"Staged {len(changes):,} change(s) undoing commit {commit_id}; review "
+                    "them, then Commit.",
                     markup=False,
                 )
                 self.run_worker(self.open_staging_panel())
+
+            def confirmed(yes: bool | None) -> None:
+                # On a worker: a large commit's revert takes seconds (a failure becomes a note).
+                if yes:
+                    self.staging_watch.run(
+                        lambda area: area.revert(commit_id), done=staged, name="revert"
+                    )
 
             self.push_screen(
                 ConfirmScreen("Revert commit", question, yes="Stage revert"), confirmed

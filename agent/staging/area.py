@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import paths
-from agent.errors import InDoubtError, StagingError, TabletalkError
+from agent.errors import InDoubtError, StagedSetMoved, StagingError, TabletalkError
 from agent.staging import history
 from agent.staging.bulk import stage_query_set_based, stage_set_based
 from agent.staging.checks import (
@@ -456,8 +456,11 @@ class StagingArea:
         progress: Callable[[int, int], Any] | None = None,
         wait_s: float | None = None,
         by: str = "user",
+        as_shown: builtins.list[StagedChange] | None = None,
     ) -> CommitReport:
-        """Commit this store's changes (or `ids`); see `staging.commit`.
+        """Commit this store's changes (or `ids`); see `staging.commit`. With `as_shown` (the
+        changes as a person reviewed them), StagedSetMoved and nothing committed when any of
+        them moved since: checked inside the transaction that records the commit.
 
         One commit at a time per staging area: waits up to `wait_s` (default
         `lock.WAIT_S`) for a running one, then
@@ -477,6 +480,14 @@ class StagingArea:
                     wanted = [i for i in dict.fromkeys(ids) if i not in before]
 
                 def choose() -> Pending:  # run inside the transaction recording the commit
+                    if as_shown is not None:
+                        moved = moved_since(self._conn, self.store.identity, as_shown)
+                        if moved:
+                            raise StagedSetMoved(
+                                f"{len(moved):,} of the changes shown were committed, discarded "
+                                "or changed by another process meanwhile; nothing was committed",
+                                fix="Look at the staged changes again, then commit.",
+                            )
                     if ids is None:
                         return pending_all(self._conn, self.store.identity, self.path)
                     chosen = pending_chosen(self._conn, self.store.identity, self.path, wanted)

@@ -15,7 +15,7 @@ from typing import Any
 from agent.errors import TabletalkError
 from agent.staging.checks import in_commit_error, others_change_error, summarize
 from agent.staging.db import COLUMNS, commits_in_progress
-from agent.staging.encoding import dumps, maybe_json, row_to_change, take_ids
+from agent.staging.encoding import dumps, loads, maybe_json, row_to_change, take_ids
 from agent.staging.merge import check_new, fold, joined_origin
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op
@@ -156,12 +156,29 @@ def staged_by_id(conn: sqlite3.Connection, store: str, ids: list[str]) -> list[S
 
 
 def moved_since(conn: sqlite3.Connection, store: str, read: list[StagedChange]) -> list[str]:
-    """Ids of the changes `read` earlier that are no longer staged as they were (committed,
-    discarded or folded into since): call inside the transaction that acts on them."""
-    now = {c.id: c for c in staged_by_id(conn, store, [c.id for c in read])}
-    return [
-        c.id
-        for c in read
-        if (n := now.get(c.id)) is None
-        or (n.op, n.values, n.pre_image) != (c.op, c.values, c.pre_image)
-    ]
+    """Ids of the changes `read` earlier that are no longer staged with the same op and values
+    (committed, discarded or folded into since): call inside the transaction that acts on them.
+    A bulk edit's changes share one values text, decoded once."""
+    now: dict[str, tuple[str, str]] = {}
+    ids = [c.id for c in read]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = conn.execute(
+            f"SELECT id, op, values_json FROM staged_changes WHERE +store = ? AND id IN ({marks})",
+            (store, *chunk),
+        )
+        now.update((id_, (op, values)) for id_, op, values in rows)
+    decoded: dict[str, Any] = {}
+    moved = []
+    for change in read:
+        found = now.get(change.id)
+        if found is None or found[0] != change.op:
+            moved.append(change.id)
+            continue
+        text = found[1]
+        if text not in decoded:
+            decoded[text] = loads(text)
+        if decoded[text] != change.values:
+            moved.append(change.id)
+    return moved

@@ -471,3 +471,24 @@ def test_a_commit_over_the_item_size_limit_says_so_and_keeps_the_change(
     assert "400 KB" in str(caught.value) and "smaller" in caught.value.fix
     assert "PartiQL" not in caught.value.fix
     assert [c.id for c in area.list()] == [change.id]
+
+
+def test_a_map_whose_one_key_looks_like_a_tag_stays_a_map(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    """A map attribute {"$binary": "AAE="} read back as binary: every edit of its item
+    conflicted, and deleting then reverting the item wrote it back as a different type."""
+    odd = {"M": {"$binary": {"S": "AAE="}}}
+    tagged = {"M": {"$set": {"L": [{"S": "a"}]}}}
+    raw_client().put_item(
+        TableName="orders",
+        Item={"id": {"N": "8"}, "status": {"S": "a"}, "m": odd, "t": tagged},
+    )
+    area.stage("orders", "update", {"id": 8}, {"status": "b"})
+    assert area.commit().ok
+    area.stage("orders", "delete", {"id": 8})
+    assert area.commit().ok
+    area.revert(area.history()[0].id)
+    assert area.commit().ok
+    item = raw_client().get_item(TableName="orders", Key={"id": {"N": "8"}})["Item"]
+    assert item["m"] == odd and item["t"] == tagged and item["status"] == {"S": "b"}

@@ -156,3 +156,27 @@ def test_naming_a_few_of_many_staged_changes_reads_those_not_all(tmp_path: Path)
     # A scan of the 20,000 changes takes well over 100,000 SQLite steps; the id index ~100s.
     assert steps * 100 < 20_000, f"{steps * 100} steps to find 10 changes"
     assert area.count() == 19_990
+
+
+def test_a_commit_of_what_was_shown_never_commits_values_folded_in_after(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    """The panel checks the staged set is the one shown, then commits: another process folding
+    new values into a shown change in between must not get them committed unseen."""
+    from agent.errors import StagedSetMoved
+
+    staging = tmp_path / "staging.sqlite"
+    app = other_process(demo_path, staging)
+    shown = [app.stage("orders", "update", {"id": i}, {"status": "cancelled"}) for i in (1, 2)]
+    mcp = other_process(demo_path, staging)
+    when(app, "BEGIN", lambda: mcp.stage("orders", "update", {"id": 2}, {"status": "refunded"}))
+    with pytest.raises(StagedSetMoved) as caught:
+        app.commit([c.id for c in shown], as_shown=shown)
+    assert "nothing was committed" in str(caught.value) and "again" in caught.value.fix
+    assert status(app.store, 1) != "cancelled" and status(app.store, 2) != "refunded"
+    assert {c.id: c.values["status"] for c in app.list()} == {
+        shown[0].id: "cancelled",
+        shown[1].id: "refunded",
+    }
+    report = app.commit([c.id for c in shown], as_shown=app.list())
+    assert report.ok and status(app.store, 2) == "refunded"

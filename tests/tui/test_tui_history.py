@@ -58,3 +58,41 @@ async def test_an_empty_history_says_how_commits_get_there(make_app) -> None:
         await settle(app, pilot)
         assert "No commits yet" in str(app.screen.query_one("#summary").render())
         assert app.screen.query_one("#revert").disabled
+
+
+async def test_a_revert_runs_beside_the_app_not_in_its_way(make_app, demo_path) -> None:
+    """Staging the revert of a large commit took the app's own thread (50,000 changes: ~12 s
+    with no key answered); it runs on a worker, so keys work meanwhile."""
+    import threading
+
+    from tui.screens.help import HelpScreen
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = app.staging_watch.area
+        area.stage_many("orders", keys=[{"id": i} for i in (1, 2, 3)], set={"status": "x"})
+        area.commit()
+        release, finished = threading.Event(), threading.Event()
+        real_revert = area.revert
+
+        def slow_revert(commit_id: str, *args, **kwargs):
+            release.wait(20)  # a large commit; never reached by the assert below
+            try:
+                return real_revert(commit_id, *args, **kwargs)
+            finally:
+                finished.set()
+
+        area.revert = slow_revert
+        await pilot.press("f9")
+        await settle(app, pilot)
+        await pilot.press("r")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await pilot.press("f1")
+        await pilot.pause()
+        answered_while_reverting = isinstance(app.screen, HelpScreen) and not finished.is_set()
+        release.set()
+        await settle(app, pilot)
+        assert answered_while_reverting
+        assert app.status.staged == 3
+        assert statuses(demo_path, [1, 2, 3]) == {1: "x", 2: "x", 3: "x"}

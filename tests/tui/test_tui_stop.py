@@ -97,3 +97,37 @@ async def test_quitting_while_an_answer_streams_exits_without_a_traceback(
         await pilot.pause()
     assert app.return_code == 0
     assert app._exception is None, repr(app._exception)
+
+
+async def test_quitting_while_the_model_answers_keeps_the_message_in_the_conversation(
+    make_app, scripted_bedrock, monkeypatch
+) -> None:
+    """Quit stops the turn, which ends and saves on its own thread; the app left before it
+    did, the store was closed under it, the turn failed and its conversation (the message
+    just typed) was deleted. The app now exits once the stopped turn has saved."""
+    from agent.conversations import ConversationStore
+
+    order: list[str] = []
+    save = ConversationStore.save
+
+    def recorded_save(self, conversation):  # type: ignore[no-untyped-def]
+        if conversation.messages:
+            order.append("saved")
+        return save(self, conversation)
+
+    monkeypatch.setattr(ConversationStore, "save", recorded_save)
+    app = make_app()
+    exit_app = app.exit
+    monkeypatch.setattr(app, "exit", lambda *a, **k: (order.append("exit"), exit_app(*a, **k)))
+    scripted_bedrock.add(Reply(text="Too late.", delay=20))  # the request stays in flight
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "write me a report"
+        await pilot.press("enter")
+        while not scripted_bedrock.requests:
+            await pilot.pause()
+        assert app.chat.busy
+        order.clear()
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert order[:2] == ["saved", "exit"], order

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button
 
+from agent.errors import StagedSetMoved
 from agent.staging import StagedChange
 from agent.staging.review import ChangeFilter
 from tui.messages import signature
@@ -205,9 +206,16 @@ class StagingActions(Widget):
         def job(area: Any) -> Any:
             if expect is not None and signature(area.list()) != signature(expect):
                 return None
-            return area.commit(
-                ids, progress=lambda done, of: self.post_message(CommitProgress(done, of))
-            )
+            chosen = set(ids)
+            shown = None if expect is None else [c for c in expect if c.id in chosen]
+            try:
+                return area.commit(
+                    ids,
+                    progress=lambda done, of: self.post_message(CommitProgress(done, of)),
+                    as_shown=shown,
+                )
+            except StagedSetMoved:  # moved between the check above and the commit's record
+                return None
 
         self.staging_watch.run(job, done=self._committed, name="commit")
 

@@ -2,7 +2,8 @@
 
 DynamoDB → plain: S/BOOL/NULL/L/M as JSON; N as an int when integral, else a float when the
 float's shortest form is the same number, else `{"$decimal": "<digits>"}`; B as
-`{"$binary": "<base64>"}`; SS/NS/BS as `{"$set": [...]}` (members in the same forms). Plain →
+`{"$binary": "<base64>"}`; SS/NS/BS as `{"$set": [...]}` (members in the same forms); a map
+whose one key is one of these tags as `{"$map": {...}}`, so it reads back as a map. Plain →
 DynamoDB reverses it: numbers become Decimals from their text (0.1 stays 0.1), `$set` a set.
 """
 
@@ -18,7 +19,7 @@ from agent.errors import StagingError
 
 _SERIALIZER = TypeSerializer()
 _DESERIALIZER = TypeDeserializer()
-TAGS = ("$set", "$binary", "$decimal")
+TAGS = ("$set", "$binary", "$decimal", "$map")
 _DIGITS = 38
 TYPE_NAMES = {
     "S": "String",
@@ -58,7 +59,9 @@ def to_plain(value: Any) -> Any:
         members = [to_plain(v) for v in value]
         return {"$set": sorted(members, key=_sort_key)}
     if isinstance(value, dict):
-        return {str(k): to_plain(v) for k, v in value.items()}
+        plain = {str(k): to_plain(v) for k, v in value.items()}
+        # A map whose one key is a tag would read back as that type: it is wrapped in $map.
+        return {"$map": plain} if len(plain) == 1 and next(iter(plain)) in TAGS else plain
     if isinstance(value, list | tuple):
         return [to_plain(v) for v in value]
     return value
@@ -100,6 +103,12 @@ def from_plain(value: Any, where: str = "value") -> Any:
 
 
 def _tagged(tag: str, body: Any, where: str) -> Any:
+    if tag == "$map":
+        if not isinstance(body, dict):
+            raise StagingError(
+                f"{where}: $map needs an object", fix='Give {"$map": {"name": value, ...}}.'
+            )
+        return {str(k): from_plain(v, f"{where}.{k}") for k, v in body.items()}
     if tag == "$decimal":
         return _decimal(str(body), where)
     if tag == "$binary":
