@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -55,6 +56,16 @@ class MainScreen(Screen[None]):
     moving focus, which restyled both and their containers)."""
 
     AUTO_FOCUS = "#composer"
+
+    _shown = False
+
+    def post_message(self, message: Message) -> bool:
+        """The first ScreenResume does not style every widget again: each was styled as it
+        was mounted, just before (the screen's later resumes, after a modal, still do)."""
+        if isinstance(message, events.ScreenResume) and not self._shown:
+            self._shown = True
+            message.refresh_styles = False
+        return super().post_message(message)
 
 
 def default_session_factory(settings: Settings, store: Any, **kwargs: Any) -> Any:
