@@ -220,19 +220,19 @@ def as_stored(store: Store, inverses: list[Inverse]) -> list[Inverse]:
 
     The logged post-image holds the values as they were staged ("19.99" for a REAL column, no
     column a create left to its default); where the store judges that its row still holds them
-    (`Store.holds`, its own comparison), the row read now is the pre-image, so the revert
-    commits; elsewhere the post-image stays, and the commit names the row as changed since.
+    (`Store.holds_many`, its own comparison, a few reads per table, not one per row), the row
+    read now is the pre-image, so the revert commits; elsewhere the post-image stays, and the
+    commit names the row as changed since.
     """
-    held: dict[int, tuple[str, Key]] = {}
+    checked: dict[str, list[tuple[int, Key, Item]]] = {}
     for index, (table, key, _op, _values, after) in enumerate(inverses):
-        if after is not None and store.holds(table, key, after):
-            held[index] = (table, key)
-    by_table: dict[str, list[int]] = {}
-    for index, (table, _key) in held.items():
-        by_table.setdefault(table, []).append(index)
+        if after is not None:
+            checked.setdefault(table, []).append((index, key, after))
     anchored = list(inverses)
-    for table, indexes in by_table.items():
-        rows = store.get_items(table, [held[i][1] for i in indexes])
+    for table, candidates in checked.items():
+        holds = store.holds_many(table, [(key, after) for _i, key, after in candidates])
+        indexes = [c[0] for c, held in zip(candidates, holds, strict=True) if held]
+        rows = store.get_items(table, [inverses[i][1] for i in indexes])
         for index, row in zip(indexes, rows, strict=True):
             if row is not None:
                 table_, key, op, values, _after = inverses[index]

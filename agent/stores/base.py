@@ -292,6 +292,11 @@ class Store(ABC):
             return item == values
         return all(name in item and item[name] == value for name, value in values.items())
 
+    def holds_many(self, table: str, checks: Sequence[tuple[Key, Item]]) -> list[bool]:
+        """`holds` for many (key, values) pairs of one table; stores that can answer them in
+        a few reads instead of one per pair override it."""
+        return [self.holds(table, key, values) for key, values in checks]
+
     @abstractmethod
     def query(self, sql: str, limit: int | None = None) -> QueryResult:
         """Run one read-only statement in `query_language`; at most `limit` rows."""

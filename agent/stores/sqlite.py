@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from agent.stores.base import (
 from agent.stores.paging import RowSource
 from agent.stores.references import Reference, ReferencingRows
 from agent.stores.sqlite_apply import apply_changes
+from agent.stores.sqlite_holds import holds_many
 from agent.stores.sqlite_indexes import IndexRow, index_list, index_stats, stat1
 from agent.stores.sqlite_paging import SQLiteRowSource
 from agent.stores.sqlite_readonly import (
@@ -358,6 +359,12 @@ class SQLiteStore(Store):
             equal or (isinstance(raw, bytes) and json_value(raw) == expected)
             for raw, equal, expected in zip(found, same, values.values(), strict=True)
         )
+
+    def holds_many(self, table: str, checks: Sequence[tuple[Key, Item]]) -> list[bool]:
+        """`holds` for many pairs, a few compound statements in all (`sqlite_holds.py`)."""
+        schema = self.schema(table)
+        with self._lock:
+            return holds_many(self._conn, schema, checks)
 
     def query(self, sql: str, limit: int | None = None) -> QueryResult:
         """Run one read-only SELECT/WITH statement; at most `limit` rows."""

@@ -447,15 +447,12 @@ class DynamoDBStore(Store):
 
     def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
         """Like Store.holds, with null meaning "no such attribute" (how updates remove one)."""
-        item = self.get_item(table, key)
-        if item is None:
-            return False
-        wanted = {k: v for k, v in values.items() if v is not None}
-        if any(item.get(k) is not None for k, v in values.items() if v is None):
-            return False
-        if whole:
-            return item == wanted
-        return all(k in item and item[k] == v for k, v in wanted.items())
+        return _holds(self.get_item(table, key), values, whole)
+
+    def holds_many(self, table: str, checks: Sequence[tuple[Key, Item]]) -> list[bool]:
+        """`holds` for many pairs, the items read with BatchGetItem (`get_items`)."""
+        items = self.get_items(table, [key for key, _values in checks])
+        return [_holds(item, values, False) for item, (_key, values) in zip(items, checks, strict=True)]
 
     def size_label(self, table: str) -> str:
         """Key schema and DynamoDB's approximate item count (no scan)."""
@@ -494,3 +491,15 @@ class DynamoDBStore(Store):
     def close(self) -> None:
         """Nothing to release (boto3 clients close with the process)."""
         return None
+
+
+def _holds(item: Item | None, values: Item, whole: bool) -> bool:
+    """Whether `item` holds `values` (null: no such attribute); `whole`: and nothing else."""
+    if item is None:
+        return False
+    wanted = {k: v for k, v in values.items() if v is not None}
+    if any(item.get(k) is not None for k, v in values.items() if v is None):
+        return False
+    if whole:
+        return item == wanted
+    return all(k in item and item[k] == v for k, v in wanted.items())
