@@ -405,9 +405,10 @@ class StagingArea:
         by: str = "user",
         as_shown: builtins.list[StagedChange] | None = None,
     ) -> CommitReport:
-        """Commit this store's changes (or `ids`); see `staging.commit`. With `as_shown` (the
-        changes as a person reviewed them), StagedSetMoved and nothing committed when any of
-        them moved since: checked inside the transaction that records the commit.
+        """Commit this store's changes (or `ids`); see `staging.commit`. With `as_shown` (every
+        staged change of the store as a person reviewed them), StagedSetMoved and nothing
+        committed when any of them moved since or another change was staged meanwhile: checked
+        inside the transaction that records the commit.
 
         One commit at a time per staging area: waits up to `wait_s` (default
         `lock.WAIT_S`) for a running one, then
@@ -433,6 +434,13 @@ class StagingArea:
                             raise StagedSetMoved(
                                 f"{len(moved):,} of the changes shown were committed, discarded "
                                 "or changed by another process meanwhile; nothing was committed",
+                                fix="Look at the staged changes again, then commit.",
+                            )
+                        unseen = write.unseen_since(self._conn, self.store.identity, as_shown)
+                        if unseen > 0:
+                            raise StagedSetMoved(
+                                f"{unseen:,} change(s) were staged by another process since the "
+                                "changes were shown; nothing was committed",
                                 fix="Look at the staged changes again, then commit.",
                             )
                     if ids is None:

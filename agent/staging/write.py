@@ -184,6 +184,15 @@ def moved_since(conn: sqlite3.Connection, store: str, read: list[StagedChange]) 
     return moved
 
 
+def unseen_since(conn: sqlite3.Connection, store: str, read: list[StagedChange]) -> int:
+    """How many of the store's staged changes are not among `read` (staged since it was read),
+    assuming none of `read` moved (`moved_since`); call inside the acting transaction."""
+    staged: int = conn.execute(
+        "SELECT count(*) FROM staged_changes WHERE store = ?", (store,)
+    ).fetchone()[0]
+    return staged - len({c.id for c in read})
+
+
 def item_entries(
     store: Store, shape: TableShape, raw_keys: list[Key]
 ) -> list[tuple[str, Key, Item | None]]:

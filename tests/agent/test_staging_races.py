@@ -180,3 +180,24 @@ def test_a_commit_of_what_was_shown_never_commits_values_folded_in_after(
     }
     report = app.commit([c.id for c in shown], as_shown=app.list())
     assert report.ok and status(app.store, 2) == "refunded"
+
+
+def test_a_commit_of_what_was_shown_refuses_a_change_staged_unseen_meanwhile(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    """"Commit all" in the panel commits the set it showed: a change another process stages
+    before the commit's transaction makes it commit nothing (the panel then refreshes), checked
+    inside that transaction, so the panel need not read the whole set again first."""
+    from agent.errors import StagedSetMoved
+
+    staging = tmp_path / "staging.sqlite"
+    app = other_process(demo_path, staging)
+    shown = [app.stage("orders", "update", {"id": 1}, {"status": "cancelled"})]
+    mcp = other_process(demo_path, staging)
+    when(app, "BEGIN", lambda: mcp.stage("orders", "update", {"id": 2}, {"status": "refunded"}))
+    with pytest.raises(StagedSetMoved) as caught:
+        app.commit([c.id for c in shown], as_shown=shown)
+    assert "1 change(s) were staged by another process" in str(caught.value)
+    assert status(app.store, 1) != "cancelled" and app.count() == 2
+    report = app.commit([c.id for c in shown], as_shown=app.list())
+    assert report.ok and status(app.store, 1) == "cancelled" and app.count() == 1

@@ -204,17 +204,13 @@ class StagingActions(Widget):
             self.mount(self._progress, after="#staging-bar")
 
         def job(area: Any) -> Any:
-            if expect is not None and signature(area.list()) != signature(expect):
-                return None
-            chosen = set(ids)
-            shown = None if expect is None else [c for c in expect if c.id in chosen]
-            try:
+            try:  # the commit checks the set inside its transaction, so it reads it only once
                 return area.commit(
                     ids,
                     progress=lambda done, of: self.post_message(CommitProgress(done, of)),
-                    as_shown=shown,
+                    as_shown=expect,
                 )
-            except StagedSetMoved:  # moved between the check above and the commit's record
+            except StagedSetMoved:
                 return None
 
         self.staging_watch.run(job, done=self._committed, name="commit")
