@@ -36,6 +36,7 @@ from agent.staging.checks import (
     TableShape,
     bulk_op,
     check_key_values,
+    check_pre_image_names,
     in_commit_error,
     keys_from_query,
     too_many,
@@ -177,6 +178,7 @@ class StagingArea:
         raw_keys = keys if keys is not None else keys_from_query(self.store, info, query or "")
         if len(raw_keys) > MAX_ITEMS_PER_CALL:
             raise too_many(len(raw_keys))
+        check_pre_image_names(info, len(raw_keys))
         staged = self._stage_set_based(info, op, raw_keys, clean, origin)
         if staged is not None:
             return staged

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
-from agent.staging.checks import MAX_ITEMS_PER_CALL
+from agent.staging.checks import MAX_ITEMS_PER_CALL, check_pre_image_names
 from agent.staging.db import (
     BUSY_TIMEOUT_S,
     SECURE_DELETE,
@@ -254,6 +254,7 @@ def stage_query_set_based(
             conn.set_authorizer(None)
         if not 0 < found <= MAX_ITEMS_PER_CALL:
             raise _Undecided
+        check_pre_image_names(shape, found)
 
     sql = _insert_sql(shape, op, f"{BULK} b")
     return _run(_Insert(store, staging, shape, op, values, origin, now, sql), fill, guard)

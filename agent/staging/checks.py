@@ -95,6 +95,27 @@ def too_many(count: int | None) -> StagingError:
     )
 
 
+PRE_IMAGE_NAMES_BUDGET = 64 * 2**20
+"""Bytes of column names one bulk edit may copy into its pre-images (each pre-image names every
+column): a table with a megabyte-long column name made 300 pre-images take 300 MB."""
+
+
+def check_pre_image_names(shape: TableShape, rows: int) -> None:
+    """Refuse a bulk edit of `rows` items whose pre-images would repeat more than
+    `PRE_IMAGE_NAMES_BUDGET` bytes of column names, before anything is read or written."""
+    per_row = sum(len(c.name.encode("utf-8", "surrogatepass")) + 4 for c in shape.columns)
+    if per_row * rows <= PRE_IMAGE_NAMES_BUDGET:
+        return
+    fit = PRE_IMAGE_NAMES_BUDGET // per_row
+    raise StagingError(
+        f"the table's column names take {per_row:,} bytes, and each of the {rows:,} "
+        f"staged changes keeps them in its pre-image ({per_row * rows / 2**20:,.0f} MB, over "
+        f"the {PRE_IMAGE_NAMES_BUDGET // 2**20} MB limit), so nothing was staged",
+        fix=f"Stage at most {fit:,} items per call on this table (or give its columns "
+        "shorter names).",
+    )
+
+
 def in_commit_error(change_id: str) -> StagingError:
     """The error for staging onto an item whose change a running or interrupted commit holds."""
     return StagingError(
