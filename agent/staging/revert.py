@@ -25,14 +25,11 @@ def stage_inverses(
     keyed = [
         (key_json(key), table, key, op, values, pre) for table, key, op, values, pre in inverses
     ]
+    taken = _staged_ids(conn, store, [(table, item_key) for item_key, table, *_ in keyed])
     for item_key, table, key, *_ in keyed:
-        taken = conn.execute(
-            "SELECT id FROM staged_changes WHERE store = ? AND tbl = ? AND key_json = ?",
-            (store, table, item_key),
-        ).fetchone()
-        if taken:
+        if (table, item_key) in taken:
             raise StagingError(
-                f"{table} {key} already has a staged change ({taken[0]}), so commit "
+                f"{table} {key} already has a staged change ({taken[table, item_key]}), so commit "
                 f"{commit_id} cannot be reverted on top of it",
                 fix="Commit or discard that change first (`tabletalk staged list`), "
                 "then revert again.",
@@ -57,3 +54,24 @@ def stage_inverses(
         ],
     )
     return ids
+
+
+def _staged_ids(
+    conn: sqlite3.Connection, store: str, items: list[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    """The staged change's id of each (table, key text) of `items` that has one, found with a
+    few IN lookups per table instead of one statement per item."""
+    by_table: dict[str, list[str]] = {}
+    for table, item_key in items:
+        by_table.setdefault(table, []).append(item_key)
+    found: dict[tuple[str, str], str] = {}
+    for table, keys in by_table.items():
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            rows = conn.execute(
+                "SELECT key_json, id FROM staged_changes WHERE store = ? AND tbl = ? "
+                f"AND key_json IN ({', '.join('?' * len(chunk))})",
+                (store, table, *chunk),
+            )
+            found.update(((table, item_key), id_) for item_key, id_ in rows)
+    return found

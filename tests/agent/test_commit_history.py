@@ -248,12 +248,17 @@ def test_reverting_a_large_commit_reads_the_table_in_a_few_statements_not_one_pe
         connection.execute("UPDATE items SET note = 'later' WHERE id = 7")
     connection.close()
     statements: list[str] = []
+    staged: list[str] = []
     store._conn.set_trace_callback(statements.append)  # noqa: SLF001 - counts the store's reads
+    area._conn.set_trace_callback(staged.append)  # noqa: SLF001 - and the staging area's
     reverted = area.revert(entry.id)
     store._conn.set_trace_callback(None)  # noqa: SLF001
+    area._conn.set_trace_callback(None)  # noqa: SLF001
     reads = [s for s in statements if 'FROM "items"' in s]
     assert len(reverted) == rows
     assert 0 < len(reads) <= 12, len(reads)  # was 3,004: one per row, then the held rows
+    looked_up = [s for s in staged if s.startswith("SELECT")]
+    assert len(looked_up) <= 40, len(looked_up)  # was 3,000 more: each item already staged?
     report = area.commit()
     [conflict] = report.conflicts
     assert conflict.current is not None and conflict.current["note"] == "later"
