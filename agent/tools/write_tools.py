@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from agent.errors import TabletalkError
+from agent.text_plural import counted, noun
 from agent.tools.base import (
     TABLE_FIELD,
     ToolContext,
@@ -271,7 +272,8 @@ def discard_staged_changes(ctx: ToolContext, args: DiscardInput) -> dict[str, An
         kept = sum(1 for c in staged if c.origin != origin)
         if kept:
             out["keptOthers"] = (
-                f"{kept} change(s) staged by others were kept: at this MCP level you may "
+                f"{counted(kept, 'change')} staged by others {noun(kept, 'was', 'were')} "
+                "kept: at this MCP level you may "
                 "discard only your own; discarding them needs level full"
             )
     return out
