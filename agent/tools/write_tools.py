@@ -258,8 +258,8 @@ def discard_staged_changes(ctx: ToolContext, args: DiscardInput) -> dict[str, An
         others = [c.id for c in staged if c.id in set(args.ids) and c.origin != origin]
         if others:
             raise ToolFailure(
-                f"change{'s' if len(others) > 1 else ''} {', '.join(others[:5])} "
-                "were staged by someone else; nothing was discarded",
+                f"{noun(len(others), 'change')} {', '.join(others[:5])} "
+                f"{noun(len(others), 'was', 'were')} staged by someone else; nothing was discarded",
                 f"at your MCP level you may discard only the changes you staged (origin "
                 f"{origin}); discarding others' changes needs level full",
             )
