@@ -225,7 +225,8 @@ def _run_turn(args: argparse.Namespace, session: ChatSession) -> int:
 def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> dict[str, Any]:
     record = session.last_record
     return {
-        "conversation": session.conversation_id,
+        # null when nothing was saved (a turn that got no answer): no id to continue.
+        "conversation": session.conversation_id if session.conversation.messages else None,
         "model": session.model_id,
         "store": session.store.identity,
         "mode": session.mode,

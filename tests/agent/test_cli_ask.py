@@ -73,6 +73,11 @@ def test_a_setup_error_exits_2_and_keeps_no_empty_conversation(
     assert err.strip().endswith("; nothing was saved")  # no id of a conversation not kept
     assert main(["conversations", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []  # a turn that never got an answer
+    scripted_bedrock.add(
+        *[Error(403, "AccessDeniedException", "You don't have access to the model")] * 2
+    )
+    assert main(["ask", "hello", "--db", db, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["conversation"] is None  # nothing to continue
 
 
 def test_ask_continues_a_conversation(
