@@ -44,6 +44,7 @@ from agent.events import (
 from agent.permissions import PermissionGate, PermissionRequest, denial_message
 from agent.search.searcher import ToolSearcher
 from agent.stop import StopSignal, stop_signal
+from agent.text_plural import counted, noun
 from agent.tool_results import capped_result
 from agent.tools.context import ToolContext
 from agent.toolset import Toolset
@@ -196,8 +197,9 @@ class TurnRunner:
         self.save()
         self.emit(
             Notice(
-                f"The conversation was too long for the model: {replaced} earlier tool "
-                f"result(s) were replaced by a short note and the request was sent again."
+                f"The conversation was too long for the model: "
+                f"{counted(replaced, 'earlier tool result')} {noun(replaced, 'was', 'were')} "
+                "replaced by a short note and the request was sent again."
             )
         )
         return self._call_model(tools)

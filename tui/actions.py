@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
+from agent.text_plural import counted
 from tui.widgets.tab_area import TabArea
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class AppActions(_Base):
         if staged:
             key = self.settings.keys.get("staging", "ctrl+s").split(",")[0]
             message = (
-                f"{staged:,} staged change{'s' * (staged != 1)} "
+                f"{counted(staged, 'staged change')} "
                 f"{'are' if staged != 1 else 'is'} kept; review them with {key} "
                 "or `tabletalk staged list`."
             )
@@ -241,14 +242,14 @@ class AppActions(_Base):
                 return
             entry = next(e for e in entries if e.id == commit_id)
             question = (
-                f"Stage {entry.changes:,} change(s) that undo commit {entry.id} "
+                f"Stage {counted(entry.changes, 'change')} that undo commit {entry.id} "
                 f"({', '.join(entry.tables)})? You review and commit them in the staging panel; "
                 "rows changed since the commit show as conflicts."
             )
 
             def staged(changes: list[Any]) -> None:
                 self.notify(
-                    f"Staged {len(changes):,} change(s) undoing commit {commit_id}; review "
+                    f"Staged {counted(len(changes), 'change')} undoing commit {commit_id}; review "
                     "them, then Commit.",
                     markup=False,
                 )

@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from agent.errors import TabletalkError
+from agent.text_plural import counted, noun
 from agent.text_safety import printable_line
 from tui.screens.confirm import ConfirmScreen
 from tui.workers import run_in_thread
@@ -165,9 +166,14 @@ class IndexBuildLine(Static):
         if not estimate.rows and not estimate.drop:
             self._say(f"The index of {self.shown_table} is up to date.", "done")
             return
-        kept = f" {estimate.unchanged:,} rows are already indexed." if estimate.unchanged else ""
+        unchanged = estimate.unchanged
+        kept = (
+            f" {counted(unchanged, 'row')} {noun(unchanged, 'is', 'are')} already indexed."
+            if unchanged
+            else ""
+        )
         question = (
-            f"Embed {estimate.rows:,} rows of {self.shown_table} (columns {columns}) with "
+            f"Embed {counted(estimate.rows, 'row')} of {self.shown_table} (columns {columns}) with "
             f"{estimate.model} ({estimate.dims} dims)?\n"
             f"About {estimate.tokens:,} tokens: {estimate.price()} (approximate), billed to "
             f"your AWS account.{kept}"
@@ -199,7 +205,7 @@ class IndexBuildLine(Static):
 
     def on_index_build_line_built(self, message: Built) -> None:
         text = (
-            f"Index of {self.shown_table} built: {message.rows:,} rows. vectorSearch can "
+            f"Index of {self.shown_table} built: {counted(message.rows, 'row')}. vectorSearch can "
             "search it from your next message."
         )
         self._say(text, "done")

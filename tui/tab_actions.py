@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 
 from agent.errors import TabletalkError
+from agent.text_plural import counted
 from tui.messages import ChipClicked
 from tui.widgets.home import HomeTab
 from tui.widgets.tab_area import TabArea
@@ -87,7 +88,7 @@ class TabActions(_Base):
         self._show_tabs()
         if not opened:
             self.staging_watch.refresh_now()
-        return f"Opened the staging panel ({len(self.staged_changes)} staged changes)"
+        return f"Opened the staging panel ({counted(len(self.staged_changes), 'staged change')})"
 
     def _show_tabs(self) -> None:
         """Leave the full-width chat so a tab that just opened is visible."""

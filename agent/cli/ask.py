@@ -19,6 +19,7 @@ from agent.cli.common import (
     store_path,
 )
 from agent.errors import TabletalkError
+from agent.text_plural import counted
 
 if TYPE_CHECKING:  # events, session and permissions load only when `ask` runs
     from agent.events import AskUser, TurnEnded, TurnEvent
@@ -33,6 +34,9 @@ SETUP_ERRORS = frozenset(
 )
 """Bedrock failures that only a change of setup fixes (credentials, model access, model id):
 exit status 2, like a bad flag or config, rather than 1 (the turn failed; retrying may help)."""
+
+NOT_SENT = frozenset({"no_credentials", "sso_expired"})
+"""Bedrock failures raised while signing, before any request leaves the machine."""
 
 REASONS = {
     "end_turn": "the model finished its answer",
@@ -221,7 +225,8 @@ def _run_turn(args: argparse.Namespace, session: ChatSession) -> int:
 def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> dict[str, Any]:
     record = session.last_record
     return {
-        "conversation": session.conversation_id,
+        # null when nothing was saved (a turn that got no answer): no id to continue.
+        "conversation": session.conversation_id if session.conversation.messages else None,
         "model": session.model_id,
         "store": session.store.identity,
         "mode": session.mode,
@@ -257,7 +262,7 @@ def _summary(session: ChatSession, ended: TurnEnded, printer: _Printer, staged: 
         )
     if staged:
         print(
-            f"Staged {len(staged)} change(s) for review: `tabletalk staged list{db}`, then "
+            f"Staged {counted(len(staged), 'change')} for review: `tabletalk staged list{db}`, then "
             f"`tabletalk staged commit{db} --all`."
         )
     reason = REASONS.get(ended.reason, ended.reason).format(id=session.conversation_id, db=db)
@@ -265,9 +270,20 @@ def _summary(session: ChatSession, ended: TurnEnded, printer: _Printer, staged: 
         report_error(TabletalkError(ended.error or "the turn failed", fix=ended.fix))
     elif ended.reason in ("step_limit", "other") and ended.detail:
         reason = f"{reason} ({printable(ended.detail)})"
-    usage = ended.usage
-    print(
-        f"-- {reason}; {ended.steps} step(s); tokens in {usage.input} / out {usage.output} / "
-        f"cache read {usage.cache_read}; conversation {session.conversation_id}",
-        file=sys.stderr,
-    )
+    print(f"-- {reason}; " + _what_happened(session, ended), file=sys.stderr)
+
+
+def _what_happened(session: ChatSession, ended: TurnEnded) -> str:
+    """The steps, tokens and conversation id of the turn, or that no request left the machine
+    (e.g. no credentials); the id only when the conversation was saved and can be continued."""
+    if ended.reason == "error" and ended.error_kind in NOT_SENT and ended.steps <= 1:
+        sent = "no request was sent"
+    else:
+        usage = ended.usage
+        sent = (
+            f"{counted(ended.steps, 'step')}; tokens in {usage.input:,} / out {usage.output:,} / "
+            f"cache read {usage.cache_read:,}"
+        )
+    if not session.conversation.messages:
+        return f"{sent}; nothing was saved"
+    return f"{sent}; conversation {session.conversation_id}"

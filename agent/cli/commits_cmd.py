@@ -19,6 +19,7 @@ from agent.cli.common import (
     staging_of,
 )
 from agent.errors import TabletalkError
+from agent.text_plural import counted
 
 if TYPE_CHECKING:  # staging loads only when `commits` runs
     from agent.staging import StagingArea
@@ -84,7 +85,7 @@ def _list(area: StagingArea, as_json: bool, out: TextIO) -> int:
     for entry in entries:
         tables = ", ".join(printable_line(t) for t in entry.tables)
         print(
-            f"{entry.id}  {entry.committed_at}  {entry.changes:>6,} change(s)  {tables}  "
+            f"{entry.id}  {entry.committed_at}  {counted(entry.changes, 'change'):>14}  {tables}  "
             f"by {printable_line(entry.committed_by)}",
             file=out,
         )
@@ -124,7 +125,7 @@ def _change_json(change: LoggedChange) -> dict[str, Any]:
 def _revert(area: StagingArea, commit_id: str, out: TextIO) -> int:
     staged = area.revert(commit_id, origin="revert")
     print(
-        f"Staged {len(staged)} change(s) that undo commit {commit_id}. Review them with "
+        f"Staged {counted(len(staged), 'change')} that undo commit {commit_id}. Review them with "
         "`tabletalk staged diff`, then `tabletalk staged commit --all` (a row changed since "
         "the commit shows as a conflict).",
         file=out,

@@ -11,6 +11,7 @@ from typing import Any
 
 from agent.cli.common import HelpFormatter, resolve_settings
 from agent.errors import TabletalkError
+from agent.text_plural import counted
 
 DESCRIPTION = """\
 Measure whether a model, with a given inline/discoverable split of the tools, does the jobs
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         saved = report.rescore(root, saved)
         (root / "run.json").write_text(json.dumps(saved, indent=1, default=str), "utf-8")
         print(json.dumps(saved, default=str) if args.json else report.render_run(saved))
-        print(f"{saved['rescored']} run(s) changed verdict.", file=sys.stderr)
+        print(f"{counted(saved['rescored'], 'run')} changed verdict.", file=sys.stderr)
         return 0 if all(r["passed"] for r in saved["results"]) else 1
     plan = _plan(args)
     if command == "sweep":

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from agent.cli.common import HelpFormatter, open_cli_store, printable_line, report_error
 from agent.errors import TabletalkError
 from agent.stores.base import Store
+from agent.text_plural import counted
 
 if TYPE_CHECKING:
     from agent.vectors.index import VectorIndex
@@ -120,7 +121,7 @@ def _build(
     todo = estimate.rows
     name = printable_line(table)
     print(
-        f"{name}: {todo:,} rows to embed, {estimate.drop:,} to drop, {estimate.unchanged:,} "
+        f"{name}: {counted(todo, 'row')} to embed, {estimate.drop:,} to drop, {estimate.unchanged:,} "
         f"unchanged (columns {', '.join(map(printable_line, estimate.columns))}; "
         f"{estimate.model}, {estimate.dims} dims)",
         file=out,
@@ -138,7 +139,7 @@ def _build(
         index, plan, estimate, profile=profile, region=region, on_progress=progress.add
     )
     progress.finish()
-    print(f"{name}: {rows:,} rows indexed.", file=out)
+    print(f"{name}: {counted(rows, 'row')} indexed.", file=out)
     return 0
 
 
@@ -178,7 +179,7 @@ def _status(index: VectorIndex, as_json: bool, out: TextIO) -> int:
         return 0
     for e in entries:
         print(
-            f"{printable_line(e['table'])}: {e['rows']:,} rows, {e['stale']:,} stale; columns "
+            f"{printable_line(e['table'])}: {counted(e['rows'], 'row')}, {e['stale']:,} stale; columns "
             f"{', '.join(map(printable_line, e['columns']))}; {printable_line(e['model'])} "
             f"({e['dims']} dims); "
             + (

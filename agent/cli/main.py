@@ -28,6 +28,7 @@ from agent.cli.common import (
 )
 from agent.errors import TabletalkError
 from agent.logs import setup_logging
+from agent.text_plural import counted
 from agent.text_safety import SafeStream, printable_line
 
 EXAMPLES = """\
@@ -117,7 +118,7 @@ def run_info(args: argparse.Namespace) -> int:
         for table in store.list_tables():
             info = store.describe_table(table)
             key = printable_line(", ".join(info.key_columns))
-            print(f"  {printable_line(table):<20} {info.row_count:>9,} rows  key ({key})")
+            print(f"  {printable_line(table):<20} {counted(info.row_count, 'row'):>14}  key ({key})")
     finally:
         store.close()
     return 0

@@ -26,6 +26,7 @@ from agent.cli.common import (
 from agent.errors import ConfigError, TabletalkError
 from agent.logs import setup_logging
 from agent.mcp_server.levels import LEVELS
+from agent.text_plural import counted
 
 DEFAULT_PORT = 8765
 
@@ -220,7 +221,7 @@ def run_http(args: argparse.Namespace) -> int:
     count = len(book.list())
     print(f"tabletalk MCP server on {server.url} ({printable(store.label)})", flush=True)
     print(
-        f"{count} client token(s); create one with `tabletalk mcp token create NAME --level "
+        f"{counted(count, 'client token')}; create one with `tabletalk mcp token create NAME --level "
         "read|stage|full`. A client connects with:",
         flush=True,
     )

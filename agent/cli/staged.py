@@ -19,6 +19,7 @@ from agent.cli.common import (
 )
 from agent.errors import TabletalkError
 from agent.stores.base import transaction_plan
+from agent.text_plural import counted, noun
 
 if TYPE_CHECKING:
     from agent.staging import CommitReport, StagedChange, StagingArea
@@ -100,7 +101,7 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
     if not changes:
         print(f"No staged changes for {area.store.label}.", file=out)
         return 0
-    print(f"{len(changes)} staged change(s) for {area.store.label}:", file=out)
+    print(f"{counted(len(changes), 'staged change')} for {area.store.label}:", file=out)
     table = None
     cut = False
     for change in changes:
@@ -155,7 +156,7 @@ def _commit(area: StagingArea, args: argparse.Namespace, out: TextIO, err: TextI
         return 0
     plan = transaction_plan(area.store, total)
     if plan:
-        print(f"Committing {total} changes as {plan}.", file=err)
+        print(f"Committing {counted(total, 'change')} as {plan}.", file=err)
     report = area.commit(ids, progress=_progress(err))
     print(commit_summary(report, area.store.label), file=out)
     if report.conflicts:
@@ -176,25 +177,26 @@ def _commit(area: StagingArea, args: argparse.Namespace, out: TextIO, err: TextI
 def commit_summary(report: CommitReport, label: str) -> str:
     """One sentence counting what really happened: committed, recovered, conflicts, kept."""
     recovered = len(report.recovered)
-    note = f" ({recovered} already applied by an interrupted commit)" if recovered else ""
+    note = f" ({recovered:,} already applied by an interrupted commit)" if recovered else ""
     if not report.conflicts:
         if not report.committed:
             return f"Nothing left to commit for {label}: another commit settled these changes first."
-        return f"Committed {len(report.committed)} change(s) to {label}{note}."
+        return f"Committed {counted(len(report.committed), 'change')} to {label}{note}."
     done = (
-        f"Committed {len(report.committed)} change(s){note}"
+        f"Committed {counted(len(report.committed), 'change')}{note}"
         if report.committed
         else "Nothing was committed"
     )
     return (
-        f"{done}: {len(report.conflicts)} conflict(s); {len(report.kept)} change(s) are "
-        "still staged."
+        f"{done}: {counted(len(report.conflicts), 'conflict')}; "
+        f"{counted(len(report.kept), 'change')} "
+        f"{noun(len(report.kept), 'is', 'are')} still staged."
     )
 
 
 def _discard(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
     count = area.discard(all=True) if args.all else area.discard(ids=list(args.ids))
-    print(f"Discarded {count} staged change(s) for {area.store.label}.", file=out)
+    print(f"Discarded {counted(count, 'staged change')} for {area.store.label}.", file=out)
     return 0
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from agent.cli.common import resolve_settings
+from agent.text_plural import counted
 
 COLUMNS = ("name", "visibility", "tier", "access", "mcp", "description")
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{cells}  {row['description']}")
     inline = len(toolset.inline_names())
     print(
-        f"\n{len(rows)} tools: {inline} inline, {len(rows) - inline} discoverable. "
+        f"\n{counted(len(rows), 'tool')}: {inline} inline, {len(rows) - inline} discoverable. "
         "`tabletalk tools --json` for every field."
     )
     return 0

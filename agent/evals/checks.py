@@ -22,6 +22,7 @@ from agent.evals.scenario import (
     SearchedCheck,
     StagedCheck,
 )
+from agent.text_plural import counted
 
 
 @dataclass
@@ -87,7 +88,7 @@ def _failure(check: Check, outcome: Outcome) -> str | None:
     if isinstance(check, StagedCheck):
         return _staged(check, outcome)
     if isinstance(check, NothingStagedCheck):
-        return None if not outcome.staged else f"{len(outcome.staged)} change(s) were staged"
+        return None if not outcome.staged else f"{counted(len(outcome.staged), 'change')} staged"
     if isinstance(check, CalledCheck):
         return _called(check, outcome)
     if isinstance(check, SearchedCheck):
@@ -104,7 +105,7 @@ def _failure(check: Check, outcome: Outcome) -> str | None:
     if isinstance(check, MaxStepsCheck):
         if outcome.steps <= check.steps:
             return None
-        return f"took {outcome.steps} steps (at most {check.steps})"
+        return f"took {counted(outcome.steps, 'step')} (at most {check.steps})"
     return f"unknown check {check.kind}"  # pragma: no cover - the scenario model forbids it
 
 
@@ -118,11 +119,11 @@ def _staged(check: StagedCheck, outcome: Outcome) -> str | None:
     what = " ".join(p for p in (check.op, check.table) if p) or "any"
     count = len(matching)
     if check.count is not None and count != check.count:
-        return f"{count} {what} change(s) staged, expected {check.count}"
+        return f"{counted(count, what + ' change')} staged, expected {check.count}"
     if check.min is not None and count < check.min:
-        return f"{count} {what} change(s) staged, expected at least {check.min}"
+        return f"{counted(count, what + ' change')} staged, expected at least {check.min}"
     if check.max is not None and count > check.max:
-        return f"{count} {what} change(s) staged, expected at most {check.max}"
+        return f"{counted(count, what + ' change')} staged, expected at most {check.max}"
     if check.count is None and check.min is None and not matching:
         return f"no {what} change was staged"
     if check.where:

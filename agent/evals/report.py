@@ -11,6 +11,7 @@ from typing import Any
 
 from agent.evals.checks import Outcome, judge
 from agent.evals.scenario import load_scenario
+from agent.text_plural import counted
 from agent.text_safety import printable
 
 Key = tuple[str, str, str]  # (setting, model, scenario)
@@ -83,7 +84,7 @@ def render_run(saved: dict[str, Any]) -> str:
             lines.append(f"    transcript: {result.get('transcript')}")
     if saved.get("interrupted"):
         lines += ["", "interrupted: the table shows the runs that finished."]
-    lines += ["", f"saved as {saved['id']} ({len(saved['results'])} runs)"]
+    lines += ["", f"saved as {saved['id']} ({counted(len(saved['results']), 'run')})"]
     return "\n".join(lines).lstrip("\n")
 
 
@@ -121,7 +122,7 @@ def render_compare(first: dict[str, Any], second: dict[str, Any]) -> str:
         lines.append(
             f"{key[2][:28]:<28} {key[1][:34]:<34} {_rate(old):>18} {_rate(new):>18}  {change}"
         )
-    lines.append(f"\n{better} scenario(s) better, {worse} worse.")
+    lines.append(f"\n{counted(better, 'scenario')} better, {worse:,} worse.")
     return "\n".join(lines)
 
 

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from agent.errors import StagingError
 from agent.staging import StagingArea
+from agent.text_plural import counted, noun
 from agent.tools.base import json_value
 
 Status = Literal["success", "error"]
@@ -42,10 +43,11 @@ def commit_staged(
         return "error", {"error": exc.message, "fix": fix}
     if report.conflicts:
         committed = len(report.committed)
-        done = f"committed {committed} change(s)" if committed else "nothing was committed"
+        done = f"committed {counted(committed, 'change')}" if committed else "nothing was committed"
         return "error", {
-            "error": f"{done}: {len(report.conflicts)} conflict(s); {len(report.kept)} "
-            "change(s) are still staged",
+            "error": f"{done}: {counted(len(report.conflicts), 'conflict')}; "
+            f"{counted(len(report.kept), 'change')} "
+            f"{noun(len(report.kept), 'is', 'are')} still staged",
             "fix": "the items changed since they were staged: ask the user to take the current "
             "values (`tabletalk staged rebase ID`, or the staging panel) so the change applies "
             "on top of them, or discard the conflicting changes (discardStagedChanges); then "
@@ -62,7 +64,7 @@ def commit_staged(
             ],
         }
     message = (
-        f"committed {len(report.committed)} change(s) to {staging.store.label}"
+        f"committed {counted(len(report.committed), 'change')} to {staging.store.label}"
         if report.committed
         else "nothing left to commit: another commit settled these changes first"
     )

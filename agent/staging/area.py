@@ -55,6 +55,7 @@ from agent.staging.review import StagingReview
 from agent.staging.settle import Settlement, has_records, settle_interrupted
 from agent.stores.base import Item, Key, Op, Store
 from agent.stores.sqlite_snapshot import file_id
+from agent.text_plural import noun
 
 __all__ = ["MAX_ITEMS_PER_CALL", "StagingArea"]
 
@@ -349,7 +350,8 @@ class StagingArea:
                     others = [c.id for c in changes if origin is not None and c.origin != origin]
                     if others:
                         raise StagingError(
-                            f"change(s) {', '.join(others[:5])} were staged by someone else "
+                            f"{noun(len(others), 'change')} {', '.join(others[:5])} "
+                            f"{noun(len(others), 'was', 'were')} staged by someone else "
                             f"(not {origin}); nothing was discarded",
                             fix="Discard only the changes you staged (see their origin in the "
                             "list); discarding others' changes needs MCP level full.",
@@ -392,7 +394,8 @@ class StagingArea:
         moved = write.moved_since(self._conn, self.store.identity, planned)
         if moved:
             raise StagingError(
-                f"change(s) {', '.join(moved[:5])} were committed, discarded or changed by "
+                f"{noun(len(moved), 'change')} {', '.join(moved[:5])} "
+                f"{noun(len(moved), 'was', 'were')} committed, discarded or changed by "
                 "another process meanwhile; nothing was rebased",
                 fix="Run the rebase again (`tabletalk staged rebase`) on the changes as they "
                 "are now.",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from agent.staging.encoding import maybe_json
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Store
+from agent.text_plural import counted
 
 
 @dataclass
@@ -29,7 +30,7 @@ class RebaseReport:
 
     def describe(self) -> str:
         """One sentence for the user."""
-        parts = [f"Rebased {len(self.refreshed)} change(s) onto the current values"]
+        parts = [f"Rebased {counted(len(self.refreshed), 'change')} onto the current values"]
         if self.dropped:
             parts.append(
                 f"dropped {len(self.dropped)} that the table already matches "

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StagingError
+from agent.text_plural import counted
 
 _CHUNK = 200
 _OPS = ("create", "update", "delete")
@@ -70,7 +71,7 @@ def recover(path: Path, reason: str) -> str:
         conn.close()
     return (
         f"The staging database was damaged ({reason}); it is kept as {aside}. "
-        f"{len(changes)} staged change(s) and {len(commits)} commit(s) of history could be "
+        f"{counted(len(changes), 'staged change')} and {counted(len(commits), 'commit')} of history could be "
         "read and were recovered into a fresh staging database; check them with "
         "`tabletalk staged list`."
     )

@@ -20,6 +20,7 @@ from agent.staging import history
 from agent.staging.db import COLUMNS, transaction
 from agent.staging.encoding import row_to_change
 from agent.stores.base import ChangeToApply, Store
+from agent.text_plural import counted
 
 
 @dataclass
@@ -37,7 +38,7 @@ class Settlement:
     def describe(self) -> str:
         """One sentence for the user, e.g. after `tabletalk staged list`."""
         return (
-            f"An interrupted commit was settled: {len(self.landed)} change(s) had already "
+            f"An interrupted commit was settled: {counted(len(self.landed), 'change')} had already "
             f"landed in the table and left staging; {len(self.kept)} had not and are still staged."
         )
 

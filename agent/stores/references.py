@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent.stores.base import Item
+from agent.text_plural import counted, noun
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,9 @@ class ReferencingRows:
         """`28 rows of orders (orders.product_id → products.id, e.g. id=3, id=9)`."""
         shown = "; ".join(", ".join(f"{k}={v}" for k, v in e.items()) for e in self.examples)
         more = ", …" if self.count > len(self.examples) else ""
-        plural = "s" * (self.count != 1)
         return (
-            f"{self.count:,} row{plural} of {self.reference.table} still point at "
-            f"{self.targets:,} deleted item{'s' * (self.targets != 1)} "
+            f"{counted(self.count, 'row')} of {self.reference.table} still "
+            f"{noun(self.count, 'points', 'point')} at "
+            f"{counted(self.targets, 'deleted item')} "
             f"({self.reference.describe()}{', e.g. ' + shown + more if shown else ''})"
         )

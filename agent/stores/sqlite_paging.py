@@ -86,9 +86,8 @@ class SQLiteRowSource:
 
     def _table_has_rowid(self) -> bool:
         try:
-            self._conn.execute(
-                f"SELECT {quote_ident(str(self._rowid))} FROM {quote_ident(self.table)} LIMIT 0"
-            )
+            # Bare: quoted, a name no column takes reads as a string in a WITHOUT ROWID table.
+            self._conn.execute(f"SELECT {self._rowid} FROM {quote_ident(self.table)} LIMIT 0")
         except sqlite3.OperationalError:
             return False
         return True

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from agent.errors import TabletalkError
+from agent.text_plural import counted, noun
 from agent.tools.base import (
     TABLE_FIELD,
     ToolContext,
@@ -257,8 +258,8 @@ def discard_staged_changes(ctx: ToolContext, args: DiscardInput) -> dict[str, An
         others = [c.id for c in staged if c.id in set(args.ids) and c.origin != origin]
         if others:
             raise ToolFailure(
-                f"change{'s' if len(others) > 1 else ''} {', '.join(others[:5])} "
-                "were staged by someone else; nothing was discarded",
+                f"{noun(len(others), 'change')} {', '.join(others[:5])} "
+                f"{noun(len(others), 'was', 'were')} staged by someone else; nothing was discarded",
                 f"at your MCP level you may discard only the changes you staged (origin "
                 f"{origin}); discarding others' changes needs level full",
             )
@@ -271,7 +272,8 @@ def discard_staged_changes(ctx: ToolContext, args: DiscardInput) -> dict[str, An
         kept = sum(1 for c in staged if c.origin != origin)
         if kept:
             out["keptOthers"] = (
-                f"{kept} change(s) staged by others were kept: at this MCP level you may "
+                f"{counted(kept, 'change')} staged by others {noun(kept, 'was', 'were')} "
+                "kept: at this MCP level you may "
                 "discard only your own; discarding them needs level full"
             )
     return out

@@ -69,8 +69,15 @@ def test_a_setup_error_exits_2_and_keeps_no_empty_conversation(
     err = capsys.readouterr().err
     assert "error:" in err and "access" in err.lower()
     assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("-- error; 1 step; tokens in 0 ")
+    assert err.strip().endswith("; nothing was saved")  # no id of a conversation not kept
     assert main(["conversations", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []  # a turn that never got an answer
+    scripted_bedrock.add(
+        *[Error(403, "AccessDeniedException", "You don't have access to the model")] * 2
+    )
+    assert main(["ask", "hello", "--db", db, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["conversation"] is None  # nothing to continue
 
 
 def test_ask_continues_a_conversation(
@@ -105,6 +112,8 @@ def test_no_credentials_reads_well(
     err = capsys.readouterr().err
     assert "credentials" in err.lower()
     assert "aws configure" in err or "--profile" in err
+    summary = err.strip().splitlines()[-1]
+    assert summary == "-- error; no request was sent; nothing was saved", summary
 
 
 def test_console_script_runs_a_turn_without_textual_boto3_mcp_pydantic_or_the_ranker(

@@ -63,7 +63,7 @@ def test_cli_commit_says_how_many_transactions(dynamo_endpoint: str) -> None:
     done = tabletalk("staged", "commit", "--all", "--db", DB)
     assert done.returncode == 0, done.stderr
     assert "2 transactions of up to 100 changes" in done.stderr
-    assert "Committed 150 change(s)" in done.stdout
+    assert "Committed 150 changes" in done.stdout
     item = raw_client().get_item(TableName="orders", Key={"id": {"N": "150"}})["Item"]
     assert item["status"] == {"S": "x"}
 

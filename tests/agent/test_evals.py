@@ -132,7 +132,7 @@ def test_rescore_applies_edited_checks_without_calling_bedrock(
                                                       'contains = ["Lyon"]'))
     code = main(["eval", "rescore", saved["id"]])
     out, err = capsys.readouterr()
-    assert code == 1 and "1 run(s) changed verdict" in err and "Lyon" in out
+    assert code == 1 and "1 run changed verdict" in err and "Lyon" in out
     assert len(scripted_bedrock.requests) == asked
 
 

@@ -452,7 +452,7 @@ def test_a_stage_client_discards_only_what_it_staged(
         refused = error_text(
             stage_server.session.call("discardStagedChanges", {"ids": [mine, theirs.id]})
         )
-        assert f"{theirs.id} were staged by someone else; nothing was discarded" in refused
+        assert f"change {theirs.id} was staged by someone else; nothing was discarded" in refused
         assert "needs level full" in refused
         assert {mine, theirs.id} <= {c.id for c in area.list()}
         result = ok(stage_server.session.call("discardStagedChanges", {"all": True}))

@@ -278,7 +278,7 @@ def test_interrupted_commit_is_recognised_as_applied(area: StagingArea) -> None:
     again = area.stage("orders", "update", {"id": 1}, {"status": "x"})
     assert again.id != applied.id and again.pre_image["quantity"] == 77
     assert area.take_notices() == [
-        "An interrupted commit was settled: 1 change(s) had already landed in the table and "
+        "An interrupted commit was settled: 1 change had already landed in the table and "
         "left staging; 1 had not and are still staged."
     ]
     report = area.commit()

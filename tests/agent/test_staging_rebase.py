@@ -63,7 +63,7 @@ def test_an_update_of_a_deleted_item_cannot_be_rebased(area: StagingArea, demo_p
     other_program(demo_path, "DELETE FROM orders WHERE id = 4")
     code, out, _ = cli("staged", "rebase", change.id, "--db", str(demo_path))
     assert code == 1
-    assert "Rebased 0 change(s)" in out and "could not rebase 1" in out
+    assert "Rebased 0 changes" in out and "could not rebase 1" in out
     assert f"{change.id}: the item no longer exists; discard the change" in out
     assert area.get(change.id).pre_image == change.pre_image  # untouched
 
@@ -76,9 +76,9 @@ def test_cli_commit_conflict_advice_names_rebase_and_it_works(
     code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
     assert code == 1 and "`tabletalk staged rebase ID` (or --all)" in out
     code, out, _ = cli("staged", "rebase", "--all", "--db", str(demo_path))
-    assert code == 0 and out.strip() == "Rebased 1 change(s) onto the current values."
+    assert code == 0 and out.strip() == "Rebased 1 change onto the current values."
     code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
-    assert code == 0 and out.startswith("Committed 1 change(s)")
+    assert code == 0 and out.startswith("Committed 1 change ")
     assert area.store.get_item("customers", {"id": 4})["name"] == "Mine"
 
 

@@ -66,10 +66,10 @@ def test_a_fresh_list_diff_or_discard_never_shows_a_change_already_in_the_table(
     killed_after_the_store_committed(area)
     code, out, err = cli("staged", "list", "--db", str(demo_path))
     assert code == 0 and out.startswith("No staged changes")
-    assert "4 change(s) had already landed in the table and left staging" in err
+    assert "4 changes had already landed in the table and left staging" in err
     assert cli("staged", "diff", "--db", str(demo_path))[1].startswith("No staged changes")
     assert cli("staged", "discard", "--all", "--db", str(demo_path))[1].startswith(
-        "Discarded 0 staged change(s)"
+        "Discarded 0 staged changes"
     )
     assert area.store.get_item("orders", {"id": 3})["quantity"] == 103
 
@@ -83,8 +83,8 @@ def test_the_clean_up_commit_counts_what_really_happened(
     other_program(demo_path, "UPDATE orders SET quantity = 7 WHERE id = 4")
     code, out, err = cli("staged", "commit", "--all", "--db", str(demo_path))
     assert code == 1
-    assert "3 change(s) had already landed in the table and left staging; 1 had not" in err
-    assert out.startswith("Nothing was committed: 1 conflict(s); 1 change(s) are still staged.")
+    assert "3 changes had already landed in the table and left staging; 1 had not" in err
+    assert out.startswith("Nothing was committed: 1 conflict; 1 change is still staged.")
     assert f"conflict {ids[3]}" in out and "tabletalk staged rebase" in out
     assert [c.id for c in area.list()] == [ids[3]]
 
@@ -93,7 +93,7 @@ def test_a_commit_settles_first_and_reports_the_recovered_changes(area: StagingA
     ids = stage_four(area)
     killed_after_the_store_committed(area)
     fresh = area.stage("orders", "update", {"id": 9}, {"quantity": 9})  # settles the four
-    assert area.take_notices()[0].startswith("An interrupted commit was settled: 4 change(s)")
+    assert area.take_notices()[0].startswith("An interrupted commit was settled: 4 changes")
     other = StagingArea(area.store, area.path)
     try:
         report = other.commit()
@@ -185,8 +185,8 @@ def test_two_commit_processes_started_together_both_tell_the_truth(
     codes = sorted(child.returncode for child in children)
     said = [out + err for out, err in outputs]
     assert not any("conflict" in text for text in said), said
-    assert sum(f"Committed {total} change(s)" in text for text in said) == 1, said
-    other = next(text for text in said if f"Committed {total}" not in text)
+    assert sum(f"Committed {total:,} changes" in text for text in said) == 1, said
+    other = next(text for text in said if f"Committed {total:,}" not in text)
     assert (
         "another commit is running" in other
         or "Nothing to commit" in other

@@ -92,7 +92,7 @@ def test_index_build_reads_every_item_by_paginated_scan(
     client.delete_item(TableName="products", Key={"id": {"N": "6"}})
     capsys.readouterr()
     assert build() == 0
-    assert "1 rows to embed, 1 to drop, 128 unchanged" in capsys.readouterr().out
+    assert "1 row to embed, 1 to drop, 128 unchanged" in capsys.readouterr().out
     assert scripted_bedrock.invocations[-1][1]["inputText"] == "name: heated wool blanket"
     assert len(scripted_bedrock.invocations) == 130 + 1 + 1  # build, the query, the rebuild
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from agent import paths
 from agent.staging import StagingArea
 from agent.stores.sqlite import SQLiteStore
+from agent.text_plural import counted
 
 ROOT = Path(__file__).resolve().parents[2]
 CREATES = 5
@@ -152,7 +153,7 @@ class Harness:
         out, err = child.communicate(timeout=600)
         took = time.monotonic() - started
         assert child.returncode == 0, (out, err)
-        assert out.startswith(f"Committed {len(self.ids)} change(s)"), out
+        assert out.startswith(f"Committed {counted(len(self.ids), 'change')}"), out
         return took
 
     def kill_once(self, aim: str, delay: float) -> Outcome:

@@ -255,3 +255,31 @@ async def test_ask_takes_a_typed_answer_too(make_app, scripted_bedrock) -> None:
         assert any("Nantes" in block.get("text", "") for m in sent[-1:] for block in m["content"])
         assert app.query(AssistantMessage).last().source == "Nantes then."
         assert all(chip.disabled for chip in app.query(AnswerChip)), "the old choices are spent"
+
+
+async def test_typing_in_a_picker_jumps_to_the_option_that_matches(make_app) -> None:
+    """ctrl+t, `ord`, Enter opens orders (typed letters used to do nothing, so Enter opened
+    the first table); text inside a name matches too, and what matches nothing says so."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        await pilot.press("o", "r", "d")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert [t.table for t in app.query(TableTab)] == ["orders"]
+
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, PickerScreen)
+        await pilot.press("l", "e", "v")  # inside "stock_levels"
+        listed = picker.query_one("OptionList")
+        assert picker.options[listed.highlighted][0] == "stock_levels"
+        await pilot.press("q", "x")  # matches nothing: the cursor stays, the hint says so
+        assert picker.options[listed.highlighted][0] == "stock_levels"
+        assert "no match" in str(picker.query_one("#picker-hint").render())
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert [t.table for t in app.query(TableTab)] == ["orders"]

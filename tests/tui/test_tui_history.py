@@ -35,10 +35,12 @@ async def test_a_bulk_edit_commit_reverted_from_the_history_view_restores_every_
         await settle(app, pilot)
         assert isinstance(app.screen, HistoryScreen)
         assert app.screen.query_one("#commits").row_count == 1
+        shown = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "1 commit. Revert stages" in shown, shown
         await pilot.press("r")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen)
-        assert "35 change(s)" in app.screen.question
+        assert "35 changes" in app.screen.question
         await pilot.press("y")
         await settle(app, pilot)
         assert app.status.staged == 35

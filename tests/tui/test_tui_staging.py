@@ -751,4 +751,4 @@ async def test_what_opening_staging_settled_is_told_in_the_app(
     async with app.run_test(size=SIZE) as pilot:
         told = lambda: [m for m in notified if "interrupted commit" in m]  # noqa: E731
         await until(app, pilot, told)
-        assert "1 change(s) had already landed" in told()[0]
+        assert "1 change had already landed" in told()[0]

@@ -19,6 +19,7 @@ from agent.stores.sqlite import SQLiteStore
 from agent.stores.sqlite_paging import CELL_CHARS, SQLiteRowSource
 from tests.tui.helpers import SIZE, settle
 from tui.app import TabletalkApp
+from tui.screens.error import ErrorScreen
 from tui.screens.row_detail import RowDetailScreen
 from tui.widgets.table_tab import TableTab
 
@@ -289,3 +290,16 @@ async def test_tables_whose_names_read_alike_once_cleaned_open_in_their_own_tabs
         tabs = list(app.query(TableTab))
         assert [t.table for t in tabs] == ["q182 x1274", "q182:x1274"]
         assert [c.name for c in tabs[1].view.columns] == ["id", "w"]
+
+
+async def test_every_demo_table_opens_without_an_error(make_app) -> None:
+    """A new user's first look: each demo table (stock_levels has a composite key and no row
+    id) opens in a tab with its row count, and no error modal."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        for table in app.store.list_tables():
+            await app.open_table(table)
+            await settle(app, pilot)
+            assert not isinstance(app.screen, ErrorScreen), table
+            tab = next(t for t in app.query(TableTab) if t.table == table)
+            assert tab.view.source.count() == app.store.count(table) > 0

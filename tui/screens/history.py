@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Static
 
 from agent.staging.history import CommitEntry
+from agent.text_plural import counted
 
 
 class HistoryScreen(ModalScreen[str | None]):
@@ -59,7 +60,7 @@ class HistoryScreen(ModalScreen[str | None]):
                 Text(", ".join(entry.tables)), Text(entry.committed_by), key=entry.id,
             )
         summary = (
-            f"{len(self.entries)} commit(s). Revert stages the inverse changes for review; "
+            f"{counted(len(self.entries), 'commit')}. Revert stages the inverse changes for review; "
             "rows changed since show as conflicts."
             if self.entries else "No commits yet: commit staged changes and they appear here."
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -10,6 +11,10 @@ from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from tui.terminal_text import visible
+
+HINT = "enter choose · type to jump · esc cancel"
 
 
 class EndStopList(OptionList):
@@ -27,6 +32,7 @@ class EndStopList(OptionList):
 
 class PickerScreen(ModalScreen[str | None]):
     """Options as (id, label) pairs; Enter picks (dismisses with the id), Esc cancels (None).
+    Typing jumps to the first option whose label starts with (else holds) what was typed.
 
     `highlighted` is the option the cursor starts on (the first when None)."""
 
@@ -57,6 +63,7 @@ class PickerScreen(ModalScreen[str | None]):
         self.help_text = help_text
         self.empty = empty
         self.highlighted = highlighted
+        self.typed = ""
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -70,7 +77,43 @@ class PickerScreen(ModalScreen[str | None]):
                 yield options
             else:
                 yield Static(Text(self.empty))
-            yield Static(Text("enter choose · esc cancel"), classes="picker-help")
+            yield Static(Text(HINT), classes="picker-help", id="picker-hint")
+
+    def on_key(self, event: events.Key) -> None:
+        """Type to jump: letters extend what was typed, backspace takes one back."""
+        if not self.options:
+            return
+        if event.key == "backspace" and self.typed:
+            typed = self.typed[:-1]
+        elif event.is_printable and event.character and not event.character.isspace():
+            typed = self.typed + event.character
+            if self._match(typed) is None:  # a fresh start when the longer text fits nothing
+                typed = event.character
+        else:
+            return
+        event.stop()
+        event.prevent_default()
+        self.typed = typed
+        found = self._match(typed)
+        if found is not None:
+            self.query_one(OptionList).highlighted = found
+        shown = visible(typed)
+        hint = f"{HINT} · typed: {shown}" if typed else HINT
+        if typed and found is None:
+            hint += " (no match)"
+        self.query_one("#picker-hint", Static).update(Text(hint))
+
+    def _match(self, typed: str) -> int | None:
+        """The first option whose label starts with `typed`, else the first holding it."""
+        if not typed:
+            return None
+        wanted = typed.casefold()
+        labels = [label.casefold() for _, label in self.options]
+        for test in (str.startswith, str.__contains__):
+            for index, label in enumerate(labels):
+                if test(label, wanted):
+                    return index
+        return None
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

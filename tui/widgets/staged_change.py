@@ -17,6 +17,7 @@ from textual.widgets import Button, Static
 from agent.staging import AttributeDiff, StagedChange
 from agent.staging.merge import ORIGIN_JOIN
 from agent.staging.review import show_value
+from agent.text_plural import counted
 from tui.widgets.fitted_lines import FittedLines, Line
 
 OP_STYLE = {"create": "ansi_green", "update": "ansi_yellow", "delete": "ansi_red"}
@@ -126,7 +127,7 @@ def change_text(
         lines += diff_lines(change.op, diff, VALUE_LIMIT)
     if len(diffs) > ATTRIBUTES_SHOWN:
         more = len(diffs) - ATTRIBUTES_SHOWN
-        text = f"… {more} more attribute{'s' * (more != 1)} (enter: all)"
+        text = f"… {counted(more, 'more attribute')} (enter: all)"
         lines.append(Line(Content.styled(text, "dim"), Content("  ")))
     if conflict is not None:
         first, *rest = conflict_lines(change, conflict)

@@ -18,6 +18,7 @@ from textual.widgets import Button
 from agent.errors import StagedSetMoved
 from agent.staging import StagedChange
 from agent.staging.review import ChangeFilter
+from agent.text_plural import counted, noun
 from tui.messages import signature
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ class StagingActions(Widget):
                 )
 
         verb = "Commit" if action == "commit" else "Discard"
-        question = f"{verb} the {count:,} staged change{'s' * (count != 1)} the filter matches?"
+        question = f"{verb} the {counted(count, 'staged change')} the filter matches?"
         self.app.push_screen(ConfirmScreen(f"{verb} these", question, yes=verb), answered)
 
     @on(Button.Pressed, "#reject-all")
@@ -126,7 +127,7 @@ class StagingActions(Widget):
         changes = list(self.changes)
         count = len(changes)
         question = (
-            f"Discard {count:,} staged change{'s' * (count != 1)}? "
+            f"Discard {counted(count, 'staged change')}? "
             "They are dropped from staging and never reach the table."
         )
 
@@ -152,7 +153,7 @@ class StagingActions(Widget):
         if count is None:
             self._said_moved()
             return
-        self.app.notify(f"Rejected {count:,} staged change{'s' * (count != 1)}.", markup=False)
+        self.app.notify(f"Rejected {counted(count, 'staged change')}.", markup=False)
 
     def _said_moved(self) -> None:
         self._shown = None
@@ -183,7 +184,7 @@ class StagingActions(Widget):
             return
         rows = sum(o.count for o in orphans)
         question = (
-            f"The deletes in this commit leave {rows:,} row{'s' * (rows != 1)} pointing at "
+            f"The deletes in this commit leave {counted(rows, 'row')} pointing at "
             "items that will be gone:\n"
             + "\n".join(f"• {o.describe()}" for o in orphans)
             + "\nCommit anyway?"
@@ -232,7 +233,8 @@ class StagingActions(Widget):
                 else "Reject them, or change the table back and commit again."
             )
             self.app.notify(
-                f"Nothing was committed: {len(report.conflicts):,} change(s) conflict with the "
+                f"Nothing was committed: {counted(len(report.conflicts), 'change')} "
+                f"{noun(len(report.conflicts), 'conflicts', 'conflict')} with the "
                 f"table as it is now. They stay staged (marked ⚠, listed first). {after}",
                 title="Commit conflict",
                 severity="error",
@@ -242,7 +244,7 @@ class StagingActions(Widget):
             self.filter = ChangeFilter(ids=tuple(self.conflicts))
             self._shown = None
         else:
-            self.app.notify(f"Committed {len(report.committed):,} change(s).", markup=False)
+            self.app.notify(f"Committed {counted(len(report.committed), 'change')}.", markup=False)
 
     def committing_failed(self) -> None:
         self.remove_class("-committing")

@@ -26,6 +26,7 @@ from agent.staging import StagedChange
 from agent.staging.review import ChangeFilter, ChangeGroup
 from agent.stores.base import transaction_plan
 from agent.stores.references import ReferencingRows
+from agent.text_plural import counted
 from tui.messages import signature
 from tui.widgets.change_list import ChangeList
 from tui.widgets.fitted_lines import FittedLines, Line
@@ -292,7 +293,7 @@ class StagingPanel(TabPane, StagingActions):
         count = snap.total
         tables = ", ".join(f"{t} {n:,}" for t, n in snap.tables)
         summary = (
-            f"{count:,} staged change{'s' * (count != 1)} ({tables})"
+            f"{counted(count, 'staged change')} ({tables})"
             if count
             else "Nothing staged."
         )
@@ -385,7 +386,7 @@ class StagingPanel(TabPane, StagingActions):
             where = ", ".join(f"{o.count:,} in {o.reference.table}" for o in orphans)
             self._orphans.update(
                 Content(
-                    f"⚠ Staged deletes leave {rows:,} row{'s' * (rows != 1)} pointing at nothing "
+                    f"⚠ Staged deletes leave {counted(rows, 'row')} pointing at nothing "
                     f"({where}); the commit asks first."
                 )
             )

@@ -14,6 +14,7 @@ from textual.widgets import Input, Static
 
 from agent.errors import TabletalkError
 from agent.stores.paging import RowSource
+from agent.text_plural import counted
 from tui.widgets.tab_area import TabArea, TabPane
 from tui.widgets.table_view import TableView
 
@@ -162,7 +163,7 @@ class TableTab(TabPane):
     def _update_info(self) -> None:
         view = self.view
         rows = view.total_rows
-        total = "counting…" if rows is None else f"{rows:,} row{'s' * (rows != 1)}"
+        total = "counting…" if rows is None else counted(rows, "row")
         parts = [total]
         if self._staged:  # counted over the table: a filter may hide some of them
             where = "here" if self.tab_title == self.table else f"in {self.table}"
