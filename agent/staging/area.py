@@ -444,8 +444,9 @@ class StagingArea:
                         unseen = write.unseen_since(self._conn, self.store.identity, as_shown)
                         if unseen > 0:
                             raise StagedSetMoved(
-                                f"{unseen:,} change(s) were staged by another process since the "
-                                "changes were shown; nothing was committed",
+                                f"{unseen:,} {noun(unseen, 'change was', 'changes were')} "
+                                "staged by another process since the changes were shown; "
+                                "nothing was committed",
                                 fix="Look at the staged changes again, then commit.",
                             )
                     if ids is None:

@@ -197,7 +197,7 @@ def test_a_commit_of_what_was_shown_refuses_a_change_staged_unseen_meanwhile(
     when(app, "BEGIN", lambda: mcp.stage("orders", "update", {"id": 2}, {"status": "refunded"}))
     with pytest.raises(StagedSetMoved) as caught:
         app.commit([c.id for c in shown], as_shown=shown)
-    assert "1 change(s) were staged by another process" in str(caught.value)
+    assert "1 change was staged by another process" in str(caught.value)
     assert status(app.store, 1) != "cancelled" and app.count() == 2
     report = app.commit([c.id for c in shown], as_shown=app.list())
     assert report.ok and status(app.store, 1) == "cancelled" and app.count() == 1
