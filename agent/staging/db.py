@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from agent.errors import StagingError
 from agent.staging.history import SCHEMA as HISTORY_SCHEMA
@@ -61,6 +62,20 @@ CREATE TABLE IF NOT EXISTS commits_in_progress (
 """
 
 COLUMNS = "id, store, tbl, key_json, op, values_json, pre_image_json, origin, created_at"
+
+
+IN_CHUNK = 500
+"""Values per `IN (...)` list (SQLite's parameter limit is 999 on older builds)."""
+
+
+def rows_in(
+    conn: sqlite3.Connection, sql: str, values: list[Any], *before: Any
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of `sql` (holding one `{marks}` for an IN list) for every chunk of `values`,
+    with the parameters `before` ahead of each chunk."""
+    for start in range(0, len(values), IN_CHUNK):
+        chunk = values[start : start + IN_CHUNK]
+        yield from conn.execute(sql.format(marks=", ".join("?" * len(chunk))), (*before, *chunk))
 
 
 def commits_in_progress(conn: sqlite3.Connection, store: str) -> set[str]:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent.errors import StagingError
+from agent.staging.db import rows_in
 from agent.staging.encoding import dumps, key_json, maybe_json, take_ids
 from agent.staging.write import existing_ids
 from agent.stores.base import Item, Key, Op
@@ -66,12 +67,7 @@ def _staged_ids(
         by_table.setdefault(table, []).append(item_key)
     found: dict[tuple[str, str], str] = {}
     for table, keys in by_table.items():
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            rows = conn.execute(
-                "SELECT key_json, id FROM staged_changes WHERE store = ? AND tbl = ? "
-                f"AND key_json IN ({', '.join('?' * len(chunk))})",
-                (store, table, *chunk),
-            )
-            found.update(((table, item_key), id_) for item_key, id_ in rows)
+        sql = "SELECT key_json, id FROM staged_changes WHERE store = ? AND tbl = ? AND key_json IN ({marks})"
+        rows = rows_in(conn, sql, keys, store, table)
+        found.update(((table, item_key), id_) for item_key, id_ in rows)
     return found

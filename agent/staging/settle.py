@@ -17,7 +17,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from agent.staging import history
-from agent.staging.db import COLUMNS, transaction
+from agent.staging.db import COLUMNS, rows_in, transaction
 from agent.staging.encoding import row_to_change
 from agent.stores.base import ChangeToApply, Store
 from agent.text_plural import counted
@@ -76,17 +76,8 @@ def settle_interrupted(store: Store, conn: sqlite3.Connection) -> Settlement:
 
 def _staged(conn: sqlite3.Connection, store: str, ids: list[str]) -> list[ChangeToApply]:
     """The still-staged changes among `ids` (a landed unit's ids are already gone)."""
-    found: list[ChangeToApply] = []
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        rows = conn.execute(
-            f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND id IN ({marks}) "
-            "ORDER BY seq",
-            (store, *chunk),
-        )
-        found.extend(row_to_change(r).to_apply() for r in rows)
-    return found
+    sql = f"SELECT {COLUMNS} FROM staged_changes WHERE store = ? AND id IN ({{marks}}) ORDER BY seq"
+    return [row_to_change(r).to_apply() for r in rows_in(conn, sql, ids, store)]
 
 
 def forget(conn: sqlite3.Connection, ids: list[str], commit_id: str | None = None) -> None:

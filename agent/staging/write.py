@@ -14,7 +14,7 @@ from typing import Any
 
 from agent.errors import TabletalkError
 from agent.staging.checks import in_commit_error, others_change_error, summarize
-from agent.staging.db import COLUMNS, commits_in_progress
+from agent.staging.db import COLUMNS, commits_in_progress, rows_in
 from agent.staging.encoding import dumps, key_json, loads, maybe_json, row_to_change, take_ids
 from agent.staging.merge import check_new, fold, joined_origin
 from agent.staging.model import StagedChange
@@ -131,44 +131,23 @@ def existing_ids(conn: sqlite3.Connection, candidates: list[str]) -> set[str]:
         if total <= len(candidates):
             every = {r[0] for r in conn.execute("SELECT id FROM staged_changes")}
             return every.intersection(candidates)
-    found: set[str] = set()
-    for start in range(0, len(candidates), 500):
-        chunk = candidates[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        rows = conn.execute(f"SELECT id FROM staged_changes WHERE id IN ({marks})", chunk)
-        found.update(r[0] for r in rows)
-    return found
+    rows = rows_in(conn, "SELECT id FROM staged_changes WHERE id IN ({marks})", candidates)
+    return {r[0] for r in rows}
 
 
 def staged_by_id(conn: sqlite3.Connection, store: str, ids: list[str]) -> list[StagedChange]:
     """Those of the changes `ids` of `store` that are staged now (in no particular order)."""
-    found: list[StagedChange] = []
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        rows = conn.execute(
-            # By the id index: neither the store index (every change of the store) nor a seq sort.
-            f"SELECT {COLUMNS} FROM staged_changes WHERE +store = ? AND id IN ({marks})",
-            (store, *chunk),
-        )
-        found.extend(map(row_to_change, rows))
-    return found
+    # By the id index: neither the store index (every change of the store) nor a seq sort.
+    sql = f"SELECT {COLUMNS} FROM staged_changes WHERE +store = ? AND id IN ({{marks}})"
+    return [row_to_change(r) for r in rows_in(conn, sql, ids, store)]
 
 
 def moved_since(conn: sqlite3.Connection, store: str, read: list[StagedChange]) -> list[str]:
     """Ids of the changes `read` earlier that are no longer staged with the same op and values
     (committed, discarded or folded into since): call inside the transaction that acts on them.
     A bulk edit's changes share one values text, decoded once."""
-    now: dict[str, tuple[str, str]] = {}
-    ids = [c.id for c in read]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        rows = conn.execute(
-            f"SELECT id, op, values_json FROM staged_changes WHERE +store = ? AND id IN ({marks})",
-            (store, *chunk),
-        )
-        now.update((id_, (op, values)) for id_, op, values in rows)
+    sql = "SELECT id, op, values_json FROM staged_changes WHERE +store = ? AND id IN ({marks})"
+    now = {id_: (op, values) for id_, op, values in rows_in(conn, sql, [c.id for c in read], store)}
     decoded: dict[str, Any] = {}
     moved = []
     for change in read:
