@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import paths
-from agent.errors import InDoubtError, StagedSetMoved, StagingError, TabletalkError
+from agent.errors import InDoubtError, StagingError, TabletalkError
 from agent.staging import history, write
 from agent.staging.bulk import stage_query_set_based, stage_set_based
 from agent.staging.checks import (
@@ -434,21 +434,7 @@ class StagingArea:
 
                 def choose() -> Pending:  # run inside the transaction recording the commit
                     if as_shown is not None:
-                        moved = write.moved_since(self._conn, self.store.identity, as_shown)
-                        if moved:
-                            raise StagedSetMoved(
-                                f"{len(moved):,} of the changes shown were committed, discarded "
-                                "or changed by another process meanwhile; nothing was committed",
-                                fix="Look at the staged changes again, then commit.",
-                            )
-                        unseen = write.unseen_since(self._conn, self.store.identity, as_shown)
-                        if unseen > 0:
-                            raise StagedSetMoved(
-                                f"{unseen:,} {noun(unseen, 'change was', 'changes were')} "
-                                "staged by another process since the changes were shown; "
-                                "nothing was committed",
-                                fix="Look at the staged changes again, then commit.",
-                            )
+                        write.check_as_shown(self._conn, self.store.identity, as_shown)
                     if ids is None:
                         return pending_all(self._conn, self.store.identity, self.path)
                     chosen = pending_chosen(self._conn, self.store.identity, self.path, wanted)

@@ -12,13 +12,14 @@ from datetime import UTC, datetime
 from itertools import repeat
 from typing import Any
 
-from agent.errors import TabletalkError
+from agent.errors import StagedSetMoved, TabletalkError
 from agent.staging.checks import in_commit_error, others_change_error, summarize
 from agent.staging.db import COLUMNS, commits_in_progress, rows_in
 from agent.staging.encoding import dumps, key_json, loads, maybe_json, row_to_change, take_ids
 from agent.staging.merge import check_new, fold, joined_origin
 from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op, Store, TableShape
+from agent.text_plural import noun
 
 
 def write_changes(
@@ -170,6 +171,25 @@ def unseen_since(conn: sqlite3.Connection, store: str, read: list[StagedChange])
         "SELECT count(*) FROM staged_changes WHERE store = ?", (store,)
     ).fetchone()[0]
     return staged - len({c.id for c in read})
+
+
+def check_as_shown(conn: sqlite3.Connection, store: str, shown: list[StagedChange]) -> None:
+    """Inside a commit's transaction: StagedSetMoved when the store's staged changes are no
+    longer exactly `shown` (one moved, or another was staged since a person reviewed them)."""
+    moved = moved_since(conn, store, shown)
+    if moved:
+        raise StagedSetMoved(
+            f"{len(moved):,} of the changes shown were committed, discarded or changed by "
+            "another process meanwhile; nothing was committed",
+            fix="Look at the staged changes again, then commit.",
+        )
+    unseen = unseen_since(conn, store, shown)
+    if unseen > 0:
+        raise StagedSetMoved(
+            f"{unseen:,} {noun(unseen, 'change was', 'changes were')} staged by another "
+            "process since the changes were shown; nothing was committed",
+            fix="Look at the staged changes again, then commit.",
+        )
 
 
 def item_entries(
