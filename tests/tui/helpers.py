@@ -17,8 +17,8 @@ QUIET_ROUNDS_MAX = 200
 
 
 async def settle(app: TabletalkApp, pilot: Any) -> None:
-    """Wait for every worker to finish and every posted message (and streamed text) to be
-    handled: until two rounds in a row find nothing running (a finished worker may post a
+    """Wait for every worker to finish, any turn to end and every posted message (and streamed
+    text) to be handled: until two rounds in a row find nothing running (a finished worker may post a
     message that starts another; on a loaded machine such chains take several rounds)."""
     quiet = 0
     for _ in range(QUIET_ROUNDS_MAX):
@@ -29,7 +29,9 @@ async def settle(app: TabletalkApp, pilot: Any) -> None:
         await pilot.pause()
         while app.chat.rendering:
             await pilot.pause()
-        if any(w.is_running for w in app.workers) or _staging_reading(app):
+        # A turn is running until the chat says it ended: its worker may not have started
+        # yet (just after a click) or have ended with its end message still on its way.
+        if any(w.is_running for w in app.workers) or app.chat.busy or _staging_reading(app):
             quiet = 0
         else:
             quiet += 1

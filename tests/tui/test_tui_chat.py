@@ -225,7 +225,10 @@ async def test_send_and_stop_are_pressed_by_click_or_enter_and_not_while_disable
         assert await pilot.click("#send")
         await settle(app, pilot)
         app.chat.composer.text = "two"
-        app.chat.query_one("#send").focus()
+        send_button = app.chat.query_one("#send")
+        send_button.focus()  # applied at the app's next turn of its loop, not here
+        await pilot.pause()
+        assert send_button.has_focus and not send_button.disabled and not app.chat.busy
         await pilot.press("enter")
         await settle(app, pilot)
         assert texts(app, UserMessage) == ["one", "two"]
