@@ -12,14 +12,7 @@ from agent.errors import BadKeyError
 from agent.staging import StagingArea
 from agent.stores.paging import PAGE_SIZE
 from agent.stores.sqlite import SQLiteStore
-
-
-def make_db(path: Path, sql: str) -> Path:
-    conn = sqlite3.connect(path)
-    conn.executescript(sql)
-    conn.commit()
-    conn.close()
-    return path
+from tests.support.sqlite_files import make_db
 
 
 @pytest.mark.parametrize("kind", ["INTEGER", "TEXT"])

@@ -22,14 +22,7 @@ from agent.errors import (
 )
 from agent.stores.base import ChangeToApply
 from agent.stores.sqlite import SQLiteStore
-
-
-def make_db(path: Path, script: str) -> Path:
-    conn = sqlite3.connect(path)
-    conn.executescript(script)
-    conn.commit()
-    conn.close()
-    return path
+from tests.support.sqlite_files import make_db
 
 
 @pytest.fixture
@@ -316,7 +309,9 @@ def test_a_damaged_database_is_named_as_damaged_at_open(demo_path: Path, how: st
 def test_damage_found_by_a_query_is_named_as_damage(demo_path: Path) -> None:
     store = SQLiteStore.open(demo_path)
     with sqlite3.connect(demo_path) as conn:
-        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'orders'").fetchone()[0]
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'orders'").fetchone()[
+            0
+        ]
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
     conn.close()
     with demo_path.open("r+b") as handle:  # overwrite the orders table's root page
