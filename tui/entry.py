@@ -61,9 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         from agent.cli.main import main as cli_main
 
         return cli_main(argv)
-    from tui import startup_gc
+    from tui import startup_code, startup_gc
 
     startup_gc.pause()  # resumed by the app after its first frame
+    startup_code.install()  # removed by the app after its first frame
     from agent.cli.common import report_error
     from agent.errors import TabletalkError
     from agent.logs import setup_logging
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         store, settings, conversation_id = prepare(argv)
     except TabletalkError as exc:
         startup_gc.resume()
+        startup_code.uninstall()
         return report_error(exc)
     from tui.app import TabletalkApp
 
@@ -81,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         app.run()
     finally:
         startup_gc.resume()  # the app may have ended before its first frame
+        startup_code.uninstall()
         app.staging_watch.close()
         store.close()
     return app.return_code or 0
