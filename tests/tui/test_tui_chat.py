@@ -12,7 +12,8 @@ from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import SIZE, send, settle
 from tui.app import TabletalkApp, default_session_factory
 from tui.widgets.action_button import ActionButton
-from tui.widgets.chat_items import AssistantMessage, ChipButton, NoteLine, ToolLine, UserMessage
+from tui.widgets.chat_items import AssistantMessage, ChipButton, ToolLine, UserMessage
+from tui.widgets.chat_lines import NoteLine
 from tui.widgets.table_tab import TableTab
 
 

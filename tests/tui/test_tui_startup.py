@@ -1,6 +1,7 @@
 """The app's first screen comes before anything it does not need: the chat session, the tool
 models, staging, boto3, the MCP SDK and Markdown load afterwards, on a worker; table tabs,
-modal screens, the staging panel and a turn's events load on first use; Textual's
+modal screens, the staging panel, a turn's events and the chat's message widgets load on first
+use; Textual's
 TabbedContent and Tabs never (the tab strip is ours). The first frame already shows the
 footer's keys."""
 
@@ -28,6 +29,7 @@ HEAVY = (
     "tui.screens.confirm", "tui.screens.error", "tui.screens.permission",
     "textual.widgets._footer", "textual.widgets._markdown", "textual.widgets._data_table",
     "textual.widgets._tabbed_content", "textual.widgets._tabs", "textual.widgets._content_switcher",
+    "tui.widgets.chat_items", "textual.widgets._collapsible",
 )
 
 
@@ -133,3 +135,24 @@ def test_tabletalk_starts_without_the_garbage_collector_and_runs_it_after_the_fi
         "start-up frozen": True,
         "collecting after the app": True,
     }
+
+
+SEND_AT_ONCE = PROBE.replace(
+    "        self.exit()\n",
+    "        for key in ('h', 'i', 'enter'):  # typed the moment the first frame is out\n"
+    "            self._driver.send_message(events.Key(key, None if key == 'enter' else key))\n"
+    "        self.set_interval(0.05, self._wait_for_message)\n\n"
+    "    def _wait_for_message(self) -> None:\n"
+    "        self.ticks = getattr(self, 'ticks', 0) + 1\n"
+    "        shown = [m.text for m in self.query('UserMessage')]\n"
+    "        if shown or self.ticks > 2000:  # 100 s: it never came\n"
+    "            print(json.dumps({'shown': shown}))\n"
+    "            self.exit()\n",
+).replace("from tui.app import TabletalkApp", "from textual import events\nfrom tui.app import TabletalkApp")
+
+
+def test_a_message_sent_the_moment_the_first_screen_is_out_shows_in_the_chat(
+    isolated_dirs: Path,
+) -> None:
+    """The message widgets load with the first one shown (not before the first screen)."""
+    assert _last_json_line(SEND_AT_ONCE, timeout=180) == {"shown": ["hi"]}
