@@ -112,6 +112,9 @@ def prepare(argv):
         def _after_first_frame(self) -> None:
             seen["collecting after the first frame"] = gc.isenabled()
             seen["start-up frozen"] = gc.get_freeze_count() > 0
+            seen["argparse and the CLI's helpers"] = [
+                name for name in ("argparse", "agent.cli.common") if name in sys.modules
+            ]
             self.exit()
 
     tui.app.TabletalkApp = Probe
@@ -133,6 +136,7 @@ def test_tabletalk_starts_without_the_garbage_collector_and_runs_it_after_the_fi
         "collecting while composing": False,
         "collecting after the first frame": True,
         "start-up frozen": True,
+        "argparse and the CLI's helpers": [],  # no flags: no parser to build
         "collecting after the app": True,
     }
 
