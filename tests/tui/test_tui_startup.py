@@ -29,7 +29,10 @@ HEAVY = (
     "tui.screens.confirm", "tui.screens.error", "tui.screens.permission",
     "textual.widgets._footer", "textual.widgets._markdown", "textual.widgets._data_table",
     "textual.widgets._tabbed_content", "textual.widgets._tabs", "textual.widgets._content_switcher",
-    "tui.widgets.chat_items", "textual.widgets._collapsible",
+    "tui.widgets.chat_items", "textual.widgets._collapsible", "argparse", "agent.cli.common",
+    "agent.stores.sqlite_apply", "agent.stores.sqlite_set_apply", "agent.stores.sqlite_guarded",
+    "agent.stores.sqlite_holds", "agent.stores.sqlite_indexes", "agent.stores.references",
+    "agent.stores.paging",
 )
 
 
