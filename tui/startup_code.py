@@ -7,8 +7,9 @@ The `tabletalk` entry installs the hooks before its imports and the app removes 
 first frame (`uninstall`), so only start-up uses them. The cache holds what the compiler made
 of the same text on the same interpreter (it is keyed by the exact Python version and
 `_sre.MAGIC`, and the hooks compile as the hooked modules would: no inherited `__future__`
-flags); a cache that cannot be read or is for another interpreter is ignored, and writing it
-is best effort.
+flags). The file holds code, so it is used only when it is the user's own, writable by no one
+else, and its checksum holds; one that cannot be read or is for another interpreter is
+ignored, and writing it is best effort.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ import importlib
 import marshal
 import os
 import sys
+import zlib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 FILE_NAME = "startup-code.marshal"
+HEADER = b"tabletalk startup code 1\n"
+"""The file: this line, the CRC-32 of the rest (4 bytes, big-endian), then the marshal data."""
 HOOKS = (("dataclasses", "exec"), ("collections", "eval"), ("typing", "compile"))
 """(module, builtin it calls on generated source): the module's global of that name is
 shadowed by a caching one while installed."""
@@ -167,12 +171,9 @@ def install(path: Path | None = None) -> None:
     if _cache is not None:
         return
     cache = _Cache(path or cache_file())
-    try:
-        stored = marshal.loads(cache.path.read_bytes()) if cache.path else None
-        if isinstance(stored, tuple) and len(stored) == 3 and stored[0] == TAG:
-            cache.stored_code, cache.stored_regexes = stored[1], stored[2]
-    except (OSError, ValueError, EOFError, TypeError):
-        pass  # no cache yet, or one that cannot be read: compile as usual
+    stored = _read(cache.path) if cache.path else None
+    if isinstance(stored, tuple) and len(stored) == 3 and stored[0] == TAG:
+        cache.stored_code, cache.stored_regexes = stored[1], stored[2]
     for name, builtin in HOOKS:
         module = importlib.import_module(name)
         if builtin not in vars(module) and _without_future_flags(module):
@@ -200,12 +201,35 @@ def uninstall() -> int:
     return cache.missed
 
 
+def _read(path: Path) -> Any:
+    """What the file holds, or None: no file, not the user's own or writable by others, a
+    failed checksum, or data marshal cannot read (then start-up compiles as usual)."""
+    try:
+        with path.open("rb") as handle:
+            status = os.fstat(handle.fileno())
+            getuid = getattr(os, "getuid", None)
+            if (getuid is not None and status.st_uid != getuid()) or status.st_mode & 0o022:
+                return None
+            data = handle.read()
+        payload = data[len(HEADER) + 4 :]
+        checksum = int.from_bytes(data[len(HEADER) : len(HEADER) + 4], "big")
+        if not data.startswith(HEADER) or zlib.crc32(payload) != checksum:
+            return None
+        return marshal.loads(payload)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
 def _write(path: Path, data: Any) -> None:
-    """Replace the file at once (a reader sees the old or the new one); errors are ignored."""
+    """Replace the file at once (a reader sees the old or the new one), readable and writable
+    by the user only; errors are ignored."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
+        payload = marshal.dumps(data)
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(marshal.dumps(data))
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(HEADER + zlib.crc32(payload).to_bytes(4, "big") + payload)
         os.replace(temporary, path)
     except (OSError, ValueError):
         try:

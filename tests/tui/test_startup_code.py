@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import typing
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,13 +94,19 @@ def test_errors_are_raised_as_without_the_cache(cache_path: Path) -> None:
         re._compiler.compile("(unclosed", 0)  # type: ignore[attr-defined]
 
 
+FOREIGN = (("another python", 0), {("x", "<string>", "exec"): 1}, {})
+
+
 @pytest.mark.parametrize(
     "content",
     [
-        b"not marshal data",
-        marshal.dumps((("another python", 0), {("x", "<string>", "exec"): 1}, {})),
+        b"not a cache",
+        startup_code.HEADER + (2).to_bytes(4, "big") + b"not marshal data",
+        startup_code.HEADER
+        + zlib.crc32(marshal.dumps(FOREIGN)).to_bytes(4, "big")
+        + marshal.dumps(FOREIGN),
     ],
-    ids=["damaged", "another-interpreter"],
+    ids=["damaged", "unreadable", "another-interpreter"],
 )
 def test_a_damaged_or_foreign_cache_is_ignored_and_replaced(
     cache_path: Path, content: bytes
@@ -109,7 +116,40 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_replaced(
     point = dataclasses.make_dataclass("Point", [("x", int)])
     assert startup_code.uninstall() > 0
     assert point(1).x == 1
-    assert marshal.loads(cache_path.read_bytes())[0] == startup_code.TAG
+    assert startup_code._read(cache_path)[0] == startup_code.TAG
+
+
+def _damage(path: Path) -> None:
+    """One byte of the marshal data changed (the checksum no longer holds)."""
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [_damage, lambda path: path.chmod(0o666)],
+    ids=["checksum-fails", "writable-by-others"],
+)
+def test_a_cache_that_cannot_be_trusted_is_not_used(
+    cache_path: Path, spoil: typing.Callable[[Path], None]
+) -> None:
+    """The file holds code that runs: damaged or writable by others, it is compiled anew."""
+
+    def build() -> type:
+        return dataclasses.make_dataclass("Point", [("x", int)])
+
+    startup_code.install(cache_path)
+    build()
+    assert startup_code.uninstall() > 0
+    spoil(cache_path)
+    startup_code.install(cache_path)
+    assert build()(1).x == 1
+    assert startup_code.uninstall() > 0  # nothing was taken from the file
+    assert cache_path.stat().st_mode & 0o777 == 0o600  # written again, the user's only
+    startup_code.install(cache_path)
+    build()
+    assert startup_code.uninstall() == 0
 
 
 def test_nothing_is_hooked_once_uninstalled(cache_path: Path) -> None:
