@@ -280,3 +280,31 @@ def test_a_small_bulk_edit_leaves_no_table_of_its_own(
     finally:
         area.close()
     assert item_tables() == []
+
+
+def test_a_row_staged_by_the_previous_version_on_an_item_of_a_compact_edit_does_not_jam_staging(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    """A tabletalk of the previous version still running (it checked the schema when it
+    opened the file) stages a change on an item a compact bulk edit holds, not knowing the
+    edit: staging, listing and discarding still work, and that later change is the item's."""
+    path = tmp_path / "staging.sqlite"
+    area = StagingArea(store, path)
+    try:
+        staged = area.stage_many("t", query="SELECT id FROM t WHERE id < 6", set={"s": "bulk"})
+        assert staged[0].key == {"id": 1}
+        conn = sqlite3.connect(path)
+        conn.execute(  # what the previous version's row-by-row path writes
+            "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
+            "pre_image_json, origin, created_at) VALUES ('0000abcd', ?, 't', ?, 'update', "
+            "'{\"s\":\"later\"}', NULL, 'cli', '2026-12-01T08:00:00Z')",
+            (store.identity, '{"id":1}'),
+        )
+        conn.commit()
+        conn.close()
+        area.stage("t", "update", {"id": 6}, {"s": "six"})
+        listed = {c.key["id"]: c.values["s"] for c in area.list()}
+        assert listed == {1: "later", 2: "bulk", 3: "bulk", 4: "bulk", 5: "bulk", 6: "six"}
+        assert area.discard(all=True) == 6 and area.count() == 0
+    finally:
+        area.close()
