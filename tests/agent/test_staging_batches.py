@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent.errors import StagingError
+from agent.errors import BadKeyError, StagingError
 from agent.staging import StagingArea, bulk, history
 from agent.stores.sqlite import SQLiteStore
 from tests.agent.test_staging_set_based import ROWS
@@ -308,3 +308,23 @@ def test_a_row_staged_by_the_previous_version_on_an_item_of_a_compact_edit_does_
         assert area.discard(all=True) == 6 and area.count() == 0
     finally:
         area.close()
+
+
+def test_a_bulk_edit_of_a_table_keyed_by_blobs_is_refused_as_row_by_row(tmp_path: Path) -> None:
+    """A blob key has no JSON text (it shows as a placeholder that names no row): the edit is
+    refused when staged, not staged to fail at commit."""
+    db = tmp_path / "blobs.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE bk (k BLOB PRIMARY KEY, v)")
+    conn.executemany("INSERT INTO bk VALUES (?, ?)", [(b"\x00\x01", 1), (b"\xff", 2)])
+    conn.commit()
+    conn.close()
+    store = SQLiteStore.open(db)
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    try:
+        with pytest.raises(BadKeyError, match="cannot name a blob"):
+            area.stage_many("bk", query="SELECT k FROM bk", set={"v": 5})
+        assert area.count() == 0
+    finally:
+        area.close()
+        store.close()
