@@ -328,3 +328,39 @@ def test_a_bulk_edit_of_a_table_keyed_by_blobs_is_refused_as_row_by_row(tmp_path
     finally:
         area.close()
         store.close()
+
+
+def test_what_a_bulk_edit_returns_reads_on_when_another_process_expands_it_meanwhile(
+    demo_store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The later changes are read after checking the edit is still compact: another process
+    turning it into rows between the check and the read does not fail the read."""
+    path = tmp_path / "staging.sqlite"
+    area = StagingArea(demo_store, path)
+    other_store = SQLiteStore.open(demo_store.path)
+    other = StagingArea(other_store, path)
+    connect = sqlite3.connect
+    expanded: list[bool] = []
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)
+
+        def trace(sql: str) -> None:
+            if sql.startswith("SELECT tt_key") and not expanded:
+                other.stage("customers", "update", {"id": 1}, {"city": "Faro"})  # expands it
+                expanded.append(True)
+
+        conn.set_trace_callback(trace)
+        return conn
+
+    try:
+        staged = area.stage_many("orders", query="SELECT id FROM orders", set={"status": "x"})
+        assert len(staged) > bulk.PREFIX
+        monkeypatch.setattr("agent.staging.staged_batch.sqlite3.connect", traced)
+        last = staged[-1]
+        assert expanded and last.values == {"status": "x"}
+        assert rows(path, "SELECT count(*) FROM staged_batches") == [(0,)]
+    finally:
+        area.close()
+        other.close()
+        other_store.close()
