@@ -69,7 +69,11 @@ def stage_inverses(
 
 def _is_blob_marker(value: object) -> bool:
     """True for the text a blob is shown and logged as (`<blob N bytes sha256:…>`)."""
-    return isinstance(value, str) and BLOB_MARKER.fullmatch(value) is not None
+    return (
+        isinstance(value, str)
+        and value.startswith("<blob ")
+        and BLOB_MARKER.fullmatch(value) is not None
+    )
 
 
 def _staged_ids(
