@@ -19,15 +19,18 @@ import builtins
 import importlib
 import marshal
 import os
+import stat
 import sys
 import zlib
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any
 
 FILE_NAME = "startup-code.marshal"
 HEADER = b"tabletalk startup code 1\n"
 """The file: this line, the CRC-32 of the rest (4 bytes, big-endian), then the marshal data."""
+MAX_BYTES = 64 * 1024 * 1024
+"""A larger file is not read (the cache of a launch is well under a megabyte)."""
 HOOKS = (("dataclasses", "exec"), ("collections", "eval"), ("typing", "compile"))
 """(module, builtin it calls on generated source): the module's global of that name is
 shadowed by a caching one while installed."""
@@ -170,6 +173,11 @@ def _without_future_flags(module: ModuleType) -> bool:
     return not any(isinstance(value, __future__._Feature) for value in vars(module).values())
 
 
+def _is_code_key(key: object) -> bool:
+    """True for a (source, filename, mode) key of strings."""
+    return type(key) is tuple and len(key) == 3 and all(type(part) is str for part in key)
+
+
 def install(path: Path | None = None) -> None:
     """Compile through the cache in `path` (default `cache_file()`) until `uninstall`."""
     global _cache
@@ -184,7 +192,12 @@ def install(path: Path | None = None) -> None:
         and isinstance(stored[1], dict)
         and isinstance(stored[2], dict)
     ):
-        cache.stored_code, cache.stored_regexes = stored[1], stored[2]
+        cache.stored_code = {
+            key: code
+            for key, code in stored[1].items()
+            if type(code) is CodeType and _is_code_key(key)
+        }
+        cache.stored_regexes = stored[2]  # a wrong entry fails `_sre.compile`: compiled anew
     for name, builtin in HOOKS:
         module = importlib.import_module(name)
         if builtin not in vars(module) and _without_future_flags(module):
@@ -213,21 +226,28 @@ def uninstall() -> int:
 
 
 def _read(path: Path) -> Any:
-    """What the file holds, or None: no file, not the user's own or writable by others, a
-    failed checksum, or data marshal cannot read (then start-up compiles as usual)."""
+    """What the file holds, or None: no file, not a regular file of at most MAX_BYTES, not the
+    user's own or writable by others, a failed checksum, or data marshal cannot read (then
+    start-up compiles as usual). Opened without blocking, so a FIFO there cannot stall start-up."""
     try:
-        with path.open("rb") as handle:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(descriptor, "rb") as handle:
             status = os.fstat(handle.fileno())
             getuid = getattr(os, "getuid", None)
-            if (getuid is not None and status.st_uid != getuid()) or status.st_mode & 0o022:
+            if (
+                not stat.S_ISREG(status.st_mode)
+                or status.st_size > MAX_BYTES
+                or (getuid is not None and status.st_uid != getuid())
+                or status.st_mode & 0o022
+            ):
                 return None
-            data = handle.read()
+            data = handle.read(MAX_BYTES + 1)
         payload = data[len(HEADER) + 4 :]
         checksum = int.from_bytes(data[len(HEADER) : len(HEADER) + 4], "big")
-        if not data.startswith(HEADER) or zlib.crc32(payload) != checksum:
+        if len(data) > MAX_BYTES or not data.startswith(HEADER) or zlib.crc32(payload) != checksum:
             return None
         return marshal.loads(payload)
-    except (OSError, ValueError, EOFError, TypeError):
+    except Exception:  # noqa: BLE001 - whatever the file holds, start-up compiles as usual
         return None
 
 

@@ -41,7 +41,13 @@ from agent.staging.checks import (
     validate_values,
 )
 from agent.staging.commit import Pending, commit_changes, pending_all, pending_chosen
-from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
+from agent.staging.db import (
+    COLUMNS,
+    commits_in_progress,
+    open_staging_db,
+    snapshot,
+    transaction,
+)
 from agent.staging.diff import diff_of
 from agent.staging.encoding import gc_paused, key_json, row_to_change
 from agent.staging.history import CommitEntry, LoggedChange
@@ -240,15 +246,16 @@ class StagingArea:
             params += (table,)
         with self._lock:
             self._settle()
-            rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
-            compact = [
-                b for b in batches.staged(self._conn, self.store.identity)
-                if table is None or b.table == table
-            ]  # fmt: skip
-            memo: dict[str, Item] = {}
-            changes = [row_to_change(r, memo) for r in rows]
-            for batch in compact:  # after every row
-                changes.extend(batches.changes(self._conn, batch))
+            with snapshot(self._conn):  # rows, then batches: another process may expand them
+                rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
+                compact = [
+                    b for b in batches.staged(self._conn, self.store.identity)
+                    if table is None or b.table == table
+                ]  # fmt: skip
+                memo: dict[str, Item] = {}
+                changes = [row_to_change(r, memo) for r in rows]
+                for batch in compact:  # after every row
+                    changes.extend(batches.changes(self._conn, batch))
         return changes
 
     def get(self, change_id: str) -> StagedChange:
@@ -285,10 +292,11 @@ class StagingArea:
         """How many changes this store has staged."""
         with self._lock:
             self._settle()
-            row = self._conn.execute(
-                "SELECT count(*) FROM staged_changes WHERE store = ?", (self.store.identity,)
-            ).fetchone()
-            return int(row[0]) + batches.count(self._conn, self.store.identity)
+            with snapshot(self._conn):
+                row = self._conn.execute(
+                    "SELECT count(*) FROM staged_changes WHERE store = ?", (self.store.identity,)
+                ).fetchone()
+                return int(row[0]) + batches.count(self._conn, self.store.identity)
 
     def review(self) -> StagingReview:
         """Filtered counts, bulk-edit summaries and pages for a review screen."""
@@ -456,19 +464,21 @@ class StagingArea:
         """This store's commits, newest first."""
         with self._lock:
             self._follow_file()
-            return history.commits(self._conn, self.store.identity, limit)
+            with snapshot(self._conn):
+                return history.commits(self._conn, self.store.identity, limit)
 
     def commit_entry(self, commit_id: str) -> tuple[CommitEntry, builtins.list[LoggedChange]]:
         """One commit (by id or a unique prefix) and its changes; StagingError if unknown."""
         with self._lock:
             self._follow_file()
-            entry = history.find(self._conn, self.store.identity, commit_id)
-            if entry is None:
-                raise StagingError(
-                    f"no commit {commit_id!r} in this store's history",
-                    fix="See the commits and their ids with `tabletalk commits`.",
-                )
-            return entry, history.changes_of(self._conn, entry.id)
+            with snapshot(self._conn):  # retention in another process may drop it meanwhile
+                entry = history.find(self._conn, self.store.identity, commit_id)
+                if entry is None:
+                    raise StagingError(
+                        f"no commit {commit_id!r} in this store's history",
+                        fix="See the commits and their ids with `tabletalk commits`.",
+                    )
+                return entry, history.changes_of(self._conn, entry.id)
 
     def revert(self, commit_id: str, origin: str = "revert") -> builtins.list[StagedChange]:
         """Stage the inverse of a commit, each checked against the commit's post-image.

@@ -191,12 +191,18 @@ def rows(conn: sqlite3.Connection, batch: Batch) -> list[tuple[object, ...]]:
 
 def expand(conn: sqlite3.Connection, store: str | None = None, db: str = "main") -> None:
     """Turn the staged batches (of `store`, or all) into `staged_changes` rows at the end of
-    the staging order, same ids and texts (inside the caller's write transaction)."""
+    the staging order, same ids and texts (inside the caller's write transaction).
+
+    An item that already has a row was staged after the batch by a process of the previous
+    version (it checked the schema when it opened the file and does not see batches): that
+    later change stays the item's, as it would have folded over the batch's; failing here
+    instead would stop every staging transaction, discards included."""
     for batch in staged(conn, store, db):
         conn.execute(
             f"INSERT INTO {db}.staged_changes (id, store, tbl, key_json, op, values_json, "
             "pre_image_json, origin, created_at, snapshot) "
-            f"{select_sql(batch, db, snapshot=True)} ORDER BY b.tt_n"
+            f"{select_sql(batch, db, snapshot=True)} WHERE true ORDER BY b.tt_n "
+            "ON CONFLICT (store, tbl, key_json) DO NOTHING"
         )
         drop(conn, batch.batch, db)
 

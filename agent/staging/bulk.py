@@ -76,9 +76,12 @@ ID_ATTEMPTS = 5
 
 
 def _key_json(names: tuple[str, ...]) -> Callable[..., str]:
-    """The SQL function that renders a key exactly as `encoding.key_json` does."""
+    """The SQL function that renders a key exactly as `encoding.key_json` does; a blob in a
+    key fails the statement (its JSON text names no blob: the row-by-row path refuses it)."""
 
     def render(*values: Any) -> str:
+        if any(type(v) is bytes for v in values):
+            raise ValueError("a key holds a blob")
         return key_json({n: json_value(v) for n, v in zip(names, values, strict=True)})
 
     return render

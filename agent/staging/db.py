@@ -259,6 +259,22 @@ def _statements() -> list[str]:
 
 
 @contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction: every statement inside sees the file as the first one saw it, so
+    another process turning a compact bulk edit into rows (or dropping a commit's batch) between
+    them is seen by none or all, never half (the edit missed, its item table gone)."""
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+
+
+@contextmanager
 def transaction(
     conn: sqlite3.Connection, batches_as_they_are: bool = False
 ) -> Iterator[sqlite3.Connection]:

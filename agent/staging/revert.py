@@ -1,5 +1,6 @@
 """Stage the inverse of a commit: one new change per item the commit touched, each checked
-against the commit's post-image, refused whole when any item already has a staged change."""
+against the commit's post-image, refused whole when any item already has a staged change or
+would have to restore a blob (the history keeps a blob's fingerprint, not its bytes)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from agent.staging.db import rows_in
 from agent.staging.encoding import dumps, key_json, maybe_json, take_ids
 from agent.staging.write import existing_ids
 from agent.stores.base import Item, Key, Op
+from agent.stores.sqlite_readonly import BLOB_MARKER
 
 Inverse = tuple[str, Key, Op, Item, Any]
 """(table, key, op, values, pre-image) of one change undoing one change of a commit."""
@@ -26,6 +28,14 @@ def stage_inverses(
     keyed = [
         (key_json(key), table, key, op, values, pre) for table, key, op, values, pre in inverses
     ]
+    for table, key, _op, values, _pre in inverses:
+        blob = next((c for c, v in values.items() if _is_blob_marker(v)), None)
+        if blob is not None:
+            raise StagingError(
+                f"{table} {key}: column {blob!r} held a blob, which the history keeps only as "
+                f"its fingerprint ({values[blob]}), so commit {commit_id} cannot be reverted",
+                fix="Restore that row from a backup of the database; nothing was staged.",
+            )
     taken = _staged_ids(conn, store, [(table, item_key) for item_key, table, *_ in keyed])
     for item_key, table, key, *_ in keyed:
         if (table, item_key) in taken:
@@ -55,6 +65,15 @@ def stage_inverses(
         ],
     )
     return ids
+
+
+def _is_blob_marker(value: object) -> bool:
+    """True for the text a blob is shown and logged as (`<blob N bytes sha256:…>`)."""
+    return (
+        isinstance(value, str)
+        and value.startswith("<blob ")
+        and BLOB_MARKER.fullmatch(value) is not None
+    )
 
 
 def _staged_ids(

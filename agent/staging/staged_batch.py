@@ -92,8 +92,9 @@ class StagedBatch(Sequence[StagedChange]):
         if self._where is None:
             raise IndexError("the rows given are all there are")
         path, batch = self._where
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
         try:
+            conn.execute("BEGIN")  # one snapshot: the edit may become rows meanwhile
             rest = self._from_items(conn, batch)
             if rest is None:
                 rest = self._from_rows(conn)

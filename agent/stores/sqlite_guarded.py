@@ -18,6 +18,9 @@ from agent.stores.sqlite_readonly import quote_ident
 from agent.stores.sqlite_schema import SchemaSource, TableSchema, normalize_with
 
 _BATCH = 2000
+MAX_TERMS = 900
+"""A WHERE of more terms takes the checked path: SQLite refuses an expression deeper than 1,000
+(its AND chain nests one level a term), which failed every commit to a table that wide."""
 Statement = tuple[str, tuple[Any, ...]]
 
 
@@ -87,6 +90,8 @@ def _shape_sql(schema: TableSchema, op: str, given: tuple[str, ...]) -> str | No
         if column is None or column.name in schema.key_columns:
             return None
         names.append(column.name)
+    if len(schema.key_columns) + len(schema.guarded_columns) > MAX_TERMS:
+        return None
     where = " AND ".join(f"{quote_ident(k)} = ?" for k in schema.key_columns)
     guard = "".join(f" AND {quote_ident(c)} IS ?" for c in schema.guarded_columns)
     if op == "create":

@@ -269,3 +269,31 @@ def test_reverting_a_large_commit_reads_the_table_in_a_few_statements_not_one_pe
     assert after[7] != before[7] and after[:7] + after[8:] == before[:7] + before[8:]
     area.close()
     store.close()
+
+
+def test_a_deleted_row_holding_a_blob_is_not_restored_as_its_fingerprint_text(
+    tmp_path: Path,
+) -> None:
+    """The history keeps a blob as `<blob N bytes sha256:…>`: reverting the delete would write
+    that text where the bytes were, so the revert is refused and the table stays as it is."""
+    db = tmp_path / "blobs.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, b BLOB)")
+        conn.execute("INSERT INTO t VALUES (1, 'a', x'00ff'), (2, 'b', x'01')")
+    conn.close()
+    store = SQLiteStore.open(db)
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    try:
+        area.stage("t", "delete", {"id": 1})
+        assert area.commit().ok
+        [entry] = area.history()
+        with pytest.raises(StagingError, match="column 'b' held a blob") as caught:
+            area.revert(entry.id)
+        assert "backup" in caught.value.fix
+        assert area.count() == 0
+    finally:
+        area.close()
+        store.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT id, b FROM t").fetchall() == [(2, b"\x01")]
+    conn.close()

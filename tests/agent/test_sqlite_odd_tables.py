@@ -148,3 +148,25 @@ def test_a_without_rowid_table_counts_and_pages_by_its_key(demo_store: SQLiteSto
         keys.extend(tuple(k.values()) for k in source.page(number).keys)
     assert len(keys) == len(set(keys)) == total
     assert keys == sorted(keys)
+
+
+def test_a_table_of_two_thousand_columns_stages_and_commits(tmp_path: Path) -> None:
+    """SQLite allows 2,000 columns; a commit's self-checking statement would compare each one
+    in a WHERE deeper than SQLite parses, so a table that wide takes the checked path."""
+    columns = ", ".join(f"c{i}" for i in range(1999))
+    db = make_db(tmp_path / "wide.sqlite", f"CREATE TABLE t (id INTEGER PRIMARY KEY, {columns});")
+    with sqlite3.connect(db) as conn:
+        conn.executemany("INSERT INTO t (id, c0) VALUES (?, ?)", [(1, "a"), (2, "b"), (3, "c")])
+    store = SQLiteStore.open(db)
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    try:
+        area.stage("t", "update", {"id": 1}, {"c1998": "one"})
+        area.stage_many("t", keys=[{"id": 2}, {"id": 3}], set={"c5": "bulk"})
+        report = area.commit()
+        assert report.ok and len(report.committed) == 3
+    finally:
+        area.close()
+        store.close()
+    with sqlite3.connect(db) as conn:
+        found = conn.execute("SELECT id, c0, c5, c1998 FROM t ORDER BY id").fetchall()
+    assert found == [(1, "a", None, "one"), (2, "b", "bulk", None), (3, "c", "bulk", None)]

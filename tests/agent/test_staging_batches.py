@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent.errors import StagingError
+from agent.errors import BadKeyError, StagingError
 from agent.staging import StagingArea, bulk, history
 from agent.stores.sqlite import SQLiteStore
 from tests.agent.test_staging_set_based import ROWS
@@ -280,3 +280,87 @@ def test_a_small_bulk_edit_leaves_no_table_of_its_own(
     finally:
         area.close()
     assert item_tables() == []
+
+
+def test_a_row_staged_by_the_previous_version_on_an_item_of_a_compact_edit_does_not_jam_staging(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    """A tabletalk of the previous version still running (it checked the schema when it
+    opened the file) stages a change on an item a compact bulk edit holds, not knowing the
+    edit: staging, listing and discarding still work, and that later change is the item's."""
+    path = tmp_path / "staging.sqlite"
+    area = StagingArea(store, path)
+    try:
+        staged = area.stage_many("t", query="SELECT id FROM t WHERE id < 6", set={"s": "bulk"})
+        assert staged[0].key == {"id": 1}
+        conn = sqlite3.connect(path)
+        conn.execute(  # what the previous version's row-by-row path writes
+            "INSERT INTO staged_changes (id, store, tbl, key_json, op, values_json, "
+            "pre_image_json, origin, created_at) VALUES ('0000abcd', ?, 't', ?, 'update', "
+            "'{\"s\":\"later\"}', NULL, 'cli', '2026-12-01T08:00:00Z')",
+            (store.identity, '{"id":1}'),
+        )
+        conn.commit()
+        conn.close()
+        area.stage("t", "update", {"id": 6}, {"s": "six"})
+        listed = {c.key["id"]: c.values["s"] for c in area.list()}
+        assert listed == {1: "later", 2: "bulk", 3: "bulk", 4: "bulk", 5: "bulk", 6: "six"}
+        assert area.discard(all=True) == 6 and area.count() == 0
+    finally:
+        area.close()
+
+
+def test_a_bulk_edit_of_a_table_keyed_by_blobs_is_refused_as_row_by_row(tmp_path: Path) -> None:
+    """A blob key has no JSON text (it shows as a placeholder that names no row): the edit is
+    refused when staged, not staged to fail at commit."""
+    db = tmp_path / "blobs.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE bk (k BLOB PRIMARY KEY, v)")
+    conn.executemany("INSERT INTO bk VALUES (?, ?)", [(b"\x00\x01", 1), (b"\xff", 2)])
+    conn.commit()
+    conn.close()
+    store = SQLiteStore.open(db)
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    try:
+        with pytest.raises(BadKeyError, match="cannot name a blob"):
+            area.stage_many("bk", query="SELECT k FROM bk", set={"v": 5})
+        assert area.count() == 0
+    finally:
+        area.close()
+        store.close()
+
+
+def test_what_a_bulk_edit_returns_reads_on_when_another_process_expands_it_meanwhile(
+    demo_store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The later changes are read after checking the edit is still compact: another process
+    turning it into rows between the check and the read does not fail the read."""
+    path = tmp_path / "staging.sqlite"
+    area = StagingArea(demo_store, path)
+    other_store = SQLiteStore.open(demo_store.path)
+    other = StagingArea(other_store, path)
+    connect = sqlite3.connect
+    expanded: list[bool] = []
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)
+
+        def trace(sql: str) -> None:
+            if sql.startswith("SELECT tt_key") and not expanded:
+                other.stage("customers", "update", {"id": 1}, {"city": "Faro"})  # expands it
+                expanded.append(True)
+
+        conn.set_trace_callback(trace)
+        return conn
+
+    try:
+        staged = area.stage_many("orders", query="SELECT id FROM orders", set={"status": "x"})
+        assert len(staged) > bulk.PREFIX
+        monkeypatch.setattr("agent.staging.staged_batch.sqlite3.connect", traced)
+        last = staged[-1]
+        assert expanded and last.values == {"status": "x"}
+        assert rows(path, "SELECT count(*) FROM staged_batches") == [(0,)]
+    finally:
+        area.close()
+        other.close()
+        other_store.close()

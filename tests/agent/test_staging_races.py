@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from agent.errors import StagingError
-from agent.staging import StagingArea
+from agent.staging import StagingArea, bulk
+from agent.staging.history import Retention
 from agent.stores.sqlite import SQLiteStore
 
 
@@ -202,3 +203,51 @@ def test_a_commit_of_what_was_shown_refuses_a_change_staged_unseen_meanwhile(
     assert status(app.store, 1) != "cancelled" and app.count() == 2
     report = app.commit([c.id for c in shown], as_shown=app.list())
     assert report.ok and status(app.store, 1) == "cancelled" and app.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("reader", "moment"),
+    [("list", "SELECT batch, store"), ("list", "SELECT tt_key"), ("count", "SELECT coalesce")],
+)
+def test_listing_never_misses_a_bulk_edit_another_process_turns_into_rows_meanwhile(
+    demo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str, moment: str
+) -> None:
+    """A compact bulk edit becomes rows when another process stages anything; a listing (or
+    count) reading the rows, then the edits, then their items must see it once, either way."""
+    monkeypatch.setattr(bulk, "COMPACT_MIN", 1)
+    staging = tmp_path / "staging.sqlite"
+    app = other_process(demo_path, staging)
+    staged = app.stage_many(
+        "orders", query="SELECT id FROM orders WHERE id <= 40", set={"status": "x"}
+    )
+    cli = other_process(demo_path, staging)
+    when(app, moment, lambda: cli.stage("orders", "update", {"id": 99}, {"status": "y"}))
+    if reader == "list":
+        listed = [c.id for c in app.list()]
+        assert listed[: len(staged)] == [c.id for c in staged]
+    else:
+        assert app.count() in (len(staged), len(staged) + 1)
+
+
+def test_reading_a_commit_never_fails_when_another_process_drops_it_from_the_history_meanwhile(
+    demo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Retention (in another process's commit) drops an old commit's kept bulk edit while the
+    app reads that commit: the app reads it whole, as it was when it started reading."""
+    monkeypatch.setattr(bulk, "COMPACT_MIN", 1)
+    staging = tmp_path / "staging.sqlite"
+    app = other_process(demo_path, staging)
+    app.stage_many("orders", query="SELECT id FROM orders WHERE id <= 40", set={"status": "x"})
+    assert app.commit().ok
+    [entry] = app.history()
+    cli = StagingArea(SQLiteStore.open(demo_path), staging, keep=Retention(changes=1))
+    cli.stage("orders", "update", {"id": 99}, {"status": "y"})
+
+    def drop_the_history() -> None:
+        assert cli.commit().ok
+        assert [e.changes for e in cli.history()] == [1]  # the bulk edit's commit is gone
+
+    dropped: list[bool] = []
+    when(app, "SELECT printf", lambda: dropped.append(drop_the_history() is None))
+    found, changes = app.commit_entry(entry.id)
+    assert dropped and found.id == entry.id and len(changes) == 40

@@ -7,6 +7,7 @@ import collections
 import dataclasses
 import json
 import marshal
+import os
 import re
 import subprocess
 import sys
@@ -260,3 +261,56 @@ def test_regexes_compile_as_usual_when_pythons_private_re_internals_differ(
             re._compiler.compile(r"(unclosed", 0)  # type: ignore[attr-defined]
     finally:
         startup_code.uninstall()
+
+
+def test_a_cache_holding_something_else_than_code_is_ignored(cache_path: Path) -> None:
+    """A file that passes its checksum but holds no code object under a key (written by hand or
+    by a bug) is compiled anew instead of stopping start-up."""
+
+    def build() -> type:
+        return dataclasses.make_dataclass("Point", [("x", int)])
+
+    startup_code.install(cache_path)
+    build()
+    startup_code.uninstall()
+    tag, code, regexes = startup_code._read(cache_path)
+    assert code
+    wrong = marshal.dumps((tag, {key: 5 for key in code}, regexes))
+    cache_path.write_bytes(startup_code.HEADER + zlib.crc32(wrong).to_bytes(4, "big") + wrong)
+    startup_code.install(cache_path)
+    assert build()(1).x == 1
+    assert startup_code.uninstall() > 0
+
+
+_LAUNCH = """
+import re, resource, sys
+from pathlib import Path
+from tui import startup_code
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+startup_code.install(Path(sys.argv[1]))
+print(re.compile("(a+)b").match("aab").group(1))
+startup_code.uninstall()
+"""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "huge"])
+def test_a_fifo_or_a_huge_file_at_the_cache_path_does_not_stop_start_up(
+    tmp_path: Path, kind: str
+) -> None:
+    """Start-up neither waits on a FIFO for a writer nor reads gigabytes into memory."""
+    path = tmp_path / "startup-code.marshal"
+    if kind == "fifo":
+        os.mkfifo(path, 0o600)
+    else:
+        with path.open("wb") as handle:  # sparse: 2 GiB of nothing on disk
+            handle.truncate(2 << 30)
+        path.chmod(0o600)
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCH, str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "aa\n"), done.stderr
