@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import stat
+from io import FileIO
 from pathlib import Path
 
 _SPECIAL_KINDS = (
@@ -21,3 +24,24 @@ def special_file_kind(path: Path) -> str | None:
     except OSError:
         return None
     return next((kind for test, kind in _SPECIAL_KINDS if test(mode)), None)
+
+
+def open_regular(path: Path) -> FileIO:
+    """`path` opened for reading, unbuffered, only if what opened is a regular file.
+
+    The open does not wait (O_NONBLOCK) and the check is made on the opened file, so a FIFO
+    or device swapped in after an earlier check is refused (an OSError naming what it is)
+    instead of blocking the read forever.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((kind for test, kind in _SPECIAL_KINDS if test(mode)), "not a file")
+            raise OSError(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return FileIO(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
