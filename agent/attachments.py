@@ -61,7 +61,7 @@ class Attachment:
 
 def detect_kind(path: Path) -> AttachmentKind:
     """The kind of a file from its extension and first bytes; binary non-PDF files are refused."""
-    with open_regular(path) as handle:
+    with open_regular(path, follow_links=False) as handle:
         head = handle.read(_SNIFF_BYTES)
     suffix = path.suffix.lower()
     if head.startswith(b"%PDF-"):
@@ -207,7 +207,7 @@ class _Capped(io.RawIOBase):
     still costs bounded memory and time."""
 
     def __init__(self, path: Path, cap: int) -> None:
-        self._file = open_regular(path)
+        self._file = open_regular(path, follow_links=False)
         self._cap = cap
 
     def readable(self) -> bool:
@@ -410,7 +410,7 @@ def read_pdf(path: Path, offset: int, limit: int) -> dict[str, Any]:
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
-    with open_regular(path) as handle:
+    with open_regular(path, follow_links=False) as handle:
         data = handle.read(MAX_ATTACHMENT_BYTES + 1)
     if len(data) > MAX_ATTACHMENT_BYTES:
         raise AttachmentError(

@@ -26,15 +26,23 @@ def special_file_kind(path: Path) -> str | None:
     return next((kind for test, kind in _SPECIAL_KINDS if test(mode)), None)
 
 
-def open_regular(path: Path) -> FileIO:
+def open_regular(path: Path, *, follow_links: bool = True) -> FileIO:
     """`path` opened for reading, unbuffered, only if what opened is a regular file.
 
     The open does not wait (O_NONBLOCK) and the check is made on the opened file, so a FIFO
     or device swapped in after an earlier check is refused (an OSError naming what it is)
-    instead of blocking the read forever.
+    instead of blocking the read forever. Without `follow_links` a symlink at `path` (one
+    swapped in for a file resolved earlier) is refused rather than read.
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(path, flags)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_links:
+            raise OSError(errno.ELOOP, "it is now a symbolic link", str(path)) from exc
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):

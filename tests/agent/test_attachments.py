@@ -324,3 +324,18 @@ def test_a_fifo_swapped_in_after_the_checks_is_refused_not_waited_on(
     with pytest.raises(AttachmentError) as info:
         files.read("att1")
     assert "FIFO (named pipe), not a regular file" in info.value.message
+
+
+def test_an_attached_file_swapped_for_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "credentials.txt"
+    secret.write_text("aws_secret_access_key = SECRET\n")
+    path = tmp_path / "notes.txt"
+    path.write_text("line\n")
+    files = AttachmentSet()
+    files.add(path)
+    path.unlink()
+    path.symlink_to(secret)  # after attaching: the model would read the other file
+    with pytest.raises(AttachmentError) as info:
+        files.read("att1")
+    assert "now a symbolic link" in info.value.message
+    assert "SECRET" not in info.value.message
