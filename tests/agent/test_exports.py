@@ -358,3 +358,24 @@ def test_an_export_into_a_nested_folder_is_written(demo_path: Path, tmp_path: Pa
     (ctx.export_dir / "reports" / "q1").mkdir(parents=True)
     ok(ctx, "exportCsv", query=QUERY, path="reports/q1/out.csv")
     assert (ctx.export_dir / "reports" / "q1" / "out.csv").read_text().startswith("id,name")
+
+
+def test_the_terminal_prompt_shows_where_an_export_writes_after_a_long_query(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.cli.ask import terminal_prompter
+
+    padded = "SELECT id, name FROM customers WHERE " + " OR ".join(["id = 1"] * 200)
+    request = PermissionRequest(
+        "exportCsv",
+        {"query": padded, "path": "reports/secret-list.csv", "overwrite": False},
+        "manual",
+        "c1",
+        "export",
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    assert terminal_prompter(request) == "deny"
+    asked = capsys.readouterr().err
+    assert '"path": "reports/secret-list.csv"' in asked
+    assert padded in asked  # nothing of what is allowed is cut
+    assert asked.index('"path"') < asked.index('"query"')  # short fields first, in view
