@@ -9,7 +9,8 @@ from tests.support.scripted_bedrock import Reply
 from tests.tui.helpers import SIZE, send, settle
 from tui.app import TabletalkApp
 from tui.screens.help import HelpScreen
-from tui.widgets.chat_items import AssistantMessage, NoteLine
+from tui.widgets.chat_items import AssistantMessage
+from tui.widgets.chat_lines import NoteLine
 
 LONG = "".join(f"Paragraph {n}: " + "the orders grew steadily. " * 12 + "\n\n" for n in range(700))[
     :200_000
