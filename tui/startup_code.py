@@ -150,14 +150,19 @@ def _re_compile(pattern: Any, flags: Any = 0) -> Any:
     ):
         return _original_re_compile(pattern, flags)
     key = (pattern, int(flags))
-    parts = cache.used_regexes.get(key)
-    if parts is None:
-        parts = cache.stored_regexes.get(key)
+    try:
+        parts = cache.used_regexes.get(key)
         if parts is None:
-            parts = _regex_parts(*key)
-            cache.missed += 1
-        cache.used_regexes[key] = parts
-    return _sre.compile(pattern, *parts)
+            parts = cache.stored_regexes.get(key)
+            if parts is None:
+                parts = _regex_parts(*key)
+                cache.missed += 1
+            cache.used_regexes[key] = parts
+        return _sre.compile(pattern, *parts)
+    except Exception:  # noqa: BLE001 - a bad pattern raises again below; anything else (another
+        # Python's private `re` internals) must never stop the app: compile as usual
+        cache.used_regexes.pop(key, None)
+        return _original_re_compile(pattern, flags)
 
 
 def _without_future_flags(module: ModuleType) -> bool:
@@ -172,7 +177,13 @@ def install(path: Path | None = None) -> None:
         return
     cache = _Cache(path or cache_file())
     stored = _read(cache.path) if cache.path else None
-    if isinstance(stored, tuple) and len(stored) == 3 and stored[0] == TAG:
+    if (
+        isinstance(stored, tuple)
+        and len(stored) == 3
+        and stored[0] == TAG
+        and isinstance(stored[1], dict)
+        and isinstance(stored[2], dict)
+    ):
         cache.stored_code, cache.stored_regexes = stored[1], stored[2]
     for name, builtin in HOOKS:
         module = importlib.import_module(name)

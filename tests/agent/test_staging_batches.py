@@ -18,6 +18,12 @@ from tests.agent.test_staging_set_based import ROWS
 from tests.support.sqlite_files import make_db
 
 
+@pytest.fixture(autouse=True)
+def _compact_at_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests' small edits stay compact (by default only 500 items and more do)."""
+    monkeypatch.setattr(bulk, "COMPACT_MIN", 1)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     db = tmp_path / "types.sqlite"
@@ -238,3 +244,39 @@ def test_what_a_bulk_edit_returns_reads_its_later_changes_when_asked(
         assert list(staged) == listed and staged[-1] == listed[-1]
     finally:
         area.close()
+
+
+def test_a_small_bulk_edit_leaves_no_table_of_its_own(
+    demo_store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every compact edit keeps a table, even once committed (as history), and a staging file
+    with thousands of them costs every connection ~35 ms to open: an edit of fewer than
+    COMPACT_MIN items becomes ordinary rows in its own transaction, after any compact one."""
+    monkeypatch.setattr(bulk, "COMPACT_MIN", 500)
+    path = tmp_path / "staging.sqlite"
+
+    def item_tables() -> list[str]:
+        tables = rows(path, "SELECT name FROM sqlite_master WHERE type = 'table'")
+        return [name for (name,) in tables if name.startswith("staged_batch_")]
+
+    area = StagingArea(demo_store, path)
+    try:
+        big = area.stage_many("orders", query="SELECT id FROM orders LIMIT 600", set={"status": "x"})
+        assert len(item_tables()) == 1
+        small = area.stage_many(
+            "customers", query="SELECT id FROM customers LIMIT 3", set={"city": "Porto"}
+        )
+        assert len(small) == 3 and [c.values for c in small] == [{"city": "Porto"}] * 3
+        assert item_tables() == []  # the small edit, and the big one before it, are rows now
+        assert [c.id for c in area.list()] == [*(c.id for c in big), *(c.id for c in small)]
+        area.discard([c.id for c in big])
+        assert area.commit().ok
+        again = area.stage_many(
+            "customers", query="SELECT id FROM customers LIMIT 2", set={"city": "Faro"}
+        )
+        assert area.commit().ok
+        assert [entry.changes for entry in area.history()] == [2, 3]
+        assert [c.values for c in again] == [{"city": "Faro"}] * 2
+    finally:
+        area.close()
+    assert item_tables() == []

@@ -14,7 +14,7 @@ import pytest
 
 from agent.cli.main import main
 from agent.errors import StagingError
-from agent.staging import StagingArea
+from agent.staging import StagingArea, bulk
 from agent.stores.sqlite import SQLiteStore
 from tests.agent.test_cli_staged import cli
 
@@ -218,11 +218,12 @@ def _damage_pages_of(path: Path, table: str) -> None:
 
 
 def test_a_damaged_compact_bulk_edit_is_recovered_as_far_as_it_can_be_read(
-    store: SQLiteStore, isolated_dirs: Path
+    store: SQLiteStore, isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bulk edit staged set-based keeps its items in a table of its own: when a page of it is
     damaged, the readable changes come back (exactly as staged) and the rest are lost, no
     more; a bulk edit already committed keeps its history."""
+    monkeypatch.setattr(bulk, "COMPACT_MIN", 1)  # these edits of 300 and 400 stay compact
     area = StagingArea(store)
     path = area.path
     landed = list(

@@ -240,3 +240,23 @@ def test_a_second_launch_compiles_nothing_before_its_first_frame(isolated_dirs: 
         "tables": first["tables"],
     }
     assert (isolated_dirs / "cache" / "tabletalk" / startup_code.FILE_NAME).is_file()
+
+
+def test_regexes_compile_as_usual_when_pythons_private_re_internals_differ(
+    cache_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache calls `re`'s private compiler steps; on a Python where they differ, every
+    pattern still compiles (and a bad one still raises re.error), so the app still starts."""
+
+    def moved(*_: object) -> object:
+        raise AttributeError("module 're._compiler' has no attribute '_code'")
+
+    monkeypatch.setattr(startup_code, "_regex_parts", moved)
+    startup_code.install(cache_path)
+    try:
+        pattern = re._compiler.compile(r"(?P<word>\w+)-(\d+)", 0)  # type: ignore[attr-defined]
+        assert pattern.match("abc-12").group("word") == "abc"
+        with pytest.raises(re.error):
+            re._compiler.compile(r"(unclosed", 0)  # type: ignore[attr-defined]
+    finally:
+        startup_code.uninstall()
