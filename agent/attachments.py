@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent.errors import TabletalkError
-from agent.file_kind import special_file_kind
+from agent.file_kind import open_regular, special_file_kind
 
 AttachmentKind = Literal["text", "csv", "json", "pdf"]
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
@@ -61,7 +61,7 @@ class Attachment:
 
 def detect_kind(path: Path) -> AttachmentKind:
     """The kind of a file from its extension and first bytes; binary non-PDF files are refused."""
-    with path.open("rb") as handle:
+    with open_regular(path, follow_links=False) as handle:
         head = handle.read(_SNIFF_BYTES)
     suffix = path.suffix.lower()
     if head.startswith(b"%PDF-"):
@@ -207,7 +207,7 @@ class _Capped(io.RawIOBase):
     still costs bounded memory and time."""
 
     def __init__(self, path: Path, cap: int) -> None:
-        self._file = path.open("rb", buffering=0)
+        self._file = open_regular(path, follow_links=False)
         self._cap = cap
 
     def readable(self) -> bool:
@@ -410,7 +410,7 @@ def read_pdf(path: Path, offset: int, limit: int) -> dict[str, Any]:
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
-    with path.open("rb") as handle:
+    with open_regular(path, follow_links=False) as handle:
         data = handle.read(MAX_ATTACHMENT_BYTES + 1)
     if len(data) > MAX_ATTACHMENT_BYTES:
         raise AttachmentError(

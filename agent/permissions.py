@@ -51,6 +51,16 @@ class Verdict:
     decided_by: str  # "mode", "user", "conversation-grant", "no-terminal"
 
 
+def shortest_first(tool_input: dict[str, Any]) -> dict[str, Any]:
+    """A gated call's input with its shortest fields first, for the prompt that shows it: a
+    long query must not push where an export writes (or whom a tool mails) out of view."""
+
+    def size(item: tuple[str, Any]) -> int:
+        return len(json.dumps(item[1], ensure_ascii=False, default=str))
+
+    return dict(sorted(tool_input.items(), key=size))
+
+
 def input_digest(tool_input: dict[str, Any]) -> str:
     """A short stable digest of a tool input (the audit log never stores the input itself)."""
     canonical = json.dumps(tool_input, sort_keys=True, default=str, separators=(",", ":"))

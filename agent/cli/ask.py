@@ -97,6 +97,19 @@ def args_db(args: argparse.Namespace) -> bool:
     return getattr(args, "db", None) is not None
 
 
+def shown_input(tool_input: dict[str, Any]) -> str:
+    """Every field of a gated call's input on its own line, shortest first and none cut: what
+    the person allows must all be in view (a long query must not hide where an export writes).
+    """
+    from agent.permissions import shortest_first
+
+    fields = [
+        (json.dumps(key, ensure_ascii=False), json.dumps(value, ensure_ascii=False, default=str))
+        for key, value in shortest_first(tool_input).items()
+    ]
+    return "\n".join(f"  {key}: {value}" for key, value in fields) or "  (no input)"
+
+
 def terminal_prompter(request: PermissionRequest) -> Decision:
     """Ask on the terminal (stderr/stdin) whether a gated call may run, or a tool's question."""
     if request.question:
@@ -109,10 +122,7 @@ def terminal_prompter(request: PermissionRequest) -> Decision:
                 return "allow_once"
             if answer in ("n", "no", ""):
                 return "deny"
-    shown = json.dumps(request.input, ensure_ascii=False)
-    if len(shown) > 400:
-        shown = shown[:400] + "…"
-    print(f"\nAllow {request.tool} {shown}?", file=sys.stderr)
+    print(f"\nAllow {request.tool} with this input?\n{shown_input(request.input)}", file=sys.stderr)
     while True:
         print("  [y] once  [a] for this conversation  [n] deny: ", end="", file=sys.stderr)
         sys.stderr.flush()

@@ -91,6 +91,13 @@ class TokenBook:
                 f"{name!r} is not a usable client name",
                 fix="Use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.",
             )
+        if name.lower() in LEVELS:  # mcp:stage is the stdio client's origin at --level stage
+            raise TabletalkError(
+                f"{name!r} is the name of an MCP level; a client named so would stage changes "
+                f"as the stdio server at --level {name.lower()} does (the same origin, "
+                "mcp:" + name.lower() + "), and could discard or amend that client's changes",
+                fix="Name the client after what it is, e.g. `desk` or `claude-code`.",
+            )
         if level not in LEVELS:
             raise TabletalkError(
                 f"Unknown level {level!r}", fix=f"Use one of: {', '.join(LEVELS)}."

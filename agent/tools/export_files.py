@@ -6,7 +6,8 @@ tabletalk's own directories, onto the open database or its -wal/-shm/-journal, t
 area, any SQLite file, a hidden file or folder, or anywhere a symlink leads out of the
 working directory. Replacing an existing file is decided by the person (see file_tools).
 The rows go to a temp file created exclusively, without following symlinks, in the target
-folder, then renamed into place.
+folder (opened from the root one folder at a time, following no link, so a folder swapped
+for a symlink after the check cannot move the write), then renamed into place.
 """
 
 from __future__ import annotations
@@ -177,17 +178,9 @@ def write_file(target: ExportTarget, replace: bool, write: Callable[[BinaryIO], 
     the folder that was checked. Without `replace` a file that appeared meanwhile is kept.
     On any failure the temp file is removed.
     """
-    folder = target.path.parent
     name = target.path.name
-    dir_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
     file_flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        dir_fd = os.open(folder, dir_flags)
-    except OSError as exc:
-        raise _fail(
-            f"cannot open the folder of {target.shown}: {exc.strerror or exc}",
-            "write to another folder, e.g. exports/",
-        ) from exc
+    dir_fd = _open_folder(target)
     tmp = f".tabletalk-export-{secrets.token_hex(8)}.tmp"
     try:
         fd = os.open(tmp, file_flags | getattr(os, "O_CLOEXEC", 0), 0o644, dir_fd=dir_fd)
@@ -216,6 +209,43 @@ def write_file(target: ExportTarget, replace: bool, write: Callable[[BinaryIO], 
     finally:
         os.close(dir_fd)
     return result
+
+
+def _open_folder(target: ExportTarget) -> int:
+    """The checked folder, opened one component at a time from the root without following
+    any link: a folder on the way swapped for a symlink after the check cannot move the write.
+
+    `target.path` is resolved, so none of its folders is a link unless one was swapped in.
+    """
+    flags = getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0)
+    passing = flags | getattr(os, "O_PATH", os.O_RDONLY)  # a folder on the way may be x-only
+    folder = target.path.parent
+    last = len(folder.parts) - 1
+    try:
+        fd = os.open(folder.anchor or "/", passing if last else flags | os.O_RDONLY)
+    except OSError as exc:
+        raise _fail(
+            f"cannot open the folder of {target.shown}: {exc.strerror or exc}",
+            "write to another folder, e.g. exports/",
+        ) from exc
+    for index, part in enumerate(folder.parts[1:], start=1):
+        try:
+            mode = flags | os.O_RDONLY if index == last else passing
+            next_fd = os.open(part, mode, dir_fd=fd)
+        except OSError as exc:
+            linked = exc.errno in (errno.ELOOP, errno.ENOTDIR)
+            raise _fail(
+                f"the folder of {target.shown} changed while exporting (a folder on its way "
+                "was replaced by a link); nothing was written"
+                if linked
+                else f"cannot open the folder of {target.shown}: {exc.strerror or exc}",
+                "check the folder, then export again, e.g. to exports/",
+            ) from exc
+        finally:
+            os.close(fd)
+        fd = next_fd
+    return fd
 
 
 def _link_new(tmp: str, name: str, dir_fd: int, shown: str) -> None:

@@ -297,3 +297,45 @@ def test_deeply_nested_json_is_read_shallow_or_refused_with_a_fix(
             continue
         text = json.dumps(page)
         assert text.count("[") < 20, text[:200]
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "doc.pdf"])
+def test_a_fifo_swapped_in_after_the_checks_is_refused_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    import agent.attachments as attachments
+
+    path = tmp_path / name
+    if name.endswith(".pdf"):
+        make_pdf(path, ["page one"])
+    else:
+        path.write_text("line\n")
+    files = AttachmentSet()
+    files.add(path)
+    reader_name = "read_pdf" if name.endswith(".pdf") else "read_text"
+    real_reader = getattr(attachments, reader_name)
+
+    def swap_then_read(where: Path, offset: int, limit: int) -> dict:
+        where.unlink()
+        os.mkfifo(where)  # nobody ever writes to it: opening it to read would wait forever
+        return real_reader(where, offset, limit)
+
+    monkeypatch.setattr(attachments, reader_name, swap_then_read)
+    with pytest.raises(AttachmentError) as info:
+        files.read("att1")
+    assert "FIFO (named pipe), not a regular file" in info.value.message
+
+
+def test_an_attached_file_swapped_for_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "credentials.txt"
+    secret.write_text("aws_secret_access_key = SECRET\n")
+    path = tmp_path / "notes.txt"
+    path.write_text("line\n")
+    files = AttachmentSet()
+    files.add(path)
+    path.unlink()
+    path.symlink_to(secret)  # after attaching: the model would read the other file
+    with pytest.raises(AttachmentError) as info:
+        files.read("att1")
+    assert "now a symbolic link" in info.value.message
+    assert "SECRET" not in info.value.message

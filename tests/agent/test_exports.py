@@ -330,3 +330,52 @@ def test_a_link_inside_the_working_directory_cannot_rename_or_hide_the_file_writ
     assert "link" in result["error"], result
     pointed = (ctx.export_dir / "exports" / planted).resolve()
     assert not pointed.exists()
+
+
+def test_a_folder_swapped_for_a_link_after_the_check_does_not_move_the_write(
+    demo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    (ctx.export_dir / "reports" / "q1").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    (outside / "q1").mkdir(parents=True)
+    real_write = file_tools.write_file
+
+    def swap_then_write(target, replace, write):  # type: ignore[no-untyped-def]
+        (ctx.export_dir / "reports").rename(tmp_path / "moved")
+        (ctx.export_dir / "reports").symlink_to(outside)
+        return real_write(target, replace, write)
+
+    monkeypatch.setattr(file_tools, "write_file", swap_then_write)
+    result = err(ctx, "exportCsv", query=QUERY, path="reports/q1/out.csv")
+    assert "changed while exporting" in result["error"]
+    assert os.listdir(outside / "q1") == []
+    assert os.listdir(tmp_path / "moved" / "q1") == []
+
+
+def test_an_export_into_a_nested_folder_is_written(demo_path: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    (ctx.export_dir / "reports" / "q1").mkdir(parents=True)
+    ok(ctx, "exportCsv", query=QUERY, path="reports/q1/out.csv")
+    assert (ctx.export_dir / "reports" / "q1" / "out.csv").read_text().startswith("id,name")
+
+
+def test_the_terminal_prompt_shows_where_an_export_writes_after_a_long_query(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.cli.ask import terminal_prompter
+
+    padded = "SELECT id, name FROM customers WHERE " + " OR ".join(["id = 1"] * 200)
+    request = PermissionRequest(
+        "exportCsv",
+        {"query": padded, "path": "reports/secret-list.csv", "overwrite": False},
+        "manual",
+        "c1",
+        "export",
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    assert terminal_prompter(request) == "deny"
+    asked = capsys.readouterr().err
+    assert '"path": "reports/secret-list.csv"' in asked
+    assert padded in asked  # nothing of what is allowed is cut
+    assert asked.index('"path"') < asked.index('"query"')  # short fields first, in view

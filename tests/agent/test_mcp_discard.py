@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from agent.errors import TabletalkError
 from agent.mcp_server.server import Caller, McpBackend
+from agent.mcp_server.tokens import TokenBook
 from agent.stores.sqlite import SQLiteStore
 from tests.support.tools import make_ctx, ok
 
@@ -107,3 +109,19 @@ def test_a_persons_edit_folded_into_a_clients_change_is_out_of_that_clients_reac
     arguments = {"table": "customers", "op": "delete", "key": {"id": 2}}
     assert backend.call("stageItem", arguments, None, bob).is_error
     assert [c.values for c in backend.staging.list()] == [{"name": "bob", "city": "Oslo"}]
+
+
+@pytest.mark.parametrize("name", ["stage", "full", "read", "Stage"])
+def test_a_token_client_cannot_be_named_like_the_stdio_clients_origin(
+    tmp_path: Path, name: str
+) -> None:
+    book = TokenBook(tmp_path / "clients.sqlite")
+    try:
+        with pytest.raises(TabletalkError) as info:
+            book.create(name, "stage")
+        assert "name of an MCP level" in info.value.message
+        assert book.list() == []
+        book.create("desk", "stage")
+        assert [client.origin for client in book.list()] == ["mcp:desk"]
+    finally:
+        book.close()

@@ -116,3 +116,20 @@ async def test_full_auto_still_asks_before_replacing_a_file(
         await settle(app, pilot)
         assert report.read_text().startswith("id\n")
         assert app.query(ToolLine).last().status == "success"
+
+
+async def test_a_long_query_does_not_push_the_export_path_out_of_view(make_app) -> None:
+    from agent.permissions import PermissionRequest
+
+    padded = "SELECT id FROM customers WHERE " + " OR ".join(["id = 1"] * 300)
+    request = PermissionRequest(
+        "exportCsv", {"query": padded, "path": "reports/all.csv"}, "manual", "c1", "export"
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await app.push_screen(PermissionScreen(request))
+        await pilot.pause()
+        shown = str(app.screen.query_one("#tool-input Static").render())
+        assert shown.index('"path": "reports/all.csv"') < shown.index('"query"')
+        assert padded in shown

@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from agent.permissions import Decision, PermissionRequest
+from agent.permissions import Decision, PermissionRequest, shortest_first
 
 ACCESS_WORDS = {
     "read": "it reads your data",
@@ -70,7 +70,14 @@ class PermissionScreen(ModalScreen[Decision]):
                 )
             with VerticalScroll(id="tool-input"):
                 yield Static(
-                    Text(json.dumps(request.input, indent=2, default=str, ensure_ascii=False))
+                    Text(
+                        json.dumps(
+                            shortest_first(request.input),
+                            indent=2,
+                            default=str,
+                            ensure_ascii=False,
+                        )
+                    )
                 )
             yield Static(Text(f"Permission mode: {request.mode} (F4 switches modes)", style="dim"))
             with Horizontal():
