@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 import tui.widgets.chat as chat_module
-from tests.support.scripted_bedrock import Reply
+from tests.support.scripted_bedrock import Reply, Usage
 from tests.tui.helpers import SIZE, send, settle
 from tui.app import TabletalkApp
 from tui.screens.help import HelpScreen
 from tui.widgets.chat_items import AssistantMessage, NoteLine
+from tui.widgets.status_bar import short_count
 
 LONG = "".join(f"Paragraph {n}: " + "the orders grew steadily. " * 12 + "\n\n" for n in range(700))[
     :200_000
@@ -131,3 +132,36 @@ async def test_quitting_while_the_model_answers_keeps_the_message_in_the_convers
         await pilot.press("ctrl+q")
         await pilot.pause()
     assert order[:2] == ["saved", "exit"], order
+
+
+async def test_the_header_counts_the_answers_tokens_while_it_streams(
+    make_app, scripted_bedrock, one_step_at_a_time
+) -> None:
+    """The header said `tokens 0/0` until the model's usage came at the end of the answer: it
+    now counts the streamed text up (estimated, marked ~), then shows the model's figures."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await start_long_answer(app, pilot, scripted_bedrock)
+        shown = len(app.query_one(AssistantMessage).source)
+        header = app.status.render().plain
+        assert f"~{short_count(shown // 4)} out" in header, header
+        app.chat._render_timer.stop()
+        await app.chat._render_step()  # the next batch: the count goes up
+        more = sum(len(m.source) for m in app.query(AssistantMessage))
+        assert more > shown
+        header = app.status.render().plain
+        assert f"~{short_count(more // 4)} out" in header, header
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert "~" not in app.status.render().plain, "no estimate once the turn is over"
+
+
+async def test_the_header_shows_the_models_token_counts_once_an_answer_ends(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(Reply(text="There are 240 customers.", usage=Usage(input=1500, output=9)))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "how many customers?")
+        header = app.status.render().plain
+        assert "1.5k/9" in header or "1.5k in / 9 out" in header, header

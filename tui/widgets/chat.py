@@ -59,7 +59,6 @@ RENDER_INTERVAL = 1 / 20
 """Seconds between render steps while streamed text waits; keys are handled in between."""
 
 
-
 class ChatLog(VerticalScroll):
     """The scrolling message list; anchored to the bottom unless the user scrolls up."""
 
@@ -77,6 +76,8 @@ class ChatHost(Protocol):
     def set_busy(self, busy: bool) -> None: ...
 
     def show_usage(self, usage: Any) -> None: ...
+
+    def show_streaming(self, characters: int) -> None: ...
 
     def refresh_staging(self) -> None: ...
 
@@ -102,6 +103,8 @@ class ChatPanel(Vertical):
         self._backlog: deque[tuple[int, Any]] = deque()
         self._render_timer: Timer | None = None
         self._answer: AssistantMessage | None = None
+        self._streamed = 0
+        """Characters of the step in flight shown so far (the header estimates its tokens)."""
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
@@ -311,6 +314,8 @@ class ChatPanel(Vertical):
             self._render_timer = self.set_timer(RENDER_INTERVAL, self._render_step)
 
     async def _append_text(self, text: str) -> None:
+        self._streamed += len(text)
+        self.host.show_streaming(self._streamed)
         answer = self._answer
         if answer is None:
             answer = self._answer = AssistantMessage()
@@ -357,6 +362,7 @@ class ChatPanel(Vertical):
             self._answer = None
             await log.mount(AskBlock(event.question, event.choices))
         elif isinstance(event, UsageUpdated):
+            self._streamed = 0
             self.host.show_usage(event.conversation)
         elif isinstance(event, Notice):
             await log.mount(NoteLine(event.message))
@@ -376,6 +382,8 @@ class ChatPanel(Vertical):
             self._render_timer = None
         self._answer = None
         self._tool_lines.clear()
+        self._streamed = 0
+        self.host.show_streaming(0)
         self._set_busy(False)
         return True
 
@@ -467,4 +475,3 @@ class ChatPanel(Vertical):
     @on(TextArea.Changed, "#composer")
     def _on_composer_changed(self, event: TextArea.Changed) -> None:
         self.query_one(ChatHint).show_completions(self.composer.completions())
-
