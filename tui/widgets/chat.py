@@ -105,6 +105,8 @@ class ChatPanel(Vertical):
         self._answer: AssistantMessage | None = None
         self._streamed = 0
         """Characters of the step in flight shown so far (the header estimates its tokens)."""
+        self._next_start: tuple[str, bool] = ("", False)
+        """What the answer's next widget starts with, and whether it continues the last."""
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
@@ -306,6 +308,8 @@ class ChatPanel(Vertical):
                 else:
                     self._backlog.popleft()
                 budget -= len(piece)
+                self._streamed += len(piece)
+                self.host.show_streaming(self._streamed)
                 await self._append_text(piece)
             else:
                 self._backlog.popleft()
@@ -314,23 +318,28 @@ class ChatPanel(Vertical):
             self._render_timer = self.set_timer(RENDER_INTERVAL, self._render_step)
 
     async def _append_text(self, text: str) -> None:
-        self._streamed += len(text)
-        self.host.show_streaming(self._streamed)
         answer = self._answer
         if answer is None:
-            answer = self._answer = AssistantMessage()
+            answer = self._answer = AssistantMessage(*self._next_start)
+            self._next_start = ("", False)
             await self.log_view.mount(answer)
             if self._answer is not answer:  # Stop was pressed meanwhile: show nothing more
                 return
         if len(answer.source) + len(text) > SEGMENT:
-            cut, head = segment_break(answer.source, text)
-            if cut is not None:  # the rest goes to a new widget (under the table's head)
-                answer.append(text[:cut])
+            found = segment_break(answer.source, text)
+            if found is not None:  # the rest goes to a new widget (under the table's head)
+                answer.append(text[: found.cut])
                 self._answer = None
-                if text[cut:]:
-                    await self._append_text(head + text[cut:])
+                self._next_start = (found.head, found.continued)
+                if text[found.cut :]:
+                    await self._append_text(text[found.cut :])
                 return
         answer.append(text)
+
+    def _close_answer(self) -> None:
+        """Text after this starts a new answer (after a tool line, a question, the end)."""
+        self._answer = None
+        self._next_start = ("", False)
 
     async def _show_event(self, turn: int, event: Any) -> None:
         from agent.events import (
@@ -345,7 +354,7 @@ class ChatPanel(Vertical):
 
         log = self.log_view
         if isinstance(event, ToolCallStarted):
-            self._answer = None
+            self._close_answer()
             if event.name == "ask":  # the question itself shows as an AskBlock
                 return
             line = ToolLine(event.tool_use_id, event.name, event.input)
@@ -359,7 +368,7 @@ class ChatPanel(Vertical):
         elif isinstance(event, ChipProposed):
             await log.mount(ChipRow(ChipButton(event.chip.label, event.chip.action)))
         elif isinstance(event, AskUser):
-            self._answer = None
+            self._close_answer()
             await log.mount(AskBlock(event.question, event.choices))
         elif isinstance(event, UsageUpdated):
             self._streamed = 0
@@ -380,7 +389,7 @@ class ChatPanel(Vertical):
         if self._render_timer is not None:
             self._render_timer.stop()
             self._render_timer = None
-        self._answer = None
+        self._close_answer()
         self._tool_lines.clear()
         self._streamed = 0
         self.host.show_streaming(0)

@@ -69,12 +69,14 @@ class AssistantMessage(Static):
 
     DEFAULT_CSS = """
     AssistantMessage { margin: 1 0 0 0; padding: 0 1; background: transparent; }
+    AssistantMessage.-continued { margin: 0; }
     """
 
-    def __init__(self, source: str = "") -> None:
+    def __init__(self, source: str = "", continued: bool = False) -> None:
+        """`continued`: the answer's previous widget ended mid-paragraph (no gap above)."""
         from tui.widgets.answer_markdown import AnswerMarkdown
 
-        super().__init__(AnswerMarkdown(source))
+        super().__init__(AnswerMarkdown(source), classes="-continued" if continued else "")
         self.source = source
 
     def append(self, text: str) -> None:
