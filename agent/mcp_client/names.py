@@ -70,9 +70,10 @@ def external_row(
 ) -> ToolRow:
     """The catalog row of an MCP tool: discoverable, never re-exported over our MCP server.
 
-    Read-only tools (readOnlyHint) are `read` and silent. Others change something outside
-    the app, so they are `export` — in auto mode they still ask — and gated unless the
-    server is trusted.
+    Tools of a `trusted` server run silently. Otherwise every tool is gated: a readOnlyHint
+    is the server's own claim (the MCP spec says not to rely on it from an untrusted server),
+    so it only makes the tool `read` (auto mode runs it; manual mode asks). Others change
+    something outside the app, so they are `export`: auto mode still asks.
     """
     words = (server, tool.replace("_", " ").replace(".", " "), title or "")
     keywords = tuple(dict.fromkeys(word for word in words if word))
@@ -80,7 +81,7 @@ def external_row(
         name,
         first_sentence(description, f"Tool {tool} of the MCP server {server}."),
         Visibility.DISCOVERABLE,
-        Tier.SILENT if (read_only or trusted) else Tier.GATED,
+        Tier.SILENT if trusted else Tier.GATED,
         Access.READ if read_only else Access.EXPORT,
         McpLevel.NONE,
         keywords,

@@ -105,19 +105,22 @@ def forget(conn: sqlite3.Connection, ids: list[str], commit_id: str | None = Non
 def already_applied(store: Store, changes: list[ChangeToApply]) -> set[str]:
     """Ids of changes whose result is already what the store holds.
 
-    `Store.holds` compares as the store's guarded commit does (SQLite: `column IS ?` with the
-    column's affinity, so 5.0 vs 5 or '1' vs 1 are judged as SQLite would; DynamoDB: null is an
-    absent attribute).
+    `Store.holds_many` compares as the store's guarded commit does (SQLite: `column IS ?` with
+    the column's affinity, so 5.0 vs 5 or '1' vs 1 are judged as SQLite would; DynamoDB: null
+    is an absent attribute), a few reads per table and op (BatchGetItem on DynamoDB), not one
+    per change.
     """
-    applied: set[str] = set()
+    groups: dict[tuple[str, str], list[ChangeToApply]] = {}
     for change in changes:
-        if change.op == "delete":
-            done = store.get_item(change.table, change.key) is None
-        elif change.op == "create":
-            done = store.holds(change.table, change.key, change.values)
+        groups.setdefault((change.table, change.op), []).append(change)
+    applied: set[str] = set()
+    for (table, op), group in groups.items():
+        if op == "delete":
+            done = [item is None for item in store.get_items(table, [c.key for c in group])]
+        elif op == "create":
+            done = store.holds_many(table, [(c.key, c.values) for c in group])
         else:
-            expected = {**(change.pre_image or {}), **change.values}
-            done = store.holds(change.table, change.key, expected, whole=True)
-        if done:
-            applied.add(change.id)
+            expected = [(c.key, {**(c.pre_image or {}), **c.values}) for c in group]
+            done = store.holds_many(table, expected, whole=True)
+        applied.update(c.id for c, landed in zip(group, done, strict=True) if landed)
     return applied

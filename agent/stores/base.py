@@ -294,10 +294,12 @@ class Store(ABC):
             return item == values
         return all(name in item and item[name] == value for name, value in values.items())
 
-    def holds_many(self, table: str, checks: Sequence[tuple[Key, Item]]) -> list[bool]:
+    def holds_many(
+        self, table: str, checks: Sequence[tuple[Key, Item]], *, whole: bool = False
+    ) -> list[bool]:
         """`holds` for many (key, values) pairs of one table; stores that can answer them in
         a few reads instead of one per pair override it."""
-        return [self.holds(table, key, values) for key, values in checks]
+        return [self.holds(table, key, values, whole=whole) for key, values in checks]
 
     @abstractmethod
     def query(self, sql: str, limit: int | None = None) -> QueryResult:

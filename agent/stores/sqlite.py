@@ -360,11 +360,13 @@ class SQLiteStore(Store):
             for raw, equal, expected in zip(found, same, values.values(), strict=True)
         )
 
-    def holds_many(self, table: str, checks: Sequence[tuple[Key, Item]]) -> list[bool]:
+    def holds_many(
+        self, table: str, checks: Sequence[tuple[Key, Item]], *, whole: bool = False
+    ) -> list[bool]:
         """`holds` for many pairs, a few compound statements in all (`sqlite_holds.py`)."""
         schema = self.schema(table)
         with self._lock:
-            return holds_many(self._conn, schema, checks)
+            return holds_many(self._conn, schema, checks, whole=whole)
 
     def query(self, sql: str, limit: int | None = None) -> QueryResult:
         """Run one read-only SELECT/WITH statement; at most `limit` rows."""

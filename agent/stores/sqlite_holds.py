@@ -14,10 +14,15 @@ from agent.stores.sqlite_schema import TableSchema, normalize_with
 
 
 def holds_many(
-    conn: sqlite3.Connection, schema: TableSchema, checks: Sequence[tuple[Key, Item]]
+    conn: sqlite3.Connection,
+    schema: TableSchema,
+    checks: Sequence[tuple[Key, Item]],
+    *,
+    whole: bool = False,
 ) -> list[bool]:
     """For each (key, values): True when the row with `key` exists and each of `values`
-    equals its column as `column IS ?` judges (a blob matches its marker).
+    equals its column as `column IS ?` judges (a blob matches its marker); `whole` also
+    requires `values` to name every column.
 
     Checks naming the same columns share statements: one `SELECT … WHERE key = ?` per check,
     joined by UNION ALL up to SQLite's compound and variable limits.
@@ -34,7 +39,8 @@ def holds_many(
                 break
             names.append(column.name)
         else:
-            groups.setdefault(tuple(names), []).append(index)
+            if not whole or set(names) == set(schema.column_names):
+                groups.setdefault(tuple(names), []).append(index)
     most_selects = conn.getlimit(sqlite3.SQLITE_LIMIT_COMPOUND_SELECT)
     most_variables = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
     where = " AND ".join(f"{quote_ident(k)} = ?" for k in schema.key_columns)

@@ -156,7 +156,9 @@ def test_configured_mcp_server_tools_are_found_and_called(
         Reply(tool_uses=[ToolUse("notes__echo", {"text": "hello there"})]),
         Reply(text="It said hello."),
     )
-    status = main(["ask", "echo hello", "--db", db, "--config", str(config), "--json"])
+    status = main(
+        ["ask", "echo hello", "--db", db, "--config", str(config), "--mode", "auto", "--json"]
+    )
     assert status == 0
     transcript = json.loads(capsys.readouterr().out)
     calls = [c for step in transcript["steps"] for c in step["toolCalls"]]

@@ -311,7 +311,8 @@ def test_a_lost_answer_while_dynamodb_stays_unreachable_is_settled_later(
             raise botocore.exceptions.ConnectionClosedError(endpoint_url="http://dynamodb")
 
     store.client.meta.events.register("after-call.dynamodb.TransactWriteItems", unreachable)
-    store.client.meta.events.register("before-send.dynamodb.GetItem", unreachable)
+    for read in ("GetItem", "BatchGetItem"):
+        store.client.meta.events.register(f"before-send.dynamodb.{read}", unreachable)
     with pytest.raises(StoreError):
         area.commit()
     item = raw_client().get_item(TableName="orders", Key={"id": {"N": "5"}})["Item"]

@@ -96,9 +96,12 @@ def test_server_tools_join_the_catalog_as_discoverable_rows(sources: McpSources)
     assert spec["inputSchema"]["json"]["properties"]["text"]["type"] == "string"
 
 
-def test_gated_unless_read_only_or_trusted(sources: McpSources) -> None:
+def test_gated_unless_trusted_and_a_read_only_hint_makes_a_read(sources: McpSources) -> None:
     toolset = Toolset.build(external=sources.external_tools())
-    assert not toolset.is_gated("echo__echo")  # readOnlyHint
+    # readOnlyHint is the server's own claim: manual mode still asks, auto mode runs it.
+    assert toolset.is_gated("echo__echo")
+    assert toolset.row("echo__echo").access is catalog.Access.READ
+    assert not toolset.is_gated("trusted_box__echo")
     assert toolset.is_gated("echo__write_note")
     assert toolset.row("echo__write_note").access is catalog.Access.EXPORT  # auto mode asks
     assert not toolset.is_gated("trusted_box__write_note")  # trusted server
@@ -138,10 +141,16 @@ def test_search_finds_server_tools_and_the_toolset_proxies_calls(sources: McpSou
     assert "the disk is full" in result["error"] and result["fix"]
 
 
+@pytest.mark.parametrize(("mode", "read_only_runs"), [("auto", True), ("manual", False)])
 def test_gating_applies_in_a_turn(
-    sources: McpSources, scripted_bedrock: ScriptedBedrock, db_path: Path
+    sources: McpSources,
+    scripted_bedrock: ScriptedBedrock,
+    db_path: Path,
+    mode: str,
+    read_only_runs: bool,
 ) -> None:
-    """Manual mode without a terminal: the read-only tool runs, the writing one is denied."""
+    """Without a terminal to ask: the writing tool is denied in either mode; the read-only-hinted
+    one runs in auto mode and is denied in manual mode (the hint is the server's own claim)."""
     scripted_bedrock.add(
         Reply(tool_uses=[ToolUse("searchTools", {"query": "save a note in the notebook"})]),
         Reply(
@@ -155,7 +164,7 @@ def test_gating_applies_in_a_turn(
     toolset = Toolset.build(external=sources.external_tools())
     store = open_store(db_path)
     conversation = Conversation(new_conversation_id(), store.identity, "us.amazon.nova-2-lite-v1:0")
-    session = ChatSession(Settings(mode="manual"), store, conversation, toolset=toolset)
+    session = ChatSession(Settings(mode=mode), store, conversation, toolset=toolset)
     session.active.add("echo__echo")
     ended = session.run_turn("save a note")
 
@@ -164,8 +173,12 @@ def test_gating_applies_in_a_turn(
     results = [block["toolResult"] for block in last if "toolResult" in block]
     assert results[0]["status"] == "error"
     assert "Permission denied" in results[0]["content"][0]["json"]["error"]
-    assert results[1]["status"] == "success"
-    assert results[1]["content"][0]["json"] == {"result": "ping"}
+    if read_only_runs:
+        assert results[1]["status"] == "success"
+        assert results[1]["content"][0]["json"] == {"result": "ping"}
+    else:
+        assert results[1]["status"] == "error"
+        assert "Permission denied" in results[1]["content"][0]["json"]["error"]
 
 
 def test_a_server_that_dies_mid_session_gives_a_clear_error_result() -> None:

@@ -56,6 +56,16 @@ async def refreshed_until(
     return condition()
 
 
+async def press_ready(pilot: Any, button: Any) -> None:
+    """Wait until `button` no longer shows its last press: a press inside that look (0.2 s, as
+    Textual's Button) is ignored by design, and a fast run can get there inside it."""
+    for _ in range(40):
+        if not button.has_class("-active"):
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"{button!r} still shows its last press")
+
+
 async def send(app: TabletalkApp, pilot: Any, text: str) -> None:
     """Type `text` into the composer and press Enter, then wait for the turn to end."""
     await settle(app, pilot)

@@ -9,9 +9,8 @@ from pathlib import Path
 import tui.widgets.chat as chat_module
 from agent.config import Settings
 from tests.support.scripted_bedrock import Reply, ToolUse
-from tests.tui.helpers import SIZE, send, settle
+from tests.tui.helpers import SIZE, press_ready, send, settle
 from tui.app import TabletalkApp, default_session_factory
-from tui.widgets.action_button import ActionButton
 from tui.widgets.chat_items import AssistantMessage, ChipButton, NoteLine, ToolLine, UserMessage
 from tui.widgets.table_tab import TableTab
 
@@ -229,14 +228,8 @@ async def test_send_and_stop_are_pressed_by_click_or_enter_and_not_while_disable
         send_button = app.chat.query_one("#send")
         send_button.focus()  # applied at the app's next turn of its loop, not here
         await pilot.pause()
-        # A press while the button still shows the last one (0.2 s, as Textual's Button) is
-        # ignored by design; on a fast run the first turn ends inside that window.
-        for _ in range(40):
-            if not send_button.has_class("-active"):
-                break
-            await pilot.pause(ActionButton.ACTIVE_SECONDS / 4)
+        await press_ready(pilot, send_button)  # the first turn can end inside the click's look
         assert send_button.has_focus and not send_button.disabled and not app.chat.busy
-        assert not send_button.has_class("-active")
         await pilot.press("enter")
         await settle(app, pilot)
         assert texts(app, UserMessage) == ["one", "two"]

@@ -7,7 +7,7 @@ import sqlite3
 from agent.staging import StagingArea
 from agent.stores.sqlite import SQLiteStore
 from tests.support.scripted_bedrock import Reply, ToolUse
-from tests.tui.helpers import SIZE, send, settle
+from tests.tui.helpers import SIZE, press_ready, send, settle
 from tui.widgets.chat_items import ChipButton
 from tui.widgets.staged_change import ChangeDetailScreen
 from tui.widgets.staging_panel import ChangeCard, SmallButton, StagingPanel
@@ -564,6 +564,7 @@ async def test_paging_keeps_the_summaries_and_commit_ready(make_app, demo_store)
         panel.watch(commit_all, "disabled", disabled_changed, init=False)
         first = listed(app)
         for _ in range(2):
+            await press_ready(pilot, panel.query_one("#page-next"))
             await pilot.click("#page-next")
             await settle(app, pilot)
         assert listed(app) != first and "101–120 of 120" in screen_text(app)

@@ -26,6 +26,8 @@ from agent.stores.base import (
     TableInfo,
 )
 from agent.stores.dynamodb import apply as apply_mod
+from agent.stores.dynamodb import batch_get
+from agent.stores.dynamodb.batch_get import holds_item
 from agent.stores.dynamodb.client import (
     SCHEME,
     Target,
@@ -312,38 +314,7 @@ class DynamoDBStore(Store):
 
     def get_items(self, table: str, keys: list[Key]) -> list[Item | None]:
         """Items for many keys with BatchGetItem (100 keys a call, consistent reads)."""
-        name, attrs, _ = self._key_shape(table)
-        normalized = [self.normalize_key(name, k) for k in keys]
-
-        def signature(key: Key) -> tuple[Any, ...]:  # binary keys are dicts: compared as JSON
-            values = (key.get(a) for a in attrs)
-            return tuple(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for v in values)
-
-        found: dict[tuple[Any, ...], Item] = {}
-        unique = list({signature(k): k for k in normalized}.values())
-        for start in range(0, len(unique), 100):
-            pending: dict[str, Any] = {
-                name: {
-                    "Keys": [self.wire_key(name, k) for k in unique[start : start + 100]],
-                    "ConsistentRead": True,
-                }
-            }
-            while pending:
-                response = self._call(
-                    "batch_get_item",
-                    "dynamodb:BatchGetItem",
-                    name,
-                    RequestItems=pending,
-                    ReturnConsumedCapacity="TOTAL",
-                )
-                report = self._report()
-                report.add({"ConsumedCapacity": response.get("ConsumedCapacity")})
-                for raw in response.get("Responses", {}).get(name, []):
-                    item = self._ordered(name, item_to_plain(raw))
-                    report.items_scanned += 1
-                    found[signature(item)] = item
-                pending = response.get("UnprocessedKeys") or {}
-        return [found.get(signature(k)) for k in normalized]
+        return batch_get.get_items(self, table, keys)
 
     def _ordered(self, table: str, item: Item) -> Item:
         keys = self._key_shape(table)[1]
@@ -447,12 +418,15 @@ class DynamoDBStore(Store):
 
     def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
         """Like Store.holds, with null meaning "no such attribute" (how updates remove one)."""
-        return _holds(self.get_item(table, key), values, whole)
+        return holds_item(self.get_item(table, key), values, whole)
 
-    def holds_many(self, table: str, checks: Sequence[tuple[Key, Item]]) -> list[bool]:
+    def holds_many(
+        self, table: str, checks: Sequence[tuple[Key, Item]], *, whole: bool = False
+    ) -> list[bool]:
         """`holds` for many pairs, the items read with BatchGetItem (`get_items`)."""
         items = self.get_items(table, [key for key, _values in checks])
-        return [_holds(item, values, False) for item, (_key, values) in zip(items, checks, strict=True)]
+        pairs = zip(items, checks, strict=True)
+        return [holds_item(item, values, whole) for item, (_key, values) in pairs]
 
     def size_label(self, table: str) -> str:
         """Key schema and DynamoDB's approximate item count (no scan)."""
@@ -491,15 +465,3 @@ class DynamoDBStore(Store):
     def close(self) -> None:
         """Nothing to release (boto3 clients close with the process)."""
         return None
-
-
-def _holds(item: Item | None, values: Item, whole: bool) -> bool:
-    """Whether `item` holds `values` (null: no such attribute); `whole`: and nothing else."""
-    if item is None:
-        return False
-    wanted = {k: v for k, v in values.items() if v is not None}
-    if any(item.get(k) is not None for k, v in values.items() if v is None):
-        return False
-    if whole:
-        return item == wanted
-    return all(k in item and item[k] == v for k, v in wanted.items())
