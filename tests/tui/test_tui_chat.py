@@ -6,6 +6,8 @@ import re
 import threading
 from pathlib import Path
 
+import pytest
+
 import tui.widgets.chat as chat_module
 from agent.config import Settings
 from tests.support.scripted_bedrock import Reply, ToolUse
@@ -249,6 +251,37 @@ async def test_pasting_a_file_path_attaches_it(make_app, tmp_path: Path) -> None
         await pilot.pause()
         await pilot.pause()
         assert app.chat.attachments.paths == [notes.resolve()]
+        assert app.chat.composer.text == "", "the path is not typed into the message"
+
+
+@pytest.mark.parametrize("form", ["escaped", "uri", "two"])
+async def test_a_path_pasted_as_a_file_manager_drops_it_attaches_the_file(
+    make_app, tmp_path: Path, form: str
+) -> None:
+    """Terminals paste a dropped file as `my\\ file.csv` (or a `file://` URI, or several
+    names): those were typed into the message instead of attaching the file."""
+    from urllib.parse import quote
+
+    from textual import events
+
+    one = tmp_path / "my file.csv"
+    one.write_text("id,name\n1,Ann\n")
+    two = tmp_path / "other's notes.txt"
+    two.write_text("hello\n")
+    pasted = {
+        "escaped": str(one).replace(" ", "\\ "),
+        "uri": "file://" + quote(str(one)),
+        "two": f'{str(one).replace(" ", chr(92) + " ")} "{two}" ',
+    }[form]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        app.post_message(events.Paste(pasted))
+        await pilot.pause()
+        await pilot.pause()
+        expected = [one.resolve(), two.resolve()] if form == "two" else [one.resolve()]
+        assert app.chat.attachments.paths == expected
         assert app.chat.composer.text == "", "the path is not typed into the message"
 
 
