@@ -427,3 +427,22 @@ async def test_a_long_markdown_table_streams_in_bounded_pieces_each_under_its_he
         shown = [line for p in with_rows for line in p.splitlines() if row.fullmatch(line)]
         assert shown == rows
         assert pieces[-1].rstrip().endswith("Done.")
+
+
+async def test_a_chip_too_long_for_the_chat_ends_in_an_ellipsis(make_app, scripted_bedrock) -> None:
+    """At 80 columns a chip's label was cut mid-word at the chat's edge (`Open orders (status =
+    'pen`), with nothing saying there was more: it ends in `…`, and its tooltip is whole."""
+    from tests.tui.test_tui_polish import widget_lines
+
+    condition = "status = 'pending' AND quantity > 2"
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("proposeOpenTable", {"table": "orders", "query": condition})]),
+        Reply(text="Open it with the chip."),
+    )
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(app, pilot, "show pending orders")
+        chip = app.query_one(ChipButton)
+        (line,) = widget_lines(app, chip)
+        assert line.rstrip().endswith("…"), line
+        assert condition in str(chip.tooltip)

@@ -153,7 +153,10 @@ class ChipButton(Button):
     pressed it shows as done (`✓`, disabled)."""
 
     DEFAULT_CSS = """
-    ChipButton { margin: 0 1 0 0; min-width: 8; height: 1; border: none; background: $accent 30%; }
+    ChipButton {
+        margin: 0 1 0 0; min-width: 8; max-width: 100%; height: 1; border: none;
+        background: $accent 30%; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     ChipButton:hover { background: $accent 60%; }
     ChipButton:focus { background: $accent; text-style: bold; }
     ChipButton.-done, ChipButton.-done:disabled { background: $success 20%; color: $text-muted; }
@@ -161,6 +164,7 @@ class ChipButton(Button):
 
     def __init__(self, label: str, action: dict[str, Any]) -> None:
         super().__init__(Content("▶ " + label), compact=True)
+        self.tooltip = label  # the whole label, when the chat is too narrow to show it
         self.chip_label = label
         self.chip_action = action
 
