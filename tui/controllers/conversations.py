@@ -6,9 +6,9 @@ from tui.controllers.host import AppHost
 from tui.screens.picker import PickerScreen
 
 NEW = "__new__"
-LINE_WIDTH = 68
-"""Characters of a line in the list: date, title and count fit the picker (at most 80 columns
-wide) on one line; the title is cut to what its date and count leave."""
+LINE_WIDTH = 64
+"""Characters of a line in the list: date, title and count fit the picker (at most 80 columns,
+its scrollbar included) on one line; the title is cut to what its date and count leave."""
 
 
 def pick_conversation(app: AppHost) -> None:
