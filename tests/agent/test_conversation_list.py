@@ -116,3 +116,21 @@ def test_a_title_set_in_the_middle_of_a_log_is_listed(tmp_path: Path) -> None:
     assert store.path(chat.id).stat().st_size > LARGE
     assert [s.title for s in store.list()] == ["Late title"]
     assert store.list() == [whole_summary(store, chat.id)]
+
+
+def test_the_list_says_1_msg_and_keeps_counts_aligned(capsys: pytest.CaptureFixture[str]) -> None:
+    """`  1 msgs` for a one-message chat, and a 2,000-message one pushed its title out of line."""
+    store = ConversationStore()
+    small = Conversation("20260101-000001-aaaaaa", "sqlite:/tmp/shop.sqlite", "m")
+    small.append_user([{"text": "only a question"}])
+    store.save(small)
+    big = Conversation("20260101-000002-bbbbbb", "sqlite:/tmp/shop.sqlite", "m")
+    for turn in range(1000):
+        big.append_user([{"text": "long chat" if turn == 0 else "more"}])
+        big.append_assistant({"content": [{"text": "ok"}]})
+    store.save(big)
+    assert main(["conversations"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "msg" in line]
+    assert any(" 1 msg " in line for line in lines), lines
+    assert any(" 2,000 msgs " in line for line in lines), lines
+    assert len({line.index("msg") for line in lines}) == 1, lines
