@@ -11,7 +11,7 @@ import pytest
 import tui.widgets.chat as chat_module
 from agent.config import Settings
 from tests.support.scripted_bedrock import Reply, ToolUse
-from tests.tui.helpers import SIZE, press_ready, send, settle
+from tests.tui.helpers import SIZE, press_ready, refreshed_until, send, settle
 from tui.app import TabletalkApp, default_session_factory
 from tui.widgets.chat_items import AssistantMessage, ChipButton, NoteLine, ToolLine, UserMessage
 from tui.widgets.table_tab import TableTab
@@ -446,3 +446,31 @@ async def test_a_chip_too_long_for_the_chat_ends_in_an_ellipsis(make_app, script
         (line,) = widget_lines(app, chip)
         assert line.rstrip().endswith("…"), line
         assert condition in str(chip.tooltip)
+
+
+async def test_the_chat_says_it_waits_for_the_model_until_the_answer_starts(
+    make_app, scripted_bedrock
+) -> None:
+    """While the model had not said its first word the chat showed nothing under the message
+    (only a dot in the header): it says it is waiting, and how to stop, until text comes."""
+    gate = threading.Event()
+
+    def slow(_body: dict) -> Reply:
+        gate.wait(30)
+        return Reply(text="Here at last.")
+
+    scripted_bedrock.add(slow)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "take your time"
+        await pilot.press("enter")
+        try:
+            assert await refreshed_until(app, lambda: bool(app.query("WaitLine")), 200)
+            (line,) = app.query("WaitLine")
+            assert "waiting for the model" in str(line.render())
+        finally:
+            gate.set()
+        await settle(app, pilot)
+        assert not app.query("WaitLine")
+        assert app.query(AssistantMessage).last().source == "Here at last."

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Button, TextArea
@@ -39,8 +39,10 @@ from tui.widgets.chat_items import (
     NoteLine,
     ToolLine,
     UserMessage,
+    WaitLine,
     item_widget,
 )
+from tui.widgets.chat_log import ChatLog
 from tui.widgets.chat_notes import end_notes, failure, intro
 from tui.widgets.composer import Composer
 from tui.workers import run_in_thread
@@ -57,15 +59,6 @@ RENDER_BATCH = 2_000
 
 RENDER_INTERVAL = 1 / 20
 """Seconds between render steps while streamed text waits; keys are handled in between."""
-
-
-class ChatLog(VerticalScroll):
-    """The scrolling message list; anchored to the bottom unless the user scrolls up."""
-
-    DEFAULT_CSS = "ChatLog { height: 1fr; padding: 0 1 0 0; scrollbar-size-vertical: 1; }"
-
-    def on_mount(self) -> None:
-        self.anchor()
 
 
 class ChatHost(Protocol):
@@ -103,6 +96,7 @@ class ChatPanel(Vertical):
         self._backlog: deque[tuple[int, Any]] = deque()
         self._render_timer: Timer | None = None
         self._answer: AssistantMessage | None = None
+        self._wait_line: WaitLine | None = None
         self._streamed = 0
         """Characters of the step in flight shown so far (the header estimates its tokens)."""
         self._next_start: tuple[str, bool] = ("", False)
@@ -317,7 +311,18 @@ class ChatPanel(Vertical):
         if self._backlog and self._render_timer is None:
             self._render_timer = self.set_timer(RENDER_INTERVAL, self._render_step)
 
+    async def _waiting(self, waiting: bool) -> None:
+        """Show the line that says the model is being waited for, or take it away."""
+        line, self._wait_line = self._wait_line, None
+        if line is not None:
+            await line.remove()
+        if waiting:
+            self._wait_line = WaitLine()
+            await self.log_view.mount(self._wait_line)
+
     async def _append_text(self, text: str) -> None:
+        if self._wait_line is not None:
+            await self._waiting(False)
         answer = self._answer
         if answer is None:
             answer = self._answer = AssistantMessage(*self._next_start)
@@ -346,12 +351,16 @@ class ChatPanel(Vertical):
             AskUser,
             ChipProposed,
             Notice,
+            StepStarted,
             ToolCallFinished,
             ToolCallStarted,
             TurnEnded,
             UsageUpdated,
         )
 
+        if isinstance(event, StepStarted) or self._wait_line is not None:
+            if not isinstance(event, UsageUpdated | Notice):
+                await self._waiting(isinstance(event, StepStarted))
         log = self.log_view
         if isinstance(event, ToolCallStarted):
             self._close_answer()
@@ -390,6 +399,9 @@ class ChatPanel(Vertical):
             self._render_timer.stop()
             self._render_timer = None
         self._close_answer()
+        if self._wait_line is not None:
+            self._wait_line.remove()
+            self._wait_line = None
         self._tool_lines.clear()
         self._streamed = 0
         self.host.show_streaming(0)
@@ -465,21 +477,8 @@ class ChatPanel(Vertical):
         await log.mount_all(widgets, before=0 if log.children else None)
 
     def focus_latest(self, kind: str) -> None:
-        """Focus the newest chip or answer choice (`chip`) or tool row (`tool`) in the log;
-        when one already has focus, the one before it."""
-        selector = "ToolLine CollapsibleTitle" if kind == "tool" else "ChipButton, AnswerChip"
-        items = [w for w in self.log_view.query(selector) if w.focusable]
-        if not items:
-            what = "tool row" if kind == "tool" else "chip or choice"
-            self.app.notify(f"No {what} in this chat yet.", timeout=2)
-            return
-        focused = self.app.focused
-        if focused in items:
-            target = items[max(items.index(focused) - 1, 0)]
-        else:  # the first of the newest row of chips (an ask's first choice)
-            target = next(w for w in items if w.parent is items[-1].parent)
-        target.focus()
-        self.log_view.scroll_to_widget(target, animate=False)
+        """Focus the newest chip or answer choice, or tool row (see ChatLog.focus_latest)."""
+        self.log_view.focus_latest(kind)
 
     @on(TextArea.Changed, "#composer")
     def _on_composer_changed(self, event: TextArea.Changed) -> None:

@@ -8,6 +8,7 @@ Markdown, never as Textual markup.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from rich.text import Text
@@ -233,6 +234,26 @@ class NoteLine(Static):
 
     def __init__(self, text: str, *, level: str = "") -> None:
         super().__init__(Text(text), classes=f"-{level}" if level else "")
+
+
+class WaitLine(Static):
+    """`waiting for the model… 12 s · esc stops` under the last message, while a step's
+    answer has not started (the model can take a while to say its first word)."""
+
+    DEFAULT_CSS = "WaitLine { color: $text-muted; margin: 1 0 0 2; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = time.monotonic()
+
+    def on_mount(self) -> None:
+        self.set_interval(1, self.refresh)
+
+    def render(self) -> Text:
+        seconds = int(time.monotonic() - self.started)
+        text = "waiting for the model…" + (f" {seconds} s" if seconds else "")
+        hint = " · esc stops"
+        return Text(text + hint if len(text + hint) <= self.size.width else text)
 
 
 class ChatHint(Static):
