@@ -32,6 +32,11 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=30)
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--bulk-only",
+        action="store_true",
+        help="stage one bulk edit alone (compact, committed as it is), no deletes or creates",
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="commit-crash-") as tmp:
         root = Path(tmp)
@@ -40,7 +45,15 @@ def main() -> None:
             env[var] = str(root / var.lower())
             os.makedirs(env[var])
         started = time.monotonic()
-        result = run(root, options.size, options.kills, env, options.seed, fresh_process=True)
+        result = run(
+            root,
+            options.size,
+            options.kills,
+            env,
+            options.seed,
+            fresh_process=True,
+            bulk_only=options.bulk_only,
+        )
         summary = {
             **result.summary(),
             "size": options.size,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 VALUE_FLAGS = frozenset(
     {"--db", "--profile", "--region", "--model", "--mode", "--config", "--conversation"}
@@ -35,6 +37,8 @@ def wants_headless(argv: list[str]) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     from agent.cli.common import add_model_flags, add_store_flag
 
     parser = argparse.ArgumentParser(prog="tabletalk", description="Open the tabletalk app.")
@@ -45,9 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def prepare(argv: list[str]) -> tuple[Any, Any, str | None]:
-    """Parse the app's flags: (store, settings, conversation id). Raises TabletalkError."""
-    from agent.cli.common import resolve_settings, store_path
+    """Parse the app's flags: (store, settings, conversation id). Raises TabletalkError.
+    Without flags the parser is not built (nor argparse and the CLI's helpers imported): the
+    flags' defaults leave the config file's settings and its `db` as they are."""
     from agent.stores.open import open_store
+
+    if not argv:
+        from agent.config import load_settings
+
+        settings = load_settings()
+        return open_store(settings.db, settings), settings, None
+    from agent.cli.common import resolve_settings, store_path
 
     args = build_parser().parse_args(argv)
     settings = resolve_settings(args)
@@ -61,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         from agent.cli.main import main as cli_main
 
         return cli_main(argv)
-    from tui import startup_gc
+    from tui import startup_code, startup_gc
 
     startup_gc.pause()  # resumed by the app after its first frame
-    from agent.cli.common import report_error
+    startup_code.install()  # removed by the app after its first frame
     from agent.errors import TabletalkError
     from agent.logs import setup_logging
 
@@ -73,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         store, settings, conversation_id = prepare(argv)
     except TabletalkError as exc:
         startup_gc.resume()
+        startup_code.uninstall()
+        from agent.cli.common import report_error
+
         return report_error(exc)
     from tui.app import TabletalkApp
 
@@ -81,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         app.run()
     finally:
         startup_gc.resume()  # the app may have ended before its first frame
+        startup_code.uninstall()
         app.staging_watch.close()
         store.close()
     return app.return_code or 0

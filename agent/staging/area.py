@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import dataclasses
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -29,7 +28,7 @@ from typing import Any
 
 from agent import paths
 from agent.errors import InDoubtError, StagingError, TabletalkError
-from agent.staging import history, write
+from agent.staging import batches, history, write
 from agent.staging.bulk import stage_query_set_based, stage_set_based
 from agent.staging.checks import (
     MAX_ITEMS_PER_CALL,
@@ -37,7 +36,6 @@ from agent.staging.checks import (
     bulk_op,
     check_key_values,
     check_pre_image_names,
-    in_commit_error,
     keys_from_query,
     too_many,
     validate_values,
@@ -45,7 +43,7 @@ from agent.staging.checks import (
 from agent.staging.commit import Pending, commit_changes, pending_all, pending_chosen
 from agent.staging.db import COLUMNS, commits_in_progress, open_staging_db, transaction
 from agent.staging.diff import diff_of
-from agent.staging.encoding import dumps, gc_paused, key_json, row_to_change
+from agent.staging.encoding import gc_paused, key_json, row_to_change
 from agent.staging.history import CommitEntry, LoggedChange
 from agent.staging.lock import CommitLock
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange
@@ -243,8 +241,15 @@ class StagingArea:
         with self._lock:
             self._settle()
             rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
-        memo: dict[str, Item] = {}
-        return [row_to_change(r, memo) for r in rows]
+            compact = [
+                b for b in batches.staged(self._conn, self.store.identity)
+                if table is None or b.table == table
+            ]  # fmt: skip
+            memo: dict[str, Item] = {}
+            changes = [row_to_change(r, memo) for r in rows]
+            for batch in compact:  # after every row
+                changes.extend(batches.changes(self._conn, batch))
+        return changes
 
     def get(self, change_id: str) -> StagedChange:
         """One staged change of this store by id."""
@@ -253,7 +258,14 @@ class StagingArea:
     def _get_many(self, ids: builtins.list[str]) -> builtins.list[StagedChange]:
         with self._lock:
             self._settle()
+            self._expand()
             return self._read_many(ids)
+
+    def _expand(self) -> None:
+        """Turn staged compact bulk edits into rows, for code that reads rows by id or SQL."""
+        if batches.any_staged(self._conn):
+            with transaction(self._conn):
+                pass  # db.transaction expands them
 
     def _read_many(self, ids: builtins.list[str]) -> builtins.list[StagedChange]:
         """The staged changes `ids` as the connection sees them now (inside a caller's
@@ -276,12 +288,13 @@ class StagingArea:
             row = self._conn.execute(
                 "SELECT count(*) FROM staged_changes WHERE store = ?", (self.store.identity,)
             ).fetchone()
-        return int(row[0])
+            return int(row[0]) + batches.count(self._conn, self.store.identity)
 
     def review(self) -> StagingReview:
         """Filtered counts, bulk-edit summaries and pages for a review screen."""
         with self._lock:
             self._follow_file()
+            self._expand()
             return StagingReview(self._conn, self._lock, self.store.identity)
 
     def diff(self, change: StagedChange) -> builtins.list[AttributeDiff]:
@@ -297,31 +310,8 @@ class StagingArea:
             self._settle()
             # Read inside the write transaction: what another process folds in meanwhile stays.
             with transaction(self._conn) as conn:
-                return self._reject_attribute(conn, change_id, attribute)
-
-    def _reject_attribute(
-        self, conn: sqlite3.Connection, change_id: str, attribute: str
-    ) -> StagedChange | None:
-        (change,) = self._read_many([change_id])
-        if change.op == "delete" or attribute not in change.values:
-            what = "a delete has no attributes" if change.op == "delete" else (
-                f"change {change_id} does not set {attribute!r}"
-            )  # fmt: skip
-            raise StagingError(
-                what,
-                fix=f"Attributes it sets: {', '.join(change.values) or 'none'}; to drop the "
-                f"whole change, discard it (`tabletalk staged discard {change_id}`).",
-            )
-        values = {k: v for k, v in change.values.items() if k != attribute}
-        if change_id in commits_in_progress(conn, self.store.identity):
-            raise in_commit_error(change_id)
-        if change.op == "update" and not values:
-            conn.execute("DELETE FROM staged_changes WHERE id = ?", (change_id,))
-            return None
-        conn.execute(
-            "UPDATE staged_changes SET values_json = ? WHERE id = ?", (dumps(values), change_id)
-        )
-        return dataclasses.replace(change, values=values)
+                (change,) = self._read_many([change_id])
+                return write.reject_attribute(conn, self.store.identity, change, attribute)
 
     def discard(
         self,
@@ -434,6 +424,7 @@ class StagingArea:
 
                 def choose() -> Pending:  # run inside the transaction recording the commit
                     if as_shown is not None:
+                        batches.expand(self._conn, self.store.identity)
                         write.check_as_shown(self._conn, self.store.identity, as_shown)
                     if ids is None:
                         return pending_all(self._conn, self.store.identity, self.path)

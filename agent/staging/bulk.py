@@ -1,36 +1,38 @@
 """Set-based staging of a bulk edit on a SQLite store: one INSERT … SELECT, no per-row Python.
 
 The staging database and the store's file share one short-lived connection, and the staged
-rows (key text, pre-image, id) are built by SQLite from the table itself in one statement, in
-one read snapshot. A bulk edit selected by a query never brings its keys into Python: the store
-first runs the query as it runs any read, up to its first row (read-only, its columns), then a
-statement runs it as a subquery into a scratch table, in its own order, seeing only what the
-store's read connection shows (`_only_the_store`); the INSERT joins that table to the store's.
-The query runs before staging is attached and outside the caller's lock (it may run up to its
-time limit), so meanwhile others read and stage as usual. The texts are the ones the row-by-row path writes: the pre-image through
-`stores.sqlite_json` (exact, see there), an integer key inline, every other key through
-`encoding.key_json`. Whenever this path cannot decide alone (an item already staged or selected
-twice, a key with no item, more rows than one call stages, a value JSON cannot hold, an
-unreadable file) it writes nothing and returns None, and the caller stages row by row, which
-folds, refuses and explains as always. What it staged comes back as a `StagedBatch`, decoded
-only where it is read.
+items (key text, pre-image values) are copied by SQLite from the table itself in one statement,
+in one read snapshot, into the edit's compact form (`staging.batches`: a header row and an item
+table; the JSON texts of its changes are built only when read). A bulk edit selected by a query
+never brings its keys into Python: the store first runs the query as it runs any read, up to
+its first row (read-only, its columns), then a statement runs it as a subquery into a scratch
+table, in its own order, seeing only what the store's read connection shows
+(`_only_the_store`); the INSERT joins that table to the store's. The query runs before staging
+is attached and outside the caller's lock (it may run up to its time limit), so meanwhile
+others read and stage as usual. The key text is the one the row-by-row path writes: an integer
+key inline, every other key through `encoding.key_json`. Whenever this path cannot decide alone
+(an item already staged or selected twice, a key with no item, more rows than one call stages,
+a value JSON cannot hold, an unreadable file) it writes nothing and returns None, and the
+caller stages row by row, which folds, refuses and explains as always. What it staged comes
+back as a `StagedBatch`, built only where it is read.
 
-Each staged row also records the store file's stamp (`stores.sqlite_snapshot`), taken before
-and after the read (NULL when they differ): a commit that finds the file with the same stamp
-knows no row changed since and need not compare them one by one.
-"""
+The header also records the store file's stamp (`stores.sqlite_snapshot`), taken before and
+after the read (NULL when they differ): a commit that finds the file with the same stamp knows
+no row changed since and need not compare them one by one."""
 
 from __future__ import annotations
 
+import json
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
+from agent.staging import batches
 from agent.staging.checks import MAX_ITEMS_PER_CALL, check_pre_image_names
 from agent.staging.db import (
     BUSY_TIMEOUT_S,
@@ -39,10 +41,10 @@ from agent.staging.db import (
     busy,
     busy_error,
 )
-from agent.staging.encoding import dumps, key_json, loads
-from agent.staging.model import StagedChange
+from agent.staging.encoding import dumps, key_json
+from agent.staging.staged_batch import StagedBatch
 from agent.stores.base import Item, Key, Op, Store, TableShape
-from agent.stores.sqlite_json import literal, register, row_json_sql
+from agent.stores.sqlite_json import literal, register
 from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
     json_value,
@@ -58,58 +60,19 @@ SCRATCH = "tt_scratch"
 """The in-memory database on the shared connection that holds the selected keys."""
 BULK = f"{SCRATCH}.tt_bulk"
 """The selected keys (k0…kn) in staging order (n)."""
-ID_SQL = "printf('%08x', ? + b.n)"
-"""A new change id: 8 hex digits, like `encoding.take_ids`; one bulk edit's ids are a run from
-a random start (`_free_start`), so the id index takes them in order instead of at 10,000
-random places (a quarter of the INSERT's time)."""
+"""A new change id is 8 hex digits, like `encoding.take_ids`; one bulk edit's ids are a run
+from a random start (`_free_start`): the n-th item's id is start + n."""
+PREFIX = 100
+"""Changes a set-based stage reads back at once (a summary shows the first few)."""
+COMPACT_MIN = 500
+"""Edits of fewer items become ordinary rows in the same transaction: every compact edit keeps
+a table (its items, kept as history once committed), and thousands of small tables would make
+every staging connection parse them all (5,000: ~35 ms an open, 42 MB). With this floor the
+history's `keep_changes` bounds them (200,000 changes: at most 400 tables)."""
 ID_SPACE = 16**8
 ID_ATTEMPTS = 5
 """Random starts drawn when their run holds a staged id (about 2% of 10,000-row edits next to
 10,000 staged changes draw twice)."""
-
-
-class StagedBatch(Sequence[StagedChange]):
-    """The changes one set-based stage wrote, in staging order; each is decoded from its stored
-    texts when it is read, so staging 10,000 items does not build 10,000 items nobody reads."""
-
-    def __init__(
-        self,
-        shared: tuple[str, str, Op, Item, str, str],
-        rows: list[tuple[str, str, str | None]],
-    ) -> None:
-        self._shared = shared  # store, table, op, values, origin, created_at
-        self._rows = rows  # id, key_json, pre_image_json
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    @overload
-    def __getitem__(self, index: int) -> StagedChange: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[StagedChange]: ...
-
-    def __getitem__(self, index: int | slice) -> StagedChange | list[StagedChange]:
-        if isinstance(index, slice):
-            return [self._change(row) for row in self._rows[index]]
-        return self._change(self._rows[index])
-
-    def __iter__(self) -> Iterator[StagedChange]:
-        return map(self._change, self._rows)
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to any sequence (a list, say) of the same changes in the same order."""
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    def _change(self, row: tuple[str, str, str | None]) -> StagedChange:
-        store, table, op, values, origin, created_at = self._shared
-        id_, key_text, pre_text = row
-        pre_image = None if pre_text is None else loads(pre_text)
-        return StagedChange(
-            id_, store, table, loads(key_text), op, dict(values), pre_image, origin, created_at
-        )
 
 
 def _key_json(names: tuple[str, ...]) -> Callable[..., str]:
@@ -161,21 +124,27 @@ def _attach_staging(conn: sqlite3.Connection, staging: Path) -> None:
     conn.execute(f"PRAGMA {STAGING}.secure_delete={SECURE_DELETE}")
 
 
-def _insert_sql(shape: TableShape, op: Op, source: str) -> str:
-    """INSERT … SELECT of one staged row per row of `source` (a FROM item `b` with the key
-    columns k0…kn and the staging order n as its rowid), joined to the table `t`; a key without
-    a row makes key_json NULL, so the statement fails on the NOT NULL and writes nothing."""
+def _insert_sql(shape: TableShape, op: Op, source: str, items: str) -> str:
+    """INSERT … SELECT of one item row (staging order, key text, the row's values) per row of
+    `source` (a FROM item `b` with the key columns k0…kn and the staging order n as its rowid)
+    into the item table `items`, joined to the table `t`; a key without a row makes the key
+    text NULL, so the statement fails on the NOT NULL and writes nothing."""
     keys = shape.key_columns
-    columns = [c.name for c in shape.columns]
     join = " AND ".join(f"t.{quote_ident(k)} = b.k{i}" for i, k in enumerate(keys))
     missing = f"t.{quote_ident(keys[0])} IS NULL"
+    natives = "".join(f", t.{quote_ident(c.name)}" for c in shape.columns)
     return (
-        f"INSERT INTO {STAGING}.staged_changes (id, store, tbl, key_json, op, values_json, "
-        "pre_image_json, origin, created_at, snapshot) "
-        f"SELECT {ID_SQL}, ?, ?, CASE WHEN {missing} THEN NULL ELSE {_key_sql(keys)} END, ?, ?, "
-        f"{'NULL' if op == 'create' else row_json_sql('t', columns)}, ?, ?, ? "
+        f"INSERT INTO {STAGING}.{items} "
+        f"SELECT b.n, CASE WHEN {missing} THEN NULL ELSE {_key_sql(keys)} END{natives} "
         f"FROM {source} LEFT JOIN main.{quote_ident(shape.name)} t ON {join} ORDER BY b.n"
     )
+
+
+def _finite_sql(items: str, shape: TableShape) -> str:
+    """A row of `items` holding a non-finite REAL (which JSON cannot write: the row path's
+    statement fails on it, so this one must too)."""
+    tests = " OR ".join(f"{quote_ident(c.name)} IN (9e999, -9e999)" for c in shape.columns)
+    return f"SELECT 1 FROM {STAGING}.{items} WHERE {tests} LIMIT 1"
 
 
 def stage_set_based(
@@ -205,8 +174,7 @@ def stage_set_based(
             f"INSERT INTO {BULK} ({key_cols}) VALUES (?{', ?' * (width - 1)})", unique
         )
 
-    sql = _insert_sql(shape, op, f"{BULK} b")
-    return _run(_Insert(store, staging, shape, op, values, origin, now, sql), fill, guard)
+    return _run(_Insert(store, staging, shape, op, values, origin, now), fill, guard)
 
 
 def stage_query_set_based(
@@ -256,8 +224,7 @@ def stage_query_set_based(
             raise _Undecided
         check_pre_image_names(shape, found)
 
-    sql = _insert_sql(shape, op, f"{BULK} b")
-    return _run(_Insert(store, staging, shape, op, values, origin, now, sql), fill, guard)
+    return _run(_Insert(store, staging, shape, op, values, origin, now), fill, guard)
 
 
 def _only_the_store(
@@ -293,7 +260,6 @@ class _Insert:
     values: Item
     origin: str
     now: str
-    sql: str
 
 
 def _run(
@@ -334,30 +300,63 @@ def _run(
         conn.close()
 
 
-def _free_start(conn: sqlite3.Connection) -> int:
-    """A random start for this edit's run of ids (start + 1 … start + n) that no staged id
-    falls in (ids are 8 lowercase hex digits, so text order is number order); the INSERT's
-    unique index still refuses any clash."""
-    (count,) = conn.execute(f"SELECT count(*) FROM {BULK}").fetchone()
-    start = secrets.randbelow(ID_SPACE - count)
+def _free_start(conn: sqlite3.Connection, count: int) -> int | None:
+    """A random start for this edit's run of ids (start + 1 … start + count) that no staged id
+    (of a row or of a compact batch) falls in (ids are 8 lowercase hex digits, so text order is
+    number order); None when every draw was taken."""
     for _ in range(ID_ATTEMPTS):
+        start = secrets.randbelow(ID_SPACE - count)
         taken = conn.execute(
-            f"SELECT 1 FROM {STAGING}.staged_changes WHERE id BETWEEN ? AND ? LIMIT 1",
-            (f"{start + 1:08x}", f"{start + count:08x}"),
+            f"SELECT 1 FROM {STAGING}.staged_changes WHERE id BETWEEN ? AND ? UNION ALL "
+            f"SELECT 1 FROM {STAGING}.staged_batches WHERE commit_id IS NULL "
+            "AND id_start < ? AND ? < id_start + count LIMIT 1",
+            (f"{start + 1:08x}", f"{start + count:08x}", start + count, start),
         ).fetchone()
         if taken is None:
-            break
-        start = secrets.randbelow(ID_SPACE - count)
-    return start
+            return start
+    return None
+
+
+def _clashes(conn: sqlite3.Connection, insert: _Insert, batch: int) -> bool:
+    """True when an item of this edit already has a staged change (the row-by-row path folds
+    or refuses); the caller turned the table's other compact edits into rows first."""
+    mine = (insert.store.identity, insert.shape.name)
+    rows = conn.execute(
+        f"SELECT 1 FROM {STAGING}.staged_changes WHERE store = ? AND tbl = ? LIMIT 1", mine
+    ).fetchone()
+    if rows is None:
+        return False
+    found = conn.execute(
+        f"SELECT 1 FROM {STAGING}.{batches.items_table(batch)} b JOIN {STAGING}.staged_changes s "
+        "ON s.store = ? AND s.tbl = ? AND s.key_json = b.tt_key LIMIT 1",
+        mine,
+    ).fetchone()
+    return found is not None
+
+
+def _expand_the_tables(conn: sqlite3.Connection, insert: _Insert) -> None:
+    """Another compact edit of this table is staged: the store's compact edits become rows
+    (same ids, order and texts), so the item index sees every staged change of the table."""
+    other = conn.execute(
+        f"SELECT 1 FROM {STAGING}.staged_batches WHERE commit_id IS NULL AND store = ? "
+        "AND tbl = ? LIMIT 1",
+        (insert.store.identity, insert.shape.name),
+    ).fetchone()
+    if other is not None:
+        batches.expand(conn, insert.store.identity, STAGING)
 
 
 def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
-    """The staging transaction of `_run`; an interruption is rolled back and raised."""
+    """The staging transaction of `_run`: the batch's header and items (`staging.batches`);
+    an interruption is rolled back and raised."""
     store, shape, op, values, origin, now = (
         insert.store, insert.shape, insert.op, insert.values, insert.origin, insert.now
     )  # fmt: skip
     store_file = store.sqlite_file
     assert store_file is not None
+    columns = [c.name for c in shape.columns]
+    if {c.lower() for c in columns} & set(batches.ITEM_COLUMNS):
+        return None
     try:
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -365,32 +364,40 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
             if busy(exc):  # another process writes staging: the row-by-row path would wait again
                 raise busy_error(insert.staging) from exc
             raise
-        (before,) = conn.execute(
-            f"SELECT coalesce(max(seq), 0) FROM {STAGING}.staged_changes"
-        ).fetchone()
+        _expand_the_tables(conn, insert)
+        (count,) = conn.execute(f"SELECT count(*) FROM {BULK}").fetchone()
+        start = _free_start(conn, count)
+        if start is None:
+            raise _Undecided
         stamp = file_stamp(store_file)
-        shared = (store.identity, shape.name, op, dumps(values), origin, now, stamp)
-        for attempt in range(ID_ATTEMPTS):
-            try:
-                conn.execute(insert.sql, (_free_start(conn), *shared))
-                break
-            except sqlite3.IntegrityError as exc:
-                if "staged_changes.id" not in str(exc) or attempt == ID_ATTEMPTS - 1:
-                    raise  # an item already staged, a key without an item: row by row
-        rows = conn.execute(
-            f"SELECT id, key_json, pre_image_json FROM {STAGING}.staged_changes "
-            "WHERE seq > ? ORDER BY seq",
-            (before,),
-        ).fetchall()
-        if not rows:
-            conn.execute("ROLLBACK")
-            return None  # nothing selected, or more than one call stages: row by row says so
-        if stamp is not None and file_stamp(store_file) != stamp:
-            # The store changed while it was read: the pre-images are exact, but no stamp
-            # vouches for them, so a commit compares each one.
-            conn.execute(
-                f"UPDATE {STAGING}.staged_changes SET snapshot = NULL WHERE seq > ?", (before,)
-            )
+        batch = conn.execute(
+            f"INSERT INTO {STAGING}.staged_batches (store, tbl, op, values_json, origin, "
+            "created_at, snapshot, id_start, count, columns_json) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            (store.identity, shape.name, op, dumps(values), origin, now, stamp, start,
+             json.dumps(columns)),
+        ).lastrowid  # fmt: skip
+        assert batch is not None
+        items = batches.items_table(batch)
+        conn.execute(batches.create_items_sql(STAGING, batch, columns))
+        written = conn.execute(_insert_sql(shape, op, f"{BULK} b", items)).rowcount
+        if written != count or count == 0 or _clashes(conn, insert, batch):
+            raise _Undecided  # nothing selected, or an item already staged: row by row
+        if conn.execute(_finite_sql(items, shape)).fetchone() is not None:
+            raise _Undecided  # JSON cannot hold it: row by row says so
+        small = count < COMPACT_MIN
+        read = (1, count if small else PREFIX)
+        first = conn.execute(StagedBatch.read_sql(f"{STAGING}.{items}", columns, op), read)
+        rows = first.fetchall()  # the rest is read when asked for (most callers read a few)
+        unchanged = stamp is not None and file_stamp(store_file) == stamp
+        # The store changed while it was read: the pre-images are exact, but no stamp vouches
+        # for them, so a commit compares each one.
+        conn.execute(
+            f"UPDATE {STAGING}.staged_batches SET count = ?, snapshot = ? WHERE batch = ?",
+            (count, stamp if unchanged else None, batch),
+        )
+        if small:  # every staged batch, in order (compact ones come after every row)
+            batches.expand(conn, db=STAGING)
         conn.execute("COMMIT")
     except (_Undecided, sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
         conn.set_progress_handler(None, 0)
@@ -399,4 +406,7 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
         if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
             raise  # Stop or the time limit: said as a stopped read says it
         return None
-    return StagedBatch((store.identity, shape.name, op, values, origin, now), rows)
+    names = None if op == "create" else tuple(columns)
+    shared = (store.identity, shape.name, op, values, origin, now)
+    where = None if small else (insert.staging, batch)
+    return StagedBatch(shared, start, names, count, rows, where)

@@ -12,7 +12,9 @@ from `apply` only after rolling back its open unit, so such a failure settles th
 once; any other exception leaves it in doubt until the next settlement.
 
 The store may read the changes set-based straight from the staging database
-(`Store.apply_staged`); only when it declines are they decoded here for `Store.apply`.
+(`Store.apply_staged`); only when it declines are they decoded here for `Store.apply`. When a
+store's only staged changes are one compact bulk edit (`staging.batches`), the store reads its
+item table, and the edit landing whole stays as the commit's history instead of being copied.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import InDoubtError, TabletalkError
-from agent.staging import history
+from agent.staging import batches, history
+from agent.staging.batches import Batch
 from agent.staging.db import transaction
 from agent.staging.encoding import loads, loads_many
 from agent.staging.model import CommitReport
@@ -90,6 +93,13 @@ def pending_all(conn: sqlite3.Connection, store: str, path: Path) -> Pending:
     one more than the largest in the table and these rows stay until they land (the record
     holds them: no discard, fold or rebase touches them).
     """
+    compact = batches.staged(conn, store)
+    if len(compact) == 1 and not conn.execute(
+        "SELECT 1 FROM staged_changes WHERE store = ? LIMIT 1", (store,)
+    ).fetchone():
+        return _pending_batch(conn, store, path, compact[0])
+    if compact:
+        batches.expand(conn, store)
     rows = conn.execute(
         "SELECT id, seq FROM staged_changes WHERE +store = ? ORDER BY seq", (store,)
     ).fetchall()
@@ -102,6 +112,7 @@ def pending_chosen(
     conn: sqlite3.Connection, store: str, path: Path, ids: list[str]
 ) -> Pending | None:
     """The staged changes `ids` of `store`, in that order; None when one is not staged."""
+    batches.expand(conn, store)
     unique = list(dict.fromkeys(ids))
     chosen = ("id IN (SELECT value FROM json_each(?)) AND store = ?", (json.dumps(unique), store))
     found = {
@@ -110,6 +121,28 @@ def pending_chosen(
     if any(i not in found for i in unique):
         return None
     return _pending(conn, store, path, unique, chosen)
+
+
+def _pending_batch(conn: sqlite3.Connection, store: str, path: Path, batch: Batch) -> Pending:
+    """The store's one staged compact bulk edit, which the store reads as it is (the header's
+    values are literals in the SELECT); decoding it for the row-by-row path, or a change of
+    staging meanwhile, turns it into rows first (same ids)."""
+    ids = batch.ids()
+
+    def load() -> list[ChangeToApply]:
+        with transaction(conn):
+            pass  # the batch becomes rows (db.transaction), read as any staged changes
+        by_id = {c.id: c for c in changes_to_commit(conn, store)}
+        return [by_id[i] for i in ids]
+
+    def keys() -> list[tuple[str, str, str]]:
+        rows = conn.execute(f"SELECT id, tbl, key_json FROM ({batches.select_sql(batch)})")
+        return rows.fetchall()
+
+    select = batches.select_sql(batch, "tt_db_", snapshot=True)
+    select = select.replace("{", "{{").replace("}", "}}").replace("tt_db_.", "{db}.")
+    source = StagedSource(path, select, (), ids)
+    return Pending(ids, load, keys, source)
 
 
 def _pending(
@@ -161,7 +194,7 @@ def commit_changes(
     """
     keep = keep or history.Retention()
     token = secrets.token_hex(8)
-    with transaction(conn):
+    with transaction(conn, batches_as_they_are=True):  # `choose` decides on compact ones
         pending = choose()
         ids = pending.ids
         if not ids:
@@ -186,7 +219,7 @@ def commit_changes(
         landed.extend(unit)
         last = not unrecorded and len(landed) == len(ids)
         try:
-            with settled_later(conn), transaction(conn):
+            with settled_later(conn), transaction(conn, batches_as_they_are=True):
                 forget(conn, unit, commit_id=token)
                 if last:
                     _close_record(conn, token, keep)

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StagingError
+from agent.staging import batches
 from agent.staging.history import SCHEMA as HISTORY_SCHEMA
+from agent.stores.sqlite_json import register
 
-SCHEMA_VERSION = 2  # 2: the commit history tables
+SCHEMA_VERSION = 3  # 2: the commit history tables; 3: compact bulk edits (staging.batches)
 WAL_CHECKPOINT_PAGES = 4096
 """Pages the WAL may hold before a write copies them into the file (SQLite's default is 1,000):
 a 10,000-item bulk edit writes about 1,000 pages when staged and 600 when committed, and a
@@ -59,6 +61,7 @@ CREATE TABLE IF NOT EXISTS commits_in_progress (
     started_at TEXT NOT NULL
 );
 {HISTORY_SCHEMA}
+{batches.SCHEMA}
 """
 
 COLUMNS = "id, store, tbl, key_json, op, values_json, pre_image_json, origin, created_at"
@@ -168,6 +171,7 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         conn.execute(f"PRAGMA secure_delete={SECURE_DELETE}")
+        register(conn)  # the SQL functions a compact bulk edit's texts are read with
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise StagingError(
@@ -179,7 +183,7 @@ def connect(path: Path) -> sqlite3.Connection:
         if check != "ok":
             raise sqlite3.DatabaseError(f"database disk image is malformed ({check})")
         if version < SCHEMA_VERSION or _needs_rebuild(conn):
-            with transaction(conn):
+            with transaction(conn, batches_as_they_are=True):  # not created yet
                 _rebuild_slow_check(conn)
                 for statement in _statements():
                     conn.execute(statement)
@@ -255,11 +259,15 @@ def _statements() -> list[str]:
 
 
 @contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def transaction(
+    conn: sqlite3.Connection, batches_as_they_are: bool = False
+) -> Iterator[sqlite3.Connection]:
     """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception.
 
-    A write lock held by another process past the busy timeout becomes a StagingError that
-    says so (and names the committing process when one holds the commit lock).
+    Staged compact bulk edits first become `staged_changes` rows (`batches.expand`) unless
+    `batches_as_they_are` (the caller handles them). A write lock held by another process past
+    the busy timeout becomes a StagingError that says so (and names the committing process
+    when one holds the commit lock).
     """
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -268,6 +276,8 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             raise busy_error(_path_of(conn)) from exc
         raise
     try:
+        if not batches_as_they_are and batches.any_staged(conn):
+            batches.expand(conn)
         yield conn
     except BaseException as exc:
         _rollback(conn)  # SQLite may have ended it already (a full disk): keep the first error

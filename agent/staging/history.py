@@ -2,7 +2,9 @@
 
 A commit's log row is written with its `commits_in_progress` record; each change that lands is
 copied into the log in the same staging transaction that takes it out of staging (so the log
-holds exactly what reached the store, also when an interrupted commit is settled later). The
+holds exactly what reached the store, also when an interrupted commit is settled later); a
+compact bulk edit that lands whole is not copied: its header names the commit instead
+(`staging.batches`), and its rows are read from it. The
 post-image is derived: an update's pre-image with the new values, a create's values, nothing
 for a delete. Reverting stages the inverse of each change with the post-image as its pre-image,
 so a row changed since the commit shows as a conflict instead of being overwritten.
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agent.staging import batches
 from agent.staging.encoding import loads
 from agent.stores.base import Item, Key, Op, Store
 
@@ -144,6 +147,7 @@ def finish(conn: sqlite3.Connection, commit_id: str, keep: Retention) -> None:
             old.append(commit_id_)
             total -= changes
     for gone in dict.fromkeys(old):
+        batches.drop_committed(conn, gone)
         conn.execute("DELETE FROM commit_log_changes WHERE commit_id = ?", (gone,))
         conn.execute("DELETE FROM commit_log WHERE id = ?", (gone,))
 
@@ -156,14 +160,16 @@ def commits(conn: sqlite3.Connection, store: str, limit: int = 200) -> list[Comm
         "WHERE store = ? AND changes > 0 ORDER BY rowid DESC LIMIT ?",
         (store, limit),
     ).fetchall()
-    entries = []
-    for row in rows:
-        tables = tuple(r[0] for r in conn.execute(
-            "SELECT DISTINCT tbl FROM commit_log_changes WHERE commit_id = ? ORDER BY tbl",
-            (row[0],),
-        ))
-        entries.append(_entry(row, tables))
-    return entries
+    return [_entry(row, _tables(conn, row[0])) for row in rows]
+
+
+def _tables(conn: sqlite3.Connection, commit_id: str) -> tuple[str, ...]:
+    """The tables a commit changed, in name order (logged rows and landed batches)."""
+    return tuple(r[0] for r in conn.execute(
+        "SELECT tbl FROM commit_log_changes WHERE commit_id = ? UNION "
+        "SELECT tbl FROM staged_batches WHERE commit_id = ? ORDER BY 1",
+        (commit_id, commit_id),
+    ))
 
 
 def find(conn: sqlite3.Connection, store: str, commit_id: str) -> CommitEntry | None:
@@ -179,10 +185,7 @@ def find(conn: sqlite3.Connection, store: str, commit_id: str) -> CommitEntry | 
     ).fetchall()
     if len(rows) != 1:
         return None
-    tables = tuple(r[0] for r in conn.execute(
-        "SELECT DISTINCT tbl FROM commit_log_changes WHERE commit_id = ?", (rows[0][0],)
-    ))
-    return _entry(rows[0], tables)
+    return _entry(rows[0], _tables(conn, rows[0][0]))
 
 
 def _entry(row: tuple[Any, ...], tables: tuple[str, ...]) -> CommitEntry:
@@ -196,6 +199,9 @@ def changes_of(conn: sqlite3.Connection, commit_id: str) -> list[LoggedChange]:
         "WHERE commit_id = ? ORDER BY seq",
         (commit_id,),
     ).fetchall()
+    for batch in batches.committed(conn, commit_id):
+        # id, store, tbl, key_json, op, values_json, pre_image_json, origin, created_at
+        rows.extend(r[2:8] for r in batches.rows(conn, batch))
     return [
         LoggedChange(tbl, loads(key), op, loads(values), loads(pre) if pre else None, origin)
         for tbl, key, op, values, pre, origin in rows

@@ -2,7 +2,7 @@
 
 The damaged file (with its `-wal`) is renamed aside with a timestamp, never deleted, and each
 staged change and commit record that can still be read, row by row around damaged pages, is
-copied into a fresh staging database. Nothing suggests discarding pending work.
+copied into a fresh staging database (a compact bulk edit's changes as ordinary rows). Nothing suggests discarding pending work.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StagingError
+from agent.staging import batches
+from agent.stores.sqlite_json import register
 from agent.text_plural import counted
 
 _CHUNK = 200
@@ -42,6 +44,7 @@ def recover(path: Path, reason: str) -> str:
         ) from exc
     changes, records = _salvage(aside)
     commits, logged = _salvage_history(aside)
+    _salvage_batches(aside, changes, {c[1] for c in commits}, logged)
     from agent.staging.db import connect, transaction
 
     conn = connect(path)
@@ -124,6 +127,53 @@ def _salvage_history(path: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any,
     finally:
         with contextlib.suppress(sqlite3.Error):
             conn.close()
+
+
+def _salvage_batches(
+    path: Path,
+    changes: list[tuple[Any, ...]],
+    commits: set[str],
+    logged: list[tuple[Any, ...]],
+) -> None:
+    """Add the readable changes of compact bulk edits (`staging.batches`) as ordinary rows:
+    staged ones after the staged changes, landed ones to their commit's history."""
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=1.0)
+    except sqlite3.Error:
+        return
+    try:
+        register(conn)
+        headers = []
+        for row in _scan(conn, "staged_batches", f"{batches.HEADER}, commit_id"):
+            with contextlib.suppress(ValueError, TypeError):
+                headers.append((batches.header(row[:-1]), row[-1]))
+        seq = max((c[0] for c in changes), default=0)
+        for batch, commit_id in headers:
+            if commit_id is not None and commit_id not in commits:
+                continue
+            for row in _batch_rows(conn, batch):
+                seq += 1
+                if commit_id is None and _good_change((seq, *row)):
+                    changes.append((seq, *row))
+                elif commit_id is not None and _good_change((seq, *row)):
+                    logged.append((commit_id, seq, *row[2:8]))
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
+
+
+def _batch_rows(conn: sqlite3.Connection, batch: batches.Batch) -> list[tuple[Any, ...]]:
+    """A batch's readable changes as staged_changes rows, read around damaged pages."""
+    sql = batches.select_sql(batch) + " WHERE b.tt_n BETWEEN ? AND ? ORDER BY b.tt_n"
+    found: list[tuple[Any, ...]] = []
+    for start in range(1, batch.count + 1, _CHUNK):
+        try:
+            found.extend(conn.execute(sql, (start, start + _CHUNK - 1)).fetchall())
+        except sqlite3.Error:
+            for one in range(start, min(start + _CHUNK, batch.count + 1)):
+                with contextlib.suppress(sqlite3.Error):
+                    found.extend(conn.execute(sql, (one, one)).fetchall())
+    return found
 
 
 def _rows(conn: sqlite3.Connection, table: str, columns: str) -> list[tuple[Any, ...]]:

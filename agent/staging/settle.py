@@ -16,7 +16,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from agent.staging import history
+from agent.staging import batches, history
 from agent.staging.db import COLUMNS, rows_in, transaction
 from agent.staging.encoding import row_to_change
 from agent.stores.base import ChangeToApply, Store
@@ -59,6 +59,8 @@ def settle_interrupted(store: Store, conn: sqlite3.Connection) -> Settlement:
     ).fetchall()
     if not records:
         return Settlement()
+    with transaction(conn):
+        pass  # staged compact bulk edits become rows (db.transaction), to be read below
     held = list(dict.fromkeys(i for _, ids_json in records for i in json.loads(ids_json)))
     changes = _staged(conn, store.identity, held)
     landed = already_applied(store, changes)
@@ -82,7 +84,12 @@ def _staged(conn: sqlite3.Connection, store: str, ids: list[str]) -> list[Change
 
 def forget(conn: sqlite3.Connection, ids: list[str], commit_id: str | None = None) -> None:
     """Delete these staged changes (landed in the store: logged under `commit_id` first);
-    when they are every row, empty the table in one sweep."""
+    when they are every row, empty the table in one sweep. A compact bulk edit they cover whole
+    stays as the commit's history (`batches.land`)."""
+    if commit_id is not None:
+        ids = batches.land(conn, ids, commit_id)
+    elif batches.any_staged(conn):
+        batches.expand(conn)
     if not ids:
         return
     total = conn.execute("SELECT count(*) FROM staged_changes").fetchone()[0]

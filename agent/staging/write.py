@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from itertools import repeat
 from typing import Any
 
-from agent.errors import StagedSetMoved, TabletalkError
+from agent.errors import StagedSetMoved, StagingError, TabletalkError
 from agent.staging.checks import in_commit_error, others_change_error, summarize
 from agent.staging.db import COLUMNS, commits_in_progress, rows_in
 from agent.staging.encoding import dumps, key_json, loads, maybe_json, row_to_change, take_ids
@@ -221,3 +221,30 @@ def discard_where(
         sql += " AND origin = ?"
         params.append(origin)
     return int(conn.execute(sql, params).rowcount)
+
+
+def reject_attribute(
+    conn: sqlite3.Connection, store: str, change: StagedChange, attribute: str
+) -> StagedChange | None:
+    """Inside a write transaction: drop one attribute from `change` (an update or create read
+    in it); None when an update lost its last attribute and was discarded."""
+    change_id = change.id
+    if change.op == "delete" or attribute not in change.values:
+        what = "a delete has no attributes" if change.op == "delete" else (
+            f"change {change_id} does not set {attribute!r}"
+        )  # fmt: skip
+        raise StagingError(
+            what,
+            fix=f"Attributes it sets: {', '.join(change.values) or 'none'}; to drop the "
+            f"whole change, discard it (`tabletalk staged discard {change_id}`).",
+        )
+    values = {k: v for k, v in change.values.items() if k != attribute}
+    if change_id in commits_in_progress(conn, store):
+        raise in_commit_error(change_id)
+    if change.op == "update" and not values:
+        conn.execute("DELETE FROM staged_changes WHERE id = ?", (change_id,))
+        return None
+    conn.execute(
+        "UPDATE staged_changes SET values_json = ? WHERE id = ?", (dumps(values), change_id)
+    )
+    return dataclasses.replace(change, values=values)

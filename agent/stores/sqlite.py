@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.errors import StoreError, UnknownColumnError, UnknownTableError
 from agent.file_kind import special_file_kind
@@ -25,12 +25,6 @@ from agent.stores.base import (
     Store,
     TableInfo,
 )
-from agent.stores.paging import RowSource
-from agent.stores.references import Reference, ReferencingRows
-from agent.stores.sqlite_apply import apply_changes
-from agent.stores.sqlite_holds import holds_many
-from agent.stores.sqlite_indexes import IndexRow, index_list, index_stats, stat1
-from agent.stores.sqlite_paging import SQLiteRowSource
 from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
     ReadOnlyConnection,
@@ -40,10 +34,13 @@ from agent.stores.sqlite_readonly import (
     json_value,
     quote_ident,
 )
-from agent.stores.sqlite_references import referencing
 from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with, rowid_alias
-from agent.stores.sqlite_set_apply import apply_staged
 from agent.stores.sqlite_snapshot import file_id
+
+if TYPE_CHECKING:  # the rest loads on first use: the app's first screen lists tables only
+    from agent.stores.paging import RowSource
+    from agent.stores.references import Reference, ReferencingRows
+    from agent.stores.sqlite_indexes import IndexRow
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 5.0
@@ -103,6 +100,8 @@ class SQLiteStore(Store):
 
     def pages(self, table: str, where: str | None = None) -> RowSource:
         """Keyset pages of `table` on private read-only connections (never this store's lock)."""
+        from agent.stores.sqlite_paging import SQLiteRowSource
+
         return SQLiteRowSource(self.path, self.schema(table).name, where)
 
     @classmethod
@@ -248,6 +247,8 @@ class SQLiteStore(Store):
         )
 
     def _indexes(self, table: str) -> list[IndexRow]:
+        from agent.stores.sqlite_indexes import index_list
+
         with self._lock:
             return index_list(self._conn, table)
 
@@ -255,6 +256,8 @@ class SQLiteStore(Store):
 
     def foreign_keys_to(self, table: str) -> list[Reference]:
         """The foreign keys of every table that reference `table` (`PRAGMA foreign_key_list`)."""
+        from agent.stores.references import Reference
+
         target = self.schema(table)
         found: list[Reference] = []
         with self._lock:
@@ -284,6 +287,8 @@ class SQLiteStore(Store):
         """Rows of any table that reference the items of `table` with `keys`: through declared
         foreign keys and the references in `also` (e.g. declared relationships). Rows that
         `deleted` names (keys per table, deleted in the same commit) are not counted."""
+        from agent.stores.sqlite_references import referencing
+
         gone = {name.lower(): found for name, found in (deleted or {}).items()}
         references = self.foreign_keys_to(table)
         for extra in also:
@@ -364,6 +369,8 @@ class SQLiteStore(Store):
         self, table: str, checks: Sequence[tuple[Key, Item]], *, whole: bool = False
     ) -> list[bool]:
         """`holds` for many pairs, a few compound statements in all (`sqlite_holds.py`)."""
+        from agent.stores.sqlite_holds import holds_many
+
         schema = self.schema(table)
         with self._lock:
             return holds_many(self._conn, schema, checks, whole=whole)
@@ -403,6 +410,8 @@ class SQLiteStore(Store):
 
     def index_stats(self, table: str) -> list[dict[str, Any]]:
         """Per index: columns, uniqueness, entries, distinct keys, and whether it is the key's index."""
+        from agent.stores.sqlite_indexes import index_stats, stat1
+
         schema = self.schema(table)
         with self._lock:
             counted = stat1(self._conn, schema.name)
@@ -445,6 +454,8 @@ class SQLiteStore(Store):
                 fix="Make the file writable (chmod u+w) or copy it somewhere writable; "
                 "the changes stay staged.",
             )
+        from agent.stores.sqlite_apply import apply_changes
+
         with self._lock:
             return apply_changes(self, self._conn, changes, progress, landed)
 
@@ -456,6 +467,8 @@ class SQLiteStore(Store):
         self._check_same_file()
         if self.read_only_file:
             return None  # `apply` says so
+        from agent.stores.sqlite_set_apply import apply_staged
+
         with self._lock:
             return apply_staged(self, self._conn, source, progress, landed)
 

@@ -14,7 +14,7 @@ import pytest
 
 from agent.cli.main import main
 from agent.errors import StagingError
-from agent.staging import StagingArea
+from agent.staging import StagingArea, bulk
 from agent.stores.sqlite import SQLiteStore
 from tests.agent.test_cli_staged import cli
 
@@ -92,9 +92,12 @@ def test_a_damaged_staging_file_is_kept_and_what_can_be_read_is_recovered(
 ) -> None:
     area = StagingArea(store)
     path = area.path
-    changes = area.stage_many(
-        "orders", query="SELECT id FROM orders WHERE id <= 400", set={"status": "x" * 40}
+    changes = list(  # every change read now (stage_many reads the later ones when asked)
+        area.stage_many(
+            "orders", query="SELECT id FROM orders WHERE id <= 400", set={"status": "x" * 40}
+        )
     )
+    area.review()  # as staged rows (a compact bulk edit: see the test after this one)
     area.close()
     damage(path)
     damaged_bytes = path.read_bytes()
@@ -135,6 +138,7 @@ def test_recovering_a_damaged_staging_file_keeps_the_commit_history(
     area.stage_many(
         "orders", query="SELECT id FROM orders WHERE id <= 400", set={"status": "x" * 40}
     )
+    area.review()  # as staged rows, which fill the pages `damage` hits
     area.close()
     damage(path)
     recovered = StagingArea(store)
@@ -161,6 +165,7 @@ def test_tabletalk_commits_says_what_opening_the_staging_file_recovered(
     area.stage_many(
         "orders", query="SELECT id FROM orders WHERE id <= 400", set={"status": "x" * 40}
     )
+    area.review()  # as staged rows, which fill the pages `damage` hits
     area.close()
     damage(path)
     capsys.readouterr()
@@ -180,6 +185,7 @@ def test_an_mcp_server_says_on_stderr_what_opening_the_staging_file_recovered(
     area.stage_many(
         "orders", query="SELECT id FROM orders WHERE id <= 400", set={"status": "x" * 40}
     )
+    area.review()  # as staged rows, which fill the pages `damage` hits
     area.close()
     damage(path)
     served = subprocess.run(
@@ -192,3 +198,56 @@ def test_an_mcp_server_says_on_stderr_what_opening_the_staging_file_recovered(
     )
     assert "could be read and were recovered" in served.stderr
     assert served.stdout == ""
+
+
+def _damage_pages_of(path: Path, table: str) -> None:
+    """Junk the middle of the middle leaf page of `table` (its cell pointers among them)."""
+    conn = sqlite3.connect(path)
+    try:
+        pages = [
+            r[0] for r in conn.execute(
+                "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno",
+                (table,),
+            )
+        ]  # fmt: skip
+    finally:
+        conn.close()
+    with path.open("r+b") as f:
+        f.seek((pages[len(pages) // 2] - 1) * 4096 + 100)
+        f.write(b"\xa5\x5a" * 900)
+
+
+def test_a_damaged_compact_bulk_edit_is_recovered_as_far_as_it_can_be_read(
+    store: SQLiteStore, isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk edit staged set-based keeps its items in a table of its own: when a page of it is
+    damaged, the readable changes come back (exactly as staged) and the rest are lost, no
+    more; a bulk edit already committed keeps its history."""
+    monkeypatch.setattr(bulk, "COMPACT_MIN", 1)  # these edits of 300 and 400 stay compact
+    area = StagingArea(store)
+    path = area.path
+    landed = list(
+        area.stage_many("orders", query="SELECT id FROM orders WHERE id <= 300", set={"quantity": 9})
+    )
+    assert area.commit().ok
+    [entry] = area.history()
+    changes = list(
+        area.stage_many(
+            "orders", query="SELECT id FROM orders WHERE id <= 400", set={"status": "x" * 40}
+        )
+    )
+    area.close()
+    _damage_pages_of(path, "staged_batch_2")
+    recovered = StagingArea(store)
+    try:
+        assert any("could be read and were recovered" in n for n in recovered.take_notices())
+        listed = {c.id: c for c in recovered.list()}
+        assert 0 < len(listed) < len(changes)
+        originals = {c.id: c for c in changes}
+        assert all(listed[i] == originals[i] for i in listed)
+        assert recovered.history() == [entry]
+        _entry, logged = recovered.commit_entry(entry.id)
+        assert [(c.key, c.pre_image) for c in logged] == [(c.key, c.pre_image) for c in landed]
+        assert recovered.commit().ok and recovered.count() == 0
+    finally:
+        recovered.close()

@@ -65,8 +65,11 @@ class CrashRun:
 class Harness:
     """A database of `size` rows with `size` staged changes, restored before each kill."""
 
-    def __init__(self, root: Path, size: int, env: dict[str, str], fresh_process: bool) -> None:
+    def __init__(
+        self, root: Path, size: int, env: dict[str, str], fresh_process: bool, bulk_only: bool
+    ) -> None:
         self.root = root
+        self.bulk_only = bulk_only
         self.fresh_process = fresh_process
         self.env = {**env, "PYTHONPATH": str(ROOT)}
         self.db = root / "crash.sqlite"
@@ -89,13 +92,14 @@ class Harness:
         try:
             store = SQLiteStore.open(self.db)
             area = StagingArea(store, paths.staging_db_path())
-            upto = size - DELETES
+            upto = size if self.bulk_only else size - DELETES
             area.stage_many(
                 "items", query=f"SELECT id FROM items WHERE id <= {upto}", set={"note": "new"}
             )
+            # Only the bulk edit: staged compact (staging.batches), committed as it is.
             for i in range(upto + 1, size + 1):
                 area.stage("items", "delete", {"id": i})
-            for i in range(size + 1, size + 1 + CREATES):
+            for i in range(size + 1, size + 1 + (0 if self.bulk_only else CREATES)):
                 area.stage("items", "create", {"id": i}, {"n": i, "note": "created"})
             self.ids = {c.id: c for c in area.list()}
             path = area.path
@@ -263,9 +267,11 @@ def run(
     env: dict[str, str],
     seed: int = 8,
     fresh_process: bool = True,
+    bulk_only: bool = False,
 ) -> CrashRun:
-    """Build the harness, time one unkilled commit, then kill `kills` commits at random delays."""
-    harness = Harness(root, size, env, fresh_process)
+    """Build the harness, time one unkilled commit, then kill `kills` commits at random delays;
+    `bulk_only`: the staged changes are one bulk edit alone (no deletes, no creates)."""
+    harness = Harness(root, size, env, fresh_process, bulk_only)
     reference = harness.reference()
     rng = random.Random(seed)
     result = CrashRun(reference)

@@ -16,10 +16,10 @@ from tui.widgets.chat_items import (
     AskBlock,
     AssistantMessage,
     ChipButton,
-    NoteLine,
     ToolLine,
     UserMessage,
 )
+from tui.widgets.chat_lines import NoteLine
 from tui.widgets.staging_panel import StagingPanel
 from tui.widgets.table_tab import TableTab
 

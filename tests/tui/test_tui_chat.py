@@ -13,7 +13,8 @@ from agent.config import Settings
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import SIZE, press_ready, refreshed_until, send, settle
 from tui.app import TabletalkApp, default_session_factory
-from tui.widgets.chat_items import AssistantMessage, ChipButton, NoteLine, ToolLine, UserMessage
+from tui.widgets.chat_items import AssistantMessage, ChipButton, ToolLine, UserMessage
+from tui.widgets.chat_lines import NoteLine
 from tui.widgets.table_tab import TableTab
 
 

@@ -74,3 +74,25 @@ def test_app_flags_override_the_config_file(tmp_path: Path, demo_path: Path) -> 
         assert conversation == "abc"
     finally:
         store.close()
+
+
+def test_no_flags_open_what_the_parser_defaults_would_open(
+    tmp_path: Path, demo_path: Path, isolated_dirs: Path
+) -> None:
+    """`tabletalk` alone skips building the parser; the config file's settings and `db` are
+    what the parsed defaults would give."""
+    from agent import paths
+    from agent.cli.common import resolve_settings, store_path
+    from tui.entry import build_parser, prepare
+
+    paths.ensure_dir(paths.config_dir())
+    paths.config_file().write_text(f'db = "{demo_path}"\nmode = "auto"\nmodel = "haiku-4.5"\n')
+    args = build_parser().parse_args([])
+    parsed = resolve_settings(args)
+    store, settings, conversation = prepare([])
+    try:
+        assert settings == parsed and settings.mode == "auto"
+        assert store.label == "demo.sqlite" and store_path(args, parsed) == str(demo_path)
+        assert conversation is None
+    finally:
+        store.close()

@@ -1,6 +1,7 @@
 """The app's first screen comes before anything it does not need: the chat session, the tool
 models, staging, boto3, the MCP SDK and Markdown load afterwards, on a worker; table tabs,
-modal screens, the staging panel and a turn's events load on first use; Textual's
+modal screens, the staging panel, a turn's events and the chat's message widgets load on first
+use; Textual's
 TabbedContent and Tabs never (the tab strip is ours). The first frame already shows the
 footer's keys."""
 
@@ -28,6 +29,10 @@ HEAVY = (
     "tui.screens.confirm", "tui.screens.error", "tui.screens.permission",
     "textual.widgets._footer", "textual.widgets._markdown", "textual.widgets._data_table",
     "textual.widgets._tabbed_content", "textual.widgets._tabs", "textual.widgets._content_switcher",
+    "tui.widgets.chat_items", "textual.widgets._collapsible", "argparse", "agent.cli.common",
+    "agent.stores.sqlite_apply", "agent.stores.sqlite_set_apply", "agent.stores.sqlite_guarded",
+    "agent.stores.sqlite_holds", "agent.stores.sqlite_indexes", "agent.stores.references",
+    "agent.stores.paging",
 )
 
 
@@ -110,6 +115,9 @@ def prepare(argv):
         def _after_first_frame(self) -> None:
             seen["collecting after the first frame"] = gc.isenabled()
             seen["start-up frozen"] = gc.get_freeze_count() > 0
+            seen["argparse and the CLI's helpers"] = [
+                name for name in ("argparse", "agent.cli.common") if name in sys.modules
+            ]
             self.exit()
 
     tui.app.TabletalkApp = Probe
@@ -131,5 +139,27 @@ def test_tabletalk_starts_without_the_garbage_collector_and_runs_it_after_the_fi
         "collecting while composing": False,
         "collecting after the first frame": True,
         "start-up frozen": True,
+        "argparse and the CLI's helpers": [],  # no flags: no parser to build
         "collecting after the app": True,
     }
+
+
+SEND_AT_ONCE = PROBE.replace(
+    "        self.exit()\n",
+    "        for key in ('h', 'i', 'enter'):  # typed the moment the first frame is out\n"
+    "            self._driver.send_message(events.Key(key, None if key == 'enter' else key))\n"
+    "        self.set_interval(0.05, self._wait_for_message)\n\n"
+    "    def _wait_for_message(self) -> None:\n"
+    "        self.ticks = getattr(self, 'ticks', 0) + 1\n"
+    "        shown = [m.text for m in self.query('UserMessage')]\n"
+    "        if shown or self.ticks > 2000:  # 100 s: it never came\n"
+    "            print(json.dumps({'shown': shown}))\n"
+    "            self.exit()\n",
+).replace("from tui.app import TabletalkApp", "from textual import events\nfrom tui.app import TabletalkApp")
+
+
+def test_a_message_sent_the_moment_the_first_screen_is_out_shows_in_the_chat(
+    isolated_dirs: Path,
+) -> None:
+    """The message widgets load with the first one shown (not before the first screen)."""
+    assert _last_json_line(SEND_AT_ONCE, timeout=180) == {"shown": ["hi"]}

@@ -10,7 +10,8 @@ from tests.support.scripted_bedrock import Reply, Usage
 from tests.tui.helpers import SIZE, send, settle
 from tui.app import TabletalkApp
 from tui.screens.help import HelpScreen
-from tui.widgets.chat_items import AssistantMessage, NoteLine
+from tui.widgets.chat_items import AssistantMessage
+from tui.widgets.chat_lines import NoteLine
 from tui.widgets.status_bar import short_count
 
 LONG = "".join(f"Paragraph {n}: " + "the orders grew steadily. " * 12 + "\n\n" for n in range(700))[

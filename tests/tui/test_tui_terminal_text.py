@@ -13,7 +13,8 @@ from agent.stores.sqlite import SQLiteStore
 from tests.tui.helpers import SIZE, settle
 from tui.app import TabletalkApp
 from tui.screens.row_detail import RowDetailScreen
-from tui.widgets.chat_items import AssistantMessage, NoteLine
+from tui.widgets.chat_items import AssistantMessage
+from tui.widgets.chat_lines import NoteLine
 
 TITLE = "\x1b]2;PWNED\x1b\\"
 """Sets the terminal window's title (OSC 2); OSC 52 would write the clipboard the same way."""

@@ -12,6 +12,7 @@ import threading
 from collections import deque
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual import on
@@ -29,19 +30,7 @@ from tui.turn_feed import TurnFeed
 from tui.widgets.action_button import ActionButton
 from tui.widgets.answer_segments import SEGMENT, segment_break
 from tui.widgets.attachment_bar import AttachmentBar
-from tui.widgets.chat_items import (
-    AnswerChip,
-    AskBlock,
-    AssistantMessage,
-    ChatHint,
-    ChipButton,
-    ChipRow,
-    NoteLine,
-    ToolLine,
-    UserMessage,
-    WaitLine,
-    item_widget,
-)
+from tui.widgets.chat_lines import ChatHint, NoteLine
 from tui.widgets.chat_log import ChatLog
 from tui.widgets.chat_notes import end_notes, failure, intro
 from tui.widgets.composer import Composer
@@ -50,6 +39,7 @@ from tui.workers import run_in_thread
 if TYPE_CHECKING:  # loaded with the first turn (or attachment), after the first screen
     from agent.events import TurnEnded
     from agent.transcript import ReviewMarker
+    from tui.widgets.chat_items import AssistantMessage, ToolLine, WaitLine
 
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
@@ -59,6 +49,15 @@ RENDER_BATCH = 2_000
 
 RENDER_INTERVAL = 1 / 20
 """Seconds between render steps while streamed text waits; keys are handled in between."""
+
+
+
+def _items() -> ModuleType:
+    """The widgets a conversation adds (messages, tool lines, chips, questions), imported with
+    the first one shown: the first screen has none."""
+    from tui.widgets import chat_items
+
+    return chat_items
 
 
 class ChatHost(Protocol):
@@ -171,7 +170,7 @@ class ChatPanel(Vertical):
     @on(Button.Pressed, "AnswerChip")
     def _on_answer(self, event: Button.Pressed) -> None:
         event.stop()
-        assert isinstance(event.button, AnswerChip)
+        assert isinstance(event.button, _items().AnswerChip)
         self.submit(event.button.choice)
 
     def attach(self, path: str | Path) -> bool:
@@ -202,9 +201,9 @@ class ChatPanel(Vertical):
         self.history.add(self._conversation_id(), text)
         files = self.attachments.clear()
         self.composer.clear()
-        for answered in self.query(AnswerChip):
+        for answered in self.query("AnswerChip"):
             answered.disabled = True
-        self.log_view.mount(UserMessage(text, [p.name for p in files]))
+        self.log_view.mount(_items().UserMessage(text, [p.name for p in files]))
         self.log_view.anchor()
         self.turn += 1
         self.cancel = StopSignal()  # Stop interrupts the turn's read or stream at once
@@ -219,9 +218,10 @@ class ChatPanel(Vertical):
         queued, self._queued = self._queued, None
         if queued is None or queued[3].is_set() or queued[0] != self.turn:
             return
-        shown = self.log_view.query(UserMessage)
+        user_message = _items().UserMessage
+        shown = self.log_view.query(user_message)
         if not shown or shown.last().text != queued[1]:
-            self.log_view.mount(UserMessage(queued[1], [p.name for p in queued[2]]))
+            self.log_view.mount(user_message(queued[1], [p.name for p in queued[2]]))
         self._run_turn(session, *queued)
 
     @property
@@ -317,7 +317,7 @@ class ChatPanel(Vertical):
         if line is not None:
             await line.remove()
         if waiting:
-            self._wait_line = WaitLine()
+            self._wait_line = _items().WaitLine()
             await self.log_view.mount(self._wait_line)
 
     async def _append_text(self, text: str) -> None:
@@ -325,7 +325,7 @@ class ChatPanel(Vertical):
             await self._waiting(False)
         answer = self._answer
         if answer is None:
-            answer = self._answer = AssistantMessage(*self._next_start)
+            answer = self._answer = _items().AssistantMessage(*self._next_start)
             self._next_start = ("", False)
             await self.log_view.mount(answer)
             if self._answer is not answer:  # Stop was pressed meanwhile: show nothing more
@@ -366,7 +366,7 @@ class ChatPanel(Vertical):
             self._close_answer()
             if event.name == "ask":  # the question itself shows as an AskBlock
                 return
-            line = ToolLine(event.tool_use_id, event.name, event.input)
+            line = _items().ToolLine(event.tool_use_id, event.name, event.input)
             self._tool_lines[event.tool_use_id] = line
             await log.mount(line)
         elif isinstance(event, ToolCallFinished):
@@ -375,10 +375,11 @@ class ChatPanel(Vertical):
                 finished.finish(event.status, event.result)
             self._review.saw(event.name, event.status)
         elif isinstance(event, ChipProposed):
-            await log.mount(ChipRow(ChipButton(event.chip.label, event.chip.action)))
+            pieces = _items()
+            await log.mount(pieces.ChipRow(pieces.ChipButton(event.chip.label, event.chip.action)))
         elif isinstance(event, AskUser):
             self._close_answer()
-            await log.mount(AskBlock(event.question, event.choices))
+            await log.mount(_items().AskBlock(event.question, event.choices))
         elif isinstance(event, UsageUpdated):
             self._streamed = 0
             self.host.show_usage(event.conversation)
@@ -415,7 +416,9 @@ class ChatPanel(Vertical):
             return
         review = self._review.end_turn()
         if review is not None:
-            await self.log_view.mount(ChipRow(ChipButton(review["label"], review["action"])))
+            pieces = _items()
+            chip = pieces.ChipButton(review["label"], review["action"])
+            await self.log_view.mount(pieces.ChipRow(chip))
         for note in end_notes(reason, event):
             await self.log_view.mount(note)
         if reason == "error":
@@ -441,7 +444,7 @@ class ChatPanel(Vertical):
         log = self.log_view
         await log.remove_children()
         self._hidden_items = list(items[:-RECENT_ITEMS]) if len(items) > RECENT_ITEMS else []
-        widgets = [item_widget(item) for item in items[-RECENT_ITEMS:]]
+        widgets = [_items().item_widget(item) for item in items[-RECENT_ITEMS:]]
         if self._hidden_items:
             widgets.insert(0, self._earlier_button())
         if not items:
@@ -471,7 +474,7 @@ class ChatPanel(Vertical):
         batch = self._hidden_items[-RECENT_ITEMS:]
         self._hidden_items = self._hidden_items[:-RECENT_ITEMS]
         await event.button.remove()
-        widgets = [item_widget(item) for item in batch]
+        widgets = [_items().item_widget(item) for item in batch]
         if self._hidden_items:
             widgets.insert(0, self._earlier_button())
         await log.mount_all(widgets, before=0 if log.children else None)

@@ -1,5 +1,6 @@
-"""The pieces of the chat: user and assistant messages, tool lines, chips, questions, notes,
-and the key hint under the composer.
+"""The pieces of the chat a conversation adds: user and assistant messages, tool lines,
+chips, questions (imported with the first one shown: the first screen has none; its notes and
+key hint are in chat_lines.py).
 
 Everything untrusted (model text, tool input and results) goes in as plain Text/Content or
 Markdown, never as Textual markup.
@@ -18,9 +19,6 @@ from textual.content import Content
 from textual.widgets import Button, Collapsible, Static
 
 from tui.messages import ChipClicked
-
-HINTS = ("⏎ send · ^j ⏎ · esc stop", "⏎ send · ^j ⏎", "⏎ send")
-"""The composer's key hint, longest first; the widest that fits is shown."""
 
 STATUS_MARKS = {None: ("…", "cyan"), "success": ("✓", "green"), "error": ("✗", "red")}
 
@@ -222,20 +220,6 @@ class AskBlock(Vertical):
         yield Static(Text("…or type your own answer below.", style="dim"))
 
 
-class NoteLine(Static):
-    """A dim one-line note: a notice, why a turn stopped, a chip that cannot open."""
-
-    DEFAULT_CSS = """
-    NoteLine { color: $text-muted; margin: 0 0 0 2; }
-    NoteLine.-warning { color: $warning; }
-    NoteLine.-error { color: $error; }
-    NoteLine.-fix { color: $success; }
-    """
-
-    def __init__(self, text: str, *, level: str = "") -> None:
-        super().__init__(Text(text), classes=f"-{level}" if level else "")
-
-
 class WaitLine(Static):
     """`waiting for the model… 12 s · esc stops` under the last message, while a step's
     answer has not started (the model can take a while to say its first word)."""
@@ -254,24 +238,6 @@ class WaitLine(Static):
         text = "waiting for the model…" + (f" {seconds} s" if seconds else "")
         hint = " · esc stops"
         return Text(text + hint if len(text + hint) <= self.size.width else text)
-
-
-class ChatHint(Static):
-    """The key hint under the composer, or the `@` completions while there are some."""
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.completions: list[str] = []
-
-    def show_completions(self, options: list[str]) -> None:
-        self.completions = options
-        self.refresh()
-
-    def render(self) -> Text:
-        if self.completions:
-            return Text("tab → " + ", ".join(self.completions[:6]), style="bold", no_wrap=True)
-        width = self.size.width - 2
-        return Text(next((h for h in HINTS if len(h) <= width), HINTS[-1]), no_wrap=True)
 
 
 def item_widget(item: dict[str, Any]) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tui.widgets.chat_items import NoteLine
+from tui.widgets.chat_lines import NoteLine
 from tui.widgets.status_bar import short_model
 
 if TYPE_CHECKING:
