@@ -94,7 +94,10 @@ def rendered(app: object) -> int:
 
 
 async def measure_stop(make_app: Callable[[], object], size: tuple[int, int]) -> dict[str, float]:
-    from tui.widgets.chat_items import NoteLine
+    try:
+        from tui.widgets.chat_lines import NoteLine
+    except ImportError:  # a tree from before chat_lines.py
+        from tui.widgets.chat_items import NoteLine  # type: ignore[attr-defined,no-redef]
 
     app = make_app()
     async with app.run_test(size=size) as pilot:  # type: ignore[attr-defined]
