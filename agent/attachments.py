@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from agent.errors import TabletalkError
 from agent.file_kind import open_regular, special_file_kind
+from agent.text_plural import counted
 
 AttachmentKind = Literal["text", "csv", "json", "pdf"]
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
@@ -348,12 +349,12 @@ def _shrink(value: Any, depth: int = 0) -> Any:
         return _cut(value, MAX_CELL_CHARS)
     if isinstance(value, list):
         if depth > 6:
-            return f"[list of {len(value)} items]"
+            return f"[list of {counted(len(value), 'item')}]"
         head = [_shrink(v, depth + 1) for v in value[:20]]
-        return head + ([f"… {len(value) - 20} more items"] if len(value) > 20 else [])
+        return head + ([f"… {counted(len(value) - 20, 'more item')}"] if len(value) > 20 else [])
     if isinstance(value, dict):
         if depth > 6:
-            return f"{{object with {len(value)} keys}}"
+            return f"{{object with {counted(len(value), 'key')}}}"
         items = list(itertools.islice(value.items(), 50))
         out = {str(k): _shrink(v, depth + 1) for k, v in items}
         if len(value) > 50:

@@ -194,6 +194,11 @@ def _record(value: Any) -> Record:
     return record
 
 
+def parse_record(raw: bytes) -> Record:
+    """One appended save line of a log (raises DamagedConversation naming what is wrong)."""
+    return _record(_parse(raw))
+
+
 def _parse(raw: bytes) -> Any:
     try:
         return json.loads(raw.decode("utf-8"))

@@ -320,17 +320,23 @@ class ConversationStore:
         return self.scan()[0]
 
     def scan(self) -> tuple[Summaries, DamagedFiles]:
-        """Saved conversations (most recently updated first) and the files that are damaged."""
+        """Saved conversations (most recently updated first) and the files that are damaged;
+        a large log is summarised from its head and tail (`conversation_summary`)."""
         summaries: Summaries = []
         broken: DamagedFiles = []
         if not self.directory.exists():
             return summaries, broken
         from agent.conversation_read import read_any  # pydantic loads only to read a file
+        from agent.conversation_summary import quick_summary
 
         files = {p.stem: p for p in sorted(self.directory.glob(f"*{LEGACY_SUFFIX}"))}
         files.update({p.stem: p for p in sorted(self.directory.glob(f"*{LOG_SUFFIX}"))})
         for path in sorted(files.values()):
             if path.name.startswith("."):  # a save in progress (or one a crash left)
+                continue
+            data = quick_summary(path) if path.suffix == LOG_SUFFIX else None
+            if data is not None:
+                summaries.append(ConversationSummary(**data))
                 continue
             try:
                 data, _contents = read_any(path)

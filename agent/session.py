@@ -36,6 +36,7 @@ from agent.specs import SpecBook
 from agent.staging import StagingArea
 from agent.stores.base import Store
 from agent.stores.open import identity_db, same_db
+from agent.text_plural import counted
 from agent.tools.context import ToolContext
 from agent.toolset import Toolset
 from agent.transcript import ATTACHED_PREFIX, display_items
@@ -44,7 +45,6 @@ from agent.ui_port import HeadlessUi, UiPort
 if TYPE_CHECKING:
     from agent.bedrock.converse import BedrockCaller
     from agent.mcp_client.sources import McpSources
-
 
 
 def build_toolset(settings: Settings, sources: McpSources | None = None) -> Toolset:
@@ -265,7 +265,7 @@ class ChatSession:
                     {"message": message, "block": block, "names": [a.name for a in added]}
                 )
                 listing = "; ".join(
-                    f"{a.name} (id {a.id}, {a.kind}, {a.size} bytes)" for a in added
+                    f"{a.name} (id {a.id}, {a.kind}, {counted(a.size, 'byte')})" for a in added
                 )
                 content.append(
                     {"text": f"{ATTACHED_PREFIX}{listing}. Read them with readAttachment.]"}

@@ -8,8 +8,12 @@ measures, from the moment the first text of the answer is on screen:
 - F1 latency: F1 posted → the help screen is the active screen and has been painted.
 - For reference, the time to render the whole answer when nobody interrupts.
 
+With `--one-line` the answer is one line of words (no line break at all), and `--at N` waits
+until N characters are on screen before pressing the keys (so a widget has grown first).
+
 Targets: Stop < 200 ms, F1 < 200 ms.
 Usage: .venv/bin/python bench/tui_stop.py [--chars 200000] [--chunk 4] [--size 120x36]
+       [--one-line] [--at 0]
 """
 
 from __future__ import annotations
@@ -34,6 +38,12 @@ from agent.stores.sqlite import SQLiteStore  # noqa: E402
 from tests.support.scripted_bedrock import UNSET_VARS, Reply, ScriptedBedrock  # noqa: E402
 
 POLL = 0.002
+
+
+def one_line_answer(chars: int) -> str:
+    """Words with inline Markdown and no line break, as a model that never breaks lines."""
+    words = ("orders", "**pending**", "customer", "`status`", "42", "returns", "grew")
+    return " ".join(words[n % len(words)] for n in range(chars // 5))[:chars]
 
 
 def long_answer(chars: int) -> str:
@@ -62,6 +72,10 @@ async def wait_for(condition: Callable[[], bool], limit: float = 300.0) -> float
     return time.perf_counter() - started
 
 
+AT = 0
+"""Characters on screen before the keys are pressed (`--at`)."""
+
+
 async def start_answer(app: object, pilot: object) -> None:
     from tui.widgets.chat_items import AssistantMessage
 
@@ -70,6 +84,7 @@ async def start_answer(app: object, pilot: object) -> None:
     app.chat.composer.focus()  # type: ignore[attr-defined]
     await pilot.press("enter")  # type: ignore[attr-defined]
     await wait_for(lambda: bool(app.query(AssistantMessage)))  # type: ignore[attr-defined]
+    await wait_for(lambda: rendered(app) >= AT)
 
 
 def rendered(app: object) -> int:
@@ -79,7 +94,10 @@ def rendered(app: object) -> int:
 
 
 async def measure_stop(make_app: Callable[[], object], size: tuple[int, int]) -> dict[str, float]:
-    from tui.widgets.chat_items import NoteLine
+    try:
+        from tui.widgets.chat_lines import NoteLine
+    except ImportError:  # a tree from before chat_lines.py
+        from tui.widgets.chat_items import NoteLine  # type: ignore[attr-defined,no-redef]
 
     app = make_app()
     async with app.run_test(size=size) as pilot:  # type: ignore[attr-defined]
@@ -119,9 +137,13 @@ def main() -> None:
     parser.add_argument("--chars", type=int, default=200_000)
     parser.add_argument("--chunk", type=int, default=4, help="characters per stream event")
     parser.add_argument("--size", default="120x36")
+    parser.add_argument("--one-line", action="store_true", help="an answer without line breaks")
+    parser.add_argument("--at", type=int, default=0, help="characters shown before the keys")
     args = parser.parse_args()
+    global AT
+    AT = args.at
     width, height = (int(v) for v in args.size.split("x"))
-    text = long_answer(args.chars)
+    text = one_line_answer(args.chars) if args.one_line else long_answer(args.chars)
     with tempfile.TemporaryDirectory() as home:
         for name in ("CONFIG", "DATA", "STATE", "CACHE"):
             os.environ[f"XDG_{name}_HOME"] = os.path.join(home, name.lower())

@@ -228,7 +228,13 @@ class TabletalkApp(TabActions, AppActions, App[int]):
     def show_usage(self, usage: Any) -> None:
         """Conversation token totals into the header (and the turn's read units so far)."""
         self.status.tokens = (usage.input, usage.output, usage.cache_read)
+        self.status.streaming = 0
         self._show_read_units()
+
+    def show_streaming(self, characters: int) -> None:
+        """The answer streaming in: its output tokens estimated (about four characters each)
+        until the model reports the step's usage."""
+        self.status.streaming = -(-characters // 4)
 
     def _store_retrying(self, text: str, state: str) -> None:
         """From any thread: the store's retry status into the header; giving up is also a

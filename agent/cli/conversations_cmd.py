@@ -8,6 +8,7 @@ import sys
 from dataclasses import asdict
 
 from agent.cli.common import open_cli_store, printable_line
+from agent.text_plural import noun
 
 
 def add_parser(
@@ -53,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     for summary in summaries:
         print(
             f"{printable_line(summary.id)}  {printable_line(summary.updated_at)}  "
-            f"{summary.message_count:>3} msgs  {printable_line(summary.title)}"
+            f"{summary.message_count:>6,} {noun(summary.message_count, 'msg'):<4}  "
+            f"{printable_line(summary.title)}"
         )
     print("\nContinue one with `tabletalk --conversation ID` or `tabletalk ask --conversation ID`.")
     return 0

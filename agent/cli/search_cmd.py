@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.errors import ConfigError
+from agent.text_plural import counted
 
 if TYPE_CHECKING:  # the ranker loads only for `tools search|eval`, not for `tabletalk --help`
     from agent.config import Settings
@@ -95,7 +96,7 @@ def run_search(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
     fallback = f", fell back: {found['fallback_reason']}" if "fallback_reason" in found else ""
-    print(f"mode: {mode}{fallback}  ({len(docs)} tools)")
+    print(f"mode: {mode}{fallback}  ({counted(len(docs), 'tool')})")
     if not results:
         print("no tool matched")
         return 0
@@ -135,13 +136,15 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    print(f"mode: {MODE}  ({len(docs)} tools, {report.n} labelled queries)")
+    print(
+        f"mode: {MODE}  ({counted(len(docs), 'tool')}, {counted(report.n, 'labelled query', 'labelled queries')})"
+    )
     print(f"recall@1   {report.recall_at_1:.3f}")
     print(f"recall@{args.limit:<3} {report.recall_at_5:.3f}")
     print(f"MRR        {report.mrr:.3f}")
     if report.no_tool_accuracy is not None:
         print(
-            f"no-tool    {report.no_tool_accuracy:.3f}  ({report.n_no_tool} queries with no fitting tool)"
+            f"no-tool    {report.no_tool_accuracy:.3f}  ({counted(report.n_no_tool, 'query', 'queries')} with no fitting tool)"
         )
     return 0
 

@@ -24,7 +24,9 @@ def add_parser(
         action="store_true",
         help="print a JSON list of rows, each with its tool's inputSchema",
     )
-    parser.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS)
+    parser.add_argument(
+        "--config", metavar="FILE", default=argparse.SUPPRESS, help="config file to use"
+    )
     return parser
 
 

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 
 from agent.evals.scenario import Scenario
+from agent.text_plural import counted
 
 FLOOR_MODEL_PRICES: dict[str, tuple[float, float]] = {
     # Approximate on-demand USD per million input / output tokens of the two floor models; the
@@ -67,7 +68,7 @@ class Estimate:
 
     def describe(self) -> str:
         text = (
-            f"{self.runs} runs, about {self.requests} model requests, "
+            f"{counted(self.runs, 'run')}, about {counted(self.requests, 'model request')}, "
             f"~{self.input_tokens / 1e6:.2f}M input and ~{self.output_tokens / 1e3:.0f}k output "
             f"tokens: about ${self.dollars:.2f} (approximate prices)"
         )

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 from agent.errors import BadKeyError, StagingError, TabletalkError, UnknownColumnError
 from agent.staging.model import StagedChange
 from agent.stores.base import INT_MAX, INT_MIN, Column, Item, Key, Op, Store, unstorable
+from agent.text_plural import counted
 
 MAX_ITEMS_PER_CALL = 10_000
 
@@ -87,9 +88,9 @@ def validate_values(
 
 def too_many(count: int | None) -> StagingError:
     """The error for a bulk edit above the per-call limit."""
-    found = f"more than {MAX_ITEMS_PER_CALL:,}" if count is None else f"{count:,}"
+    found = f"more than {MAX_ITEMS_PER_CALL:,} items" if count is None else counted(count, "item")
     return StagingError(
-        f"the selection matches {found} items; bulkEdit stages at most "
+        f"the selection matches {found}; bulkEdit stages at most "
         f"{MAX_ITEMS_PER_CALL:,} per call, so nothing was staged",
         fix="Narrow the query (add a WHERE condition, or a key range) and stage in several calls.",
     )
@@ -142,7 +143,7 @@ def summarize(errors: list[TabletalkError], total: int) -> TabletalkError:
     more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
     kind = type(errors[0]) if all(type(e) is type(errors[0]) for e in errors) else StagingError
     return kind(
-        f"{len(errors)} of {total} items cannot be staged, so nothing was staged: {first}{more}",
+        f"{len(errors):,} of {counted(total, 'item')} cannot be staged, so nothing was staged: {first}{more}",
         fix=errors[0].fix,
     )
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
+from agent.text_plural import counted
+
 if TYPE_CHECKING:
     from agent.stores.paging import RowSource
     from agent.stores.references import Reference, ReferencingRows
@@ -427,6 +429,6 @@ def transaction_plan(store: Store, count: int) -> str | None:
         return None
     batches = -(-count // size)
     return (
-        f"{batches} transactions of up to {size} changes; each is all or nothing; a conflict "
+        f"{counted(batches, 'transaction')} of up to {counted(size, 'change')}; each is all or nothing; a conflict "
         "stops the commit there and earlier ones stay committed"
     )

@@ -9,6 +9,7 @@ from typing import Any, BinaryIO
 
 from pydantic import Field
 
+from agent.text_plural import counted, noun
 from agent.tools.base import ToolContext, ToolFailure, ToolImpl, ToolInput, json_value
 from agent.tools.export_files import ExportTarget, export_target, free_name, write_file
 from agent.tools.read_tools import NoInput
@@ -132,7 +133,7 @@ def _export(ctx: ToolContext, tool: str, args: ExportInput, fmt: str) -> dict[st
                         cut = f"only the first {MAX_EXPORT_ROWS} rows were written (the limit)"
                     elif sink.bytes >= MAX_EXPORT_BYTES:
                         cut = (
-                            f"only the first {written} rows were written: the export stops at "
+                            f"only the first {counted(written, 'row')} {noun(written, 'was', 'were')} written: the export stops at "
                             f"{MAX_EXPORT_BYTES // 2**20} MB; narrow the query (fewer columns "
                             "or a WHERE condition) or split it into several files"
                         )

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from agent.errors import TabletalkError
 from agent.stores.base import MAX_READ_BYTES, NARROWER_QUERY
+from agent.text_plural import counted, noun
 from agent.tools.base import (
     CUT_NOTE,
     TABLE_FIELD,
@@ -117,12 +118,12 @@ def run_query(ctx: ToolContext, args: QueryInput) -> dict[str, Any]:
     out: dict[str, Any] = {"columns": result.columns, "rows": rows, "rowCount": len(rows)}
     if result.over_budget:
         out["truncated"] = (
-            f"Only the first {len(rows)} rows are shown: the result reached the "
+            f"Only the first {counted(len(rows), 'row')} {noun(len(rows), 'is', 'are')} shown: the result reached the "
             f"{MAX_READ_BYTES // 2**20} MB limit of one read. {NARROWER_QUERY}"
         )
     elif result.truncated:
         out["truncated"] = (
-            f"Only the first {len(rows)} rows are shown; more matched. "
+            f"Only the first {counted(len(rows), 'row')} {noun(len(rows), 'is', 'are')} shown; more matched. "
             "Narrow the query, aggregate it, or raise limit (max 500)."
         )
     if cut:

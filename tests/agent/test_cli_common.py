@@ -146,7 +146,7 @@ def _flag_help(parser: argparse.ArgumentParser, flag: str) -> str:
     return " ".join(" ".join(entry).split())
 
 
-@pytest.mark.parametrize("flag", ["--db", "--profile"])
+@pytest.mark.parametrize("flag", ["--db", "--profile", "--config"])
 def test_db_and_profile_read_the_same_in_every_commands_help(flag: str) -> None:
     from agent.cli import mcp_cmd
     from tui.entry import build_parser as app_parser

@@ -6,10 +6,12 @@ import re
 import threading
 from pathlib import Path
 
+import pytest
+
 import tui.widgets.chat as chat_module
 from agent.config import Settings
 from tests.support.scripted_bedrock import Reply, ToolUse
-from tests.tui.helpers import SIZE, press_ready, send, settle
+from tests.tui.helpers import SIZE, press_ready, refreshed_until, send, settle
 from tui.app import TabletalkApp, default_session_factory
 from tui.widgets.chat_items import AssistantMessage, ChipButton, ToolLine, UserMessage
 from tui.widgets.chat_lines import NoteLine
@@ -253,6 +255,37 @@ async def test_pasting_a_file_path_attaches_it(make_app, tmp_path: Path) -> None
         assert app.chat.composer.text == "", "the path is not typed into the message"
 
 
+@pytest.mark.parametrize("form", ["escaped", "uri", "two"])
+async def test_a_path_pasted_as_a_file_manager_drops_it_attaches_the_file(
+    make_app, tmp_path: Path, form: str
+) -> None:
+    """Terminals paste a dropped file as `my\\ file.csv` (or a `file://` URI, or several
+    names): those were typed into the message instead of attaching the file."""
+    from urllib.parse import quote
+
+    from textual import events
+
+    one = tmp_path / "my file.csv"
+    one.write_text("id,name\n1,Ann\n")
+    two = tmp_path / "other's notes.txt"
+    two.write_text("hello\n")
+    pasted = {
+        "escaped": str(one).replace(" ", "\\ "),
+        "uri": "file://" + quote(str(one)),
+        "two": f'{str(one).replace(" ", chr(92) + " ")} "{two}" ',
+    }[form]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        app.post_message(events.Paste(pasted))
+        await pilot.pause()
+        await pilot.pause()
+        expected = [one.resolve(), two.resolve()] if form == "two" else [one.resolve()]
+        assert app.chat.attachments.paths == expected
+        assert app.chat.composer.text == "", "the path is not typed into the message"
+
+
 async def test_a_resumed_chat_shows_attachments_and_one_review_chip(
     make_app, scripted_bedrock, tmp_path: Path
 ) -> None:
@@ -395,3 +428,50 @@ async def test_a_long_markdown_table_streams_in_bounded_pieces_each_under_its_he
         shown = [line for p in with_rows for line in p.splitlines() if row.fullmatch(line)]
         assert shown == rows
         assert pieces[-1].rstrip().endswith("Done.")
+
+
+async def test_a_chip_too_long_for_the_chat_ends_in_an_ellipsis(make_app, scripted_bedrock) -> None:
+    """At 80 columns a chip's label was cut mid-word at the chat's edge (`Open orders (status =
+    'pen`), with nothing saying there was more: it ends in `…`, and its tooltip is whole."""
+    from tests.tui.test_tui_polish import widget_lines
+
+    condition = "status = 'pending' AND quantity > 2"
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("proposeOpenTable", {"table": "orders", "query": condition})]),
+        Reply(text="Open it with the chip."),
+    )
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(app, pilot, "show pending orders")
+        chip = app.query_one(ChipButton)
+        (line,) = widget_lines(app, chip)
+        assert line.rstrip().endswith("…"), line
+        assert condition in str(chip.tooltip)
+
+
+async def test_the_chat_says_it_waits_for_the_model_until_the_answer_starts(
+    make_app, scripted_bedrock
+) -> None:
+    """While the model had not said its first word the chat showed nothing under the message
+    (only a dot in the header): it says it is waiting, and how to stop, until text comes."""
+    gate = threading.Event()
+
+    def slow(_body: dict) -> Reply:
+        gate.wait(30)
+        return Reply(text="Here at last.")
+
+    scripted_bedrock.add(slow)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "take your time"
+        await pilot.press("enter")
+        try:
+            assert await refreshed_until(app, lambda: bool(app.query("WaitLine")), 200)
+            (line,) = app.query("WaitLine")
+            assert "waiting for the model" in str(line.render())
+        finally:
+            gate.set()
+        await settle(app, pilot)
+        assert not app.query("WaitLine")
+        assert app.query(AssistantMessage).last().source == "Here at last."

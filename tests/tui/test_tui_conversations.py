@@ -110,3 +110,32 @@ async def test_a_long_title_keeps_its_message_count_on_the_same_line_at_80_colum
         lines = widget_lines(app, app.screen.query_one("OptionList"))
         line = next(line for line in lines if "which customers" in line)
         assert "· 1 message" in line and "…" in line, lines
+
+
+async def test_a_long_conversation_keeps_its_count_on_the_title_line_at_80_columns(
+    make_app,
+) -> None:
+    """`· 2000 messages` wrapped onto a line of its own under a long title (the title was cut
+    to a fixed width that left room for one-digit counts only)."""
+    from tests.tui.test_tui_polish import widget_lines
+
+    conversation = Conversation(id="z3", store="demo", model="m")  # first of equal times
+    words = "which customers in Berlin ordered the most lamps last month and what did they pay"
+    for turn in range(1000):
+        conversation.append_user([{"text": words if turn == 0 else "and then?"}])
+        conversation.append_assistant({"content": [{"text": "ok"}]})
+    for n in range(30):  # enough to scroll: the list's scrollbar takes two columns
+        other = Conversation(id=f"c3-{n}", store="demo", model="m")
+        other.append_user([{"text": f"question {n}"}])
+        ConversationStore().save(other)
+    ConversationStore().save(conversation)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        options = app.screen.query_one("OptionList")
+        assert options.virtual_size.height > options.size.height, "the list scrolls"
+        lines = widget_lines(app, options)
+        line = next(line for line in lines if "which customers" in line)
+        assert "· 2,000 messages" in line and "…" in line, lines

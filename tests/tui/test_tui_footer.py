@@ -71,3 +71,18 @@ async def test_a_wide_footer_names_the_palette_key(make_app) -> None:
         footer = app.query_one(KeyFooter)
         assert await refreshed_until(app, lambda: "f5 Model" in footer.render().plain)
         assert footer.render().plain.rstrip().endswith("▏^p palette")
+
+
+async def test_at_60_columns_no_key_is_cut_in_the_middle(make_app) -> None:
+    """The line was cut at the right edge, so a narrow terminal showed `f2 Full cha▏^p`: a key
+    that does not fit whole is left out."""
+    app = make_app()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(app, pilot)
+        footer = app.query_one(KeyFooter)
+        assert await refreshed_until(app, lambda: "^q Quit" in footer.render().plain)
+        line = footer.render().plain
+        left = line.split("▏")[0].rstrip()
+        labels = [f"{e.display} {e.description}" for e in footer.entries]
+        assert any(left.endswith(label) for label in labels), line
+        assert line.rstrip().endswith("▏^p"), line

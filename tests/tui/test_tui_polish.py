@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from agent.config import Settings
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import send, settle
@@ -286,3 +288,38 @@ async def test_a_long_mcp_client_name_leaves_every_column_on_screen_at_80_column
             assert label in shown, label
         assert "never" in shown and "…" in shown
         assert str(table.coordinate_to_cell_key((0, 0)).row_key.value) == long_name
+
+
+@pytest.mark.parametrize(
+    ("column", "kind", "matches"), [("first name", "TEXT", 1), ("unit price", "REAL", 1)]
+)
+async def test_the_filter_example_works_as_typed_on_a_column_name_with_a_space(
+    tmp_path, column, kind, matches
+) -> None:
+    """The hint said `first name LIKE 'A%'`, which is an SQL error when typed: a name that is
+    not a plain word is quoted in the example."""
+    from agent.stores.sqlite import SQLiteStore
+    from tests.support.sqlite_files import make_db
+
+    path = make_db(
+        tmp_path / "people.sqlite",
+        f'CREATE TABLE people (id INTEGER PRIMARY KEY, "{column}" {kind});'
+        f"INSERT INTO people VALUES (1, 'Ann'), (2, 'Bob');"
+        if kind == "TEXT"
+        else f'CREATE TABLE people (id INTEGER PRIMARY KEY, "{column}" {kind});'
+        "INSERT INTO people VALUES (1, 250), (2, 5);",
+    )
+    app = TabletalkApp(SQLiteStore.open(path), Settings(mode="manual"), staging_poll_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.open_table("people")
+        await settle(app, pilot)
+        tab = app.query_one(TableTab)
+        box = tab.query_one("#filter")
+        example = box.placeholder.removeprefix("/ filter, e.g. ").split("  (")[0]
+        box.focus()
+        box.value = example
+        await pilot.press("enter")
+        await settle(app, pilot)
+        errors = [n for n in app._notifications if n.severity == "error"]
+        assert not errors, [n.message for n in errors]
+        assert tab.view.row_count == matches, example

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+import tui.widgets.answer_segments as segments
 import tui.widgets.chat as chat_module
-from tests.support.scripted_bedrock import Reply
+from tests.support.scripted_bedrock import Reply, Usage
 from tests.tui.helpers import SIZE, send, settle
 from tui.app import TabletalkApp
 from tui.screens.help import HelpScreen
 from tui.widgets.chat_items import AssistantMessage
 from tui.widgets.chat_lines import NoteLine
+from tui.widgets.status_bar import short_count
 
 LONG = "".join(f"Paragraph {n}: " + "the orders grew steadily. " * 12 + "\n\n" for n in range(700))[
     :200_000
@@ -132,3 +134,75 @@ async def test_quitting_while_the_model_answers_keeps_the_message_in_the_convers
         await pilot.press("ctrl+q")
         await pilot.pause()
     assert order[:2] == ["saved", "exit"], order
+
+
+async def test_the_header_counts_the_answers_tokens_while_it_streams(
+    make_app, scripted_bedrock, one_step_at_a_time
+) -> None:
+    """The header said `tokens 0/0` until the model's usage came at the end of the answer: it
+    now counts the streamed text up (estimated, marked ~), then shows the model's figures."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await start_long_answer(app, pilot, scripted_bedrock)
+        shown = len(app.query_one(AssistantMessage).source)
+        header = app.status.render().plain
+        assert f"~{short_count(shown // 4)} out" in header, header
+        app.chat._render_timer.stop()
+        await app.chat._render_step()  # the next batch: the count goes up
+        more = sum(len(m.source) for m in app.query(AssistantMessage))
+        assert more > shown
+        header = app.status.render().plain
+        assert f"~{short_count(more // 4)} out" in header, header
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert "~" not in app.status.render().plain, "no estimate once the turn is over"
+
+
+async def test_the_header_shows_the_models_token_counts_once_an_answer_ends(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(Reply(text="There are 240 customers.", usage=Usage(input=1500, output=9)))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "how many customers?")
+        header = app.status.render().plain
+        assert "1.5k/9" in header or "1.5k in / 9 out" in header, header
+
+
+async def test_an_answer_on_one_long_line_streams_in_bounded_pieces(
+    make_app, scripted_bedrock
+) -> None:
+    """With no paragraph break nor table, a 100,000-character line grew one widget that was
+    re-rendered whole at every step (Stop took 1.5 s and F1 3.7 s halfway through a 200 KB
+    line): it is cut at a space past LIMIT, the pieces drawn as one paragraph, no word lost."""
+    words = ("orders", "**pending**", "customer", "`status`", "42", "returns", "grew")
+    text = " ".join(words[n % len(words)] for n in range(14_000))
+    scripted_bedrock.text_chunk_size = 1000
+    scripted_bedrock.add(Reply(text=text))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "one line please")
+        pieces = list(app.query(AssistantMessage))
+        assert "".join(p.source for p in pieces) == text
+        assert len(pieces) > 5
+        assert max(len(p.source) for p in pieces) <= segments.LIMIT + chat_module.RENDER_BATCH
+        assert all(p.has_class("-continued") for p in pieces[1:]), "no gap inside the line"
+        assert all(p.source.startswith(words) for p in pieces), "cut between words"
+
+
+async def test_a_long_code_block_streams_in_bounded_pieces_each_inside_the_fence(
+    make_app, scripted_bedrock
+) -> None:
+    code = "\n".join(f"print({n})  # line {n}" for n in range(4000))
+    text = "Here:\n```python\n" + code + "\n```\nDone."
+    scripted_bedrock.text_chunk_size = 1000
+    scripted_bedrock.add(Reply(text=text))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "print a lot")
+        pieces = [p.source for p in app.query(AssistantMessage)]
+        assert len(pieces) > 5
+        assert max(len(p) for p in pieces) <= segments.LIMIT + chat_module.RENDER_BATCH
+        assert all(p.startswith("```python\nprint(") for p in pieces[1:]), "the fence reopens"
+        rest = "".join(p.removeprefix("```python\n") for p in pieces[1:])
+        assert pieces[0] + rest == text

@@ -68,3 +68,24 @@ async def test_scrolling_takes_the_cursor_along_and_enter_opens_a_visible_row(ma
         await settle(app, pilot)
         assert isinstance(app.screen, RowDetailScreen)
         assert app.screen.values["id"] == values[0]
+
+
+async def test_end_shows_the_last_row_above_the_horizontal_scrollbar(make_app) -> None:
+    """At 80 columns the table scrolls sideways, and End left the last row (the cursor's) under
+    the horizontal scrollbar: the rows that fit were counted without it."""
+    from tests.tui.test_tui_polish import widget_lines
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.open_table("orders")
+        await settle(app, pilot)
+        view = app.query_one(TableTab).view
+        view.focus()
+        assert view.virtual_size.width > view.size.width, "the table scrolls sideways"
+        for key in ("end", "pageup", "pagedown", "end"):
+            await pilot.press(key)
+            await settle(app, pilot)
+            values, _ = view.row_at(view.cursor_row)
+            assert values is not None
+            shown = [line.split("│")[0].strip() for line in widget_lines(app, view)]
+            assert str(values[0]) in shown, (key, values[0], shown[-3:])

@@ -109,6 +109,26 @@ async def test_attach_key_opens_a_picker_that_adds_the_file(make_app, tmp_path) 
         assert app.chat.attachments.paths == [notes.resolve()]
 
 
+async def test_the_attach_box_takes_a_path_pasted_with_escapes_or_quotes(
+    make_app, tmp_path
+) -> None:
+    """A dropped file pastes as `my\\ notes.txt` or `'my notes.txt'`: the box refused both as
+    files that do not exist."""
+    notes = tmp_path / "my notes.txt"
+    notes.write_text("hello")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        for typed in (str(notes).replace(" ", "\\ "), f"'{notes}'"):
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+            assert isinstance(app.screen, AttachScreen)
+            app.screen.query_one("#path").value = typed
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.chat.attachments.paths == [notes.resolve()], typed
+
+
 async def test_dragging_the_splitter_resizes_the_chat(make_app) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -6,14 +6,15 @@ from tui.controllers.host import AppHost
 from tui.screens.picker import PickerScreen
 
 NEW = "__new__"
-TITLE_WIDTH = 36
-"""Characters of a title in the list: with its date and count it fits the picker (at most 80
-columns wide) on one line."""
+LINE_WIDTH = 64
+"""Characters of a line in the list: date, title and count fit the picker (at most 80 columns,
+its scrollbar included) on one line; the title is cut to what its date and count leave."""
 
 
 def pick_conversation(app: AppHost) -> None:
     """Show saved conversations, newest first; the choice re-opens the session on it."""
     from agent.session import list_conversations
+    from agent.text_plural import counted
 
     if app.chat.busy:
         app.notify("Stop the running answer first (Esc).", severity="warning")
@@ -22,10 +23,11 @@ def pick_conversation(app: AppHost) -> None:
     for summary in list_conversations():
         when = str(summary.updated_at)[:16].replace("T", " ")
         title = " ".join((summary.title or "(untitled)").split())
-        if len(title) > TITLE_WIDTH:
-            title = title[: TITLE_WIDTH - 1] + "…"
-        count = summary.message_count
-        label = f"{when}  {title}  · {count} message{'' if count == 1 else 's'}"
+        count = f"  · {counted(summary.message_count, 'message')}"
+        room = LINE_WIDTH - len(when) - 2 - len(count)
+        if len(title) > room:
+            title = title[: room - 1] + "…"
+        label = f"{when}  {title}{count}"
         options.append((summary.id, label))
 
     def chosen(conversation_id: str | None) -> None:

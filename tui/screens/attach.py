@@ -43,9 +43,17 @@ class AttachScreen(ModalScreen[str | None]):
             )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        """The typed or pasted path; quoted or backslash-escaped as a terminal pastes a dropped
+        file, it is read as the shell would (the caller checks what it names)."""
+        from tui.widgets.composer import pasted_files
+
         event.stop()
-        if event.value.strip():
-            self.dismiss(event.value.strip())
+        value = event.value.strip()
+        found = pasted_files(value)
+        if len(found) == 1:
+            self.dismiss(str(found[0]))
+        elif value:
+            self.dismiss(value)
 
     def on_directory_tree_file_selected(self, event: DirectoryTree.FileSelected) -> None:
         event.stop()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Button, TextArea
@@ -31,6 +31,7 @@ from tui.widgets.action_button import ActionButton
 from tui.widgets.answer_segments import SEGMENT, segment_break
 from tui.widgets.attachment_bar import AttachmentBar
 from tui.widgets.chat_lines import ChatHint, NoteLine
+from tui.widgets.chat_log import ChatLog
 from tui.widgets.chat_notes import end_notes, failure, intro
 from tui.widgets.composer import Composer
 from tui.workers import run_in_thread
@@ -38,7 +39,7 @@ from tui.workers import run_in_thread
 if TYPE_CHECKING:  # loaded with the first turn (or attachment), after the first screen
     from agent.events import TurnEnded
     from agent.transcript import ReviewMarker
-    from tui.widgets.chat_items import AssistantMessage, ToolLine
+    from tui.widgets.chat_items import AssistantMessage, ToolLine, WaitLine
 
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
@@ -59,15 +60,6 @@ def _items() -> ModuleType:
     return chat_items
 
 
-class ChatLog(VerticalScroll):
-    """The scrolling message list; anchored to the bottom unless the user scrolls up."""
-
-    DEFAULT_CSS = "ChatLog { height: 1fr; padding: 0 1 0 0; scrollbar-size-vertical: 1; }"
-
-    def on_mount(self) -> None:
-        self.anchor()
-
-
 class ChatHost(Protocol):
     """What the chat panel asks of the app it lives in (TabletalkApp)."""
 
@@ -76,6 +68,8 @@ class ChatHost(Protocol):
     def set_busy(self, busy: bool) -> None: ...
 
     def show_usage(self, usage: Any) -> None: ...
+
+    def show_streaming(self, characters: int) -> None: ...
 
     def refresh_staging(self) -> None: ...
 
@@ -101,6 +95,11 @@ class ChatPanel(Vertical):
         self._backlog: deque[tuple[int, Any]] = deque()
         self._render_timer: Timer | None = None
         self._answer: AssistantMessage | None = None
+        self._wait_line: WaitLine | None = None
+        self._streamed = 0
+        """Characters of the step in flight shown so far (the header estimates its tokens)."""
+        self._next_start: tuple[str, bool] = ("", False)
+        """What the answer's next widget starts with, and whether it continues the last."""
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
@@ -303,6 +302,8 @@ class ChatPanel(Vertical):
                 else:
                     self._backlog.popleft()
                 budget -= len(piece)
+                self._streamed += len(piece)
+                self.host.show_streaming(self._streamed)
                 await self._append_text(piece)
             else:
                 self._backlog.popleft()
@@ -310,37 +311,59 @@ class ChatPanel(Vertical):
         if self._backlog and self._render_timer is None:
             self._render_timer = self.set_timer(RENDER_INTERVAL, self._render_step)
 
+    async def _waiting(self, waiting: bool) -> None:
+        """Show the line that says the model is being waited for, or take it away."""
+        line, self._wait_line = self._wait_line, None
+        if line is not None:
+            await line.remove()
+        if waiting:
+            self._wait_line = _items().WaitLine()
+            await self.log_view.mount(self._wait_line)
+
     async def _append_text(self, text: str) -> None:
+        if self._wait_line is not None:
+            await self._waiting(False)
         answer = self._answer
         if answer is None:
-            answer = self._answer = _items().AssistantMessage()
+            answer = self._answer = _items().AssistantMessage(*self._next_start)
+            self._next_start = ("", False)
             await self.log_view.mount(answer)
             if self._answer is not answer:  # Stop was pressed meanwhile: show nothing more
                 return
         if len(answer.source) + len(text) > SEGMENT:
-            cut, head = segment_break(answer.source, text)
-            if cut is not None:  # the rest goes to a new widget (under the table's head)
-                answer.append(text[:cut])
+            found = segment_break(answer.source, text)
+            if found is not None:  # the rest goes to a new widget (under the table's head)
+                answer.append(text[: found.cut])
                 self._answer = None
-                if text[cut:]:
-                    await self._append_text(head + text[cut:])
+                self._next_start = (found.head, found.continued)
+                if text[found.cut :]:
+                    await self._append_text(text[found.cut :])
                 return
         answer.append(text)
+
+    def _close_answer(self) -> None:
+        """Text after this starts a new answer (after a tool line, a question, the end)."""
+        self._answer = None
+        self._next_start = ("", False)
 
     async def _show_event(self, turn: int, event: Any) -> None:
         from agent.events import (
             AskUser,
             ChipProposed,
             Notice,
+            StepStarted,
             ToolCallFinished,
             ToolCallStarted,
             TurnEnded,
             UsageUpdated,
         )
 
+        if isinstance(event, StepStarted) or self._wait_line is not None:
+            if not isinstance(event, UsageUpdated | Notice):
+                await self._waiting(isinstance(event, StepStarted))
         log = self.log_view
         if isinstance(event, ToolCallStarted):
-            self._answer = None
+            self._close_answer()
             if event.name == "ask":  # the question itself shows as an AskBlock
                 return
             line = _items().ToolLine(event.tool_use_id, event.name, event.input)
@@ -355,9 +378,10 @@ class ChatPanel(Vertical):
             pieces = _items()
             await log.mount(pieces.ChipRow(pieces.ChipButton(event.chip.label, event.chip.action)))
         elif isinstance(event, AskUser):
-            self._answer = None
+            self._close_answer()
             await log.mount(_items().AskBlock(event.question, event.choices))
         elif isinstance(event, UsageUpdated):
+            self._streamed = 0
             self.host.show_usage(event.conversation)
         elif isinstance(event, Notice):
             await log.mount(NoteLine(event.message))
@@ -375,8 +399,13 @@ class ChatPanel(Vertical):
         if self._render_timer is not None:
             self._render_timer.stop()
             self._render_timer = None
-        self._answer = None
+        self._close_answer()
+        if self._wait_line is not None:
+            self._wait_line.remove()
+            self._wait_line = None
         self._tool_lines.clear()
+        self._streamed = 0
+        self.host.show_streaming(0)
         self._set_busy(False)
         return True
 
@@ -451,23 +480,9 @@ class ChatPanel(Vertical):
         await log.mount_all(widgets, before=0 if log.children else None)
 
     def focus_latest(self, kind: str) -> None:
-        """Focus the newest chip or answer choice (`chip`) or tool row (`tool`) in the log;
-        when one already has focus, the one before it."""
-        selector = "ToolLine CollapsibleTitle" if kind == "tool" else "ChipButton, AnswerChip"
-        items = [w for w in self.log_view.query(selector) if w.focusable]
-        if not items:
-            what = "tool row" if kind == "tool" else "chip or choice"
-            self.app.notify(f"No {what} in this chat yet.", timeout=2)
-            return
-        focused = self.app.focused
-        if focused in items:
-            target = items[max(items.index(focused) - 1, 0)]
-        else:  # the first of the newest row of chips (an ask's first choice)
-            target = next(w for w in items if w.parent is items[-1].parent)
-        target.focus()
-        self.log_view.scroll_to_widget(target, animate=False)
+        """Focus the newest chip or answer choice, or tool row (see ChatLog.focus_latest)."""
+        self.log_view.focus_latest(kind)
 
     @on(TextArea.Changed, "#composer")
     def _on_composer_changed(self, event: TextArea.Changed) -> None:
         self.query_one(ChatHint).show_completions(self.composer.completions())
-

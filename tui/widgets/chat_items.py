@@ -9,6 +9,7 @@ Markdown, never as Textual markup.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from rich.text import Text
@@ -67,12 +68,14 @@ class AssistantMessage(Static):
 
     DEFAULT_CSS = """
     AssistantMessage { margin: 1 0 0 0; padding: 0 1; background: transparent; }
+    AssistantMessage.-continued { margin: 0; }
     """
 
-    def __init__(self, source: str = "") -> None:
+    def __init__(self, source: str = "", continued: bool = False) -> None:
+        """`continued`: the answer's previous widget ended mid-paragraph (no gap above)."""
         from tui.widgets.answer_markdown import AnswerMarkdown
 
-        super().__init__(AnswerMarkdown(source))
+        super().__init__(AnswerMarkdown(source), classes="-continued" if continued else "")
         self.source = source
 
     def append(self, text: str) -> None:
@@ -149,7 +152,10 @@ class ChipButton(Button):
     pressed it shows as done (`✓`, disabled)."""
 
     DEFAULT_CSS = """
-    ChipButton { margin: 0 1 0 0; min-width: 8; height: 1; border: none; background: $accent 30%; }
+    ChipButton {
+        margin: 0 1 0 0; min-width: 8; max-width: 100%; height: 1; border: none;
+        background: $accent 30%; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     ChipButton:hover { background: $accent 60%; }
     ChipButton:focus { background: $accent; text-style: bold; }
     ChipButton.-done, ChipButton.-done:disabled { background: $success 20%; color: $text-muted; }
@@ -157,6 +163,7 @@ class ChipButton(Button):
 
     def __init__(self, label: str, action: dict[str, Any]) -> None:
         super().__init__(Content("▶ " + label), compact=True)
+        self.tooltip = label  # the whole label, when the chat is too narrow to show it
         self.chip_label = label
         self.chip_action = action
 
@@ -211,6 +218,26 @@ class AskBlock(Vertical):
                 for choice in self.choices:
                     yield AnswerChip(choice)
         yield Static(Text("…or type your own answer below.", style="dim"))
+
+
+class WaitLine(Static):
+    """`waiting for the model… 12 s · esc stops` under the last message, while a step's
+    answer has not started (the model can take a while to say its first word)."""
+
+    DEFAULT_CSS = "WaitLine { color: $text-muted; margin: 1 0 0 2; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = time.monotonic()
+
+    def on_mount(self) -> None:
+        self.set_interval(1, self.refresh)
+
+    def render(self) -> Text:
+        seconds = int(time.monotonic() - self.started)
+        text = "waiting for the model…" + (f" {seconds} s" if seconds else "")
+        hint = " · esc stops"
+        return Text(text + hint if len(text + hint) <= self.size.width else text)
 
 
 def item_widget(item: dict[str, Any]) -> Any:

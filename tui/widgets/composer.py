@@ -8,6 +8,7 @@ terminals that report it (kitty keyboard protocol). `@` completes table and colu
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from textual import events
 from textual.binding import Binding
@@ -171,20 +172,40 @@ class Composer(TextArea):
         self.replace(options[0] + " ", start, (row, column))
 
     async def _on_paste(self, event: events.Paste) -> None:
-        """A pasted single-line path to an existing file attaches it instead of typing it."""
-        from pathlib import Path
-
-        pasted = event.text.strip().strip("'\"")
-        looks_like_path = any(mark in pasted for mark in ("/", "\\", "~"))
-        if looks_like_path and "\n" not in pasted and len(pasted) < 1024:
-            try:
-                candidate = Path(pasted).expanduser()
-                if candidate.is_file():
-                    event.prevent_default()
-                    event.stop()
-                    self.post_message(self.PathPasted(str(candidate)))
-                    return
-            except OSError:
-                pass
+        """Pasted paths of existing files (one, or several as a file manager drops them:
+        quoted, backslash-escaped or `file://` URIs) attach them instead of typing them."""
+        found = pasted_files(event.text)
+        if found:
+            event.prevent_default()
+            event.stop()
+            for path in found:
+                self.post_message(self.PathPasted(str(path)))
+            return
         # Anything else: TextArea's own paste handler runs next (Textual calls each class's
         # handler along the MRO), so calling super() here would insert the text twice.
+
+
+def pasted_files(text: str) -> list[Path]:
+    """The existing files a pasted single line names, as typed (quotes around it dropped), as
+    a shell would read it (`my\\ file.csv`, several names), or as `file://` URIs; [] when it
+    does not name only existing files."""
+    import shlex
+    from urllib.parse import unquote, urlsplit
+
+    text = text.strip()
+    if "\n" in text or len(text) >= 4096 or not any(mark in text for mark in "/\\~"):
+        return []
+    readings = [[text.strip("'\"")]]
+    try:
+        readings.append(shlex.split(text))
+    except ValueError:  # an unbalanced quote: not a shell word list
+        pass
+    for words in readings:
+        words = [unquote(urlsplit(w).path) if w.startswith("file://") else w for w in words]
+        try:
+            paths = [Path(word).expanduser() for word in words]
+            if paths and all(path.is_file() for path in paths):
+                return paths
+        except (OSError, ValueError):
+            continue
+    return []

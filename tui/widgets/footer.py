@@ -161,8 +161,8 @@ class KeyFooter(Widget, can_focus=False):
 
     def render(self) -> Text:
         """Every key with its description; when that is wider than the footer, the palette key
-        drops its description first (hovering it still names it), then the line is cut at the
-        right."""
+        drops its description first (hovering it still names it), then the keys that do not
+        fit whole are left out at the right (never a cut `f2 Full cha`)."""
         width = self.size.width
         items = [self._item(entry) for entry in self.entries]
         left_width = sum(item.cell_len + 1 for item in items)
@@ -176,9 +176,11 @@ class KeyFooter(Widget, can_focus=False):
             line.append_text(item)
             line.append(" ")
         room = max(width - right.cell_len, 0)
-        line.truncate(room, pad=True)
-        self._spans = [(start, min(end, room), e) for start, end, e in spans if start < room]
-        self._shown = [e.action for start, end, e in spans if end <= room]
+        whole = [(start, end, e) for start, end, e in spans if end <= room]
+        line.truncate(whole[-1][1] if whole else 0)  # a key that does not fit whole is left out
+        line.pad_right(room - line.cell_len)
+        self._spans = whole
+        self._shown = [e.action for _, _, e in whole]
         if self.palette is not None and right.cell_len <= width:
             self._spans.append((room, width, self.palette))
             self._shown.append(self.palette.action)

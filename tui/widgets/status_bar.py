@@ -60,6 +60,9 @@ class StatusBar(Static):
     model: reactive[str] = reactive("")
     mode: reactive[str] = reactive("manual")
     tokens: reactive[tuple[int, int, int]] = reactive((0, 0, 0))
+    streaming: reactive[int] = reactive(0)
+    """Output tokens of the answer streaming in, estimated from its text until the model
+    reports them (shown added to the out count, marked `~`)."""
     staged: reactive[int] = reactive(0)
     busy: reactive[bool] = reactive(False)
     read_units: reactive[float | None] = reactive(None)
@@ -96,6 +99,7 @@ class StatusBar(Static):
         """The text before and after the store name in one layout style."""
         wide = style == "wide"
         tokens_in, tokens_out, cached = self.tokens
+        out = ("~" if self.streaming else "") + short_count(tokens_out + self.streaming)
         mode_style = {"manual": "green", "auto": "yellow", "full-auto": "bold red"}.get(
             self.mode, ""
         )
@@ -116,13 +120,10 @@ class StatusBar(Static):
         tail.append(str(self.staged), style="bold yellow" if self.staged else "")
         if wide:
             tail.append("  tokens ", style="dim")
-            tail.append(
-                f"{short_count(tokens_in)} in / {short_count(tokens_out)} out / "
-                f"{short_count(cached)} cached"
-            )
+            tail.append(f"{short_count(tokens_in)} in / {out} out / {short_count(cached)} cached")
         else:
             tail.append("  tokens " if style == "compact" else "  tok ", style="dim")
-            tail.append(f"{short_count(tokens_in)}/{short_count(tokens_out)}")
+            tail.append(f"{short_count(tokens_in)}/{out}")
         if self.read_units is not None:
             tail.append("  read units " if wide else "  RU ", style="dim")
             tail.append(short_units(self.read_units))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,10 @@ TITLE_WIDTH = 40
 """Characters of a tab's label; a longer title ends in `…` (the tab keeps the whole one)."""
 
 
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""A column name that needs no quotes in a condition."""
+
+
 def elide(text: str, width: int = TITLE_WIDTH) -> str:
     """`text` cut to `width` characters, ending in `…` when cut."""
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -34,15 +39,18 @@ def elide(text: str, width: int = TITLE_WIDTH) -> str:
 
 def example_condition(columns: list[Any], language: str = "SQL") -> str:
     """A filter example built from the table's first non-key column (`price > 100`); PartiQL
-    has no LIKE, so text there starts with begins_with."""
+    has no LIKE, so text there starts with begins_with. A name that is not a plain word is
+    quoted (`"unit price" > 100`), so the example works as typed."""
     column = next((c for c in columns if not c.key), columns[0] if columns else None)
     if column is None:
         return "1 = 1"
+    quoted = '"' + column.name.replace('"', '""') + '"'
+    name = column.name if PLAIN_NAME.fullmatch(column.name) else quoted
     if any(word in column.type.lower() for word in NUMERIC_TYPES):
-        return f"{column.name} > 100"
+        return f"{name} > 100"
     if language == "PartiQL":
-        return f"begins_with(\"{column.name}\", 'A')"
-    return f"{column.name} LIKE 'A%'"
+        return f"begins_with({quoted}, 'A')"
+    return f"{name} LIKE 'A%'"
 
 
 class TableTab(TabPane):

@@ -321,9 +321,14 @@ class TableView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._keep_cursor_visible()
 
+    @property
+    def _body_height(self) -> int:
+        """Rows that fit under the header, above the horizontal scrollbar when there is one."""
+        return max(1, self.scrollable_content_region.height - HEADER_LINES)
+
     def _visible_rows(self) -> range:
         top = round(self.scroll_y)
-        return range(top, top + max(1, self.size.height - HEADER_LINES))
+        return range(top, top + self._body_height)
 
     def _keep_cursor_visible(self) -> None:
         visible = self._visible_rows()
@@ -338,7 +343,7 @@ class TableView(ScrollView, can_focus=True):
         last = max(0, self.row_count - 1)
         row = max(0, min(last, row))
         self.cursor_row = row
-        visible = max(1, self.size.height - HEADER_LINES)
+        visible = self._body_height
         top = round(self.scroll_y)
         if row < top:
             self.scroll_to(y=row, animate=False, immediate=True)
@@ -351,7 +356,7 @@ class TableView(ScrollView, can_focus=True):
         self._move_to(self.cursor_row + delta)
 
     def action_page(self, direction: int) -> None:
-        self._move_to(self.cursor_row + direction * max(1, self.size.height - HEADER_LINES - 1))
+        self._move_to(self.cursor_row + direction * max(1, self._body_height - 1))
 
     def action_jump(self, where: int) -> None:
         self._move_to(0 if where == 0 else self.row_count - 1)

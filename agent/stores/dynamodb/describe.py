@@ -9,6 +9,7 @@ from typing import Any
 
 from agent.stores.base import Column, IndexInfo, TableInfo
 from agent.stores.dynamodb.partiql_guard import quote_name
+from agent.text_plural import counted
 
 KEY_TYPE_NAMES = {"S": "string", "N": "number", "B": "binary"}
 """A key attribute's DynamoDB type letter → the word schemas and errors use."""
@@ -85,7 +86,7 @@ def _extra(raw: dict[str, Any], sampled: int) -> dict[str, Any]:
         "approximateItemCount": int(raw.get("ItemCount", 0)),
         "approximateSizeBytes": int(raw.get("TableSizeBytes", 0)),
         "note": "Counts and size are DynamoDB's approximations (updated about every 6 hours); "
-        f"attribute types are those seen in a sample of {sampled} items: other items may "
+        f"attribute types are those seen in a sample of {counted(sampled, 'item')}: other items may "
         "have other attributes.",
     }
 

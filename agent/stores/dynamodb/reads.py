@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.text_plural import counted
+
 DEFAULT_MAX_SCAN_ITEMS = 10_000
 DEFAULT_MAX_READ_UNITS = 5_000.0
 
@@ -61,13 +63,13 @@ def over(report: ReadReport, limits: Limits) -> bool:
 def stop_note(report: ReadReport, limits: Limits, table: str, hint: str) -> str:
     """The 'stopped early' sentence: how far it got and how to narrow."""
     cap = (
-        f"{limits.max_scan_items:,} items scanned"
+        f"{counted(limits.max_scan_items, 'item')} scanned"
         if report.items_scanned >= limits.max_scan_items
-        else f"{limits.max_read_units:g} read units"
+        else f"{limits.max_read_units:g} {'read unit' if limits.max_read_units == 1 else 'read units'}"
     )
     return (
         f"stopped early at the cap of {cap} ([dynamodb] in config.toml) after scanning "
-        f"{report.items_scanned:,} items of {table}; the answer covers only those. Narrow it "
+        f"{counted(report.items_scanned, 'item')} of {table}; the answer covers only those. Narrow it "
         f"with a condition on {hint}."
     )
 

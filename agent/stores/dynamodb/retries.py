@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 from agent.stores.base import RetryListener
+from agent.text_plural import counted
 
 THROTTLE_CODES = frozenset(
     {
@@ -66,7 +67,7 @@ class RetryWatch:
         name, attempts = retrying
         if _code(parsed) in THROTTLE_CODES:
             self._tell(
-                f"DynamoDB throttled {name} {attempts} times; gave up. Wait a moment and retry, "
+                f"DynamoDB throttled {name} {counted(attempts, 'time')}; gave up. Wait a moment and retry, "
                 "or narrow the read; nothing was lost.",
                 "gave-up",
             )
