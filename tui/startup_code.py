@@ -185,13 +185,13 @@ def install(path: Path | None = None) -> None:
         and isinstance(stored[2], dict)
     ):
         cache.stored_code, cache.stored_regexes = stored[1], stored[2]
+    _cache = cache
+    _re_compiler.compile = _re_compile  # first: importing the hooked modules compiles some
     for name, builtin in HOOKS:
         module = importlib.import_module(name)
         if builtin not in vars(module) and _without_future_flags(module):
             setattr(module, builtin, SHADOWS[builtin])
             cache.hooked.append(module)
-    _re_compiler.compile = _re_compile
-    _cache = cache
 
 
 def uninstall() -> int:
