@@ -19,8 +19,14 @@ components 2..DIMS+1 (the first is the direction every token shares), and stored
 one global scale. The ranker sums a text's token vectors with IDF weights at run time
 (agent/search/word_vectors.py); no model is needed then.
 
+The corpus runs through PyTorch's CPU kernels when torch is installed (bench/minilm_torch.py,
+one thread: ~200-240 sentences/s on this machine, outputs equal to the numpy pass to ~1e-5),
+else through bench/minilm.py in numpy (~25/s). With `--cache-dir`, each chunk of CHUNK
+sentences keeps its sums there, so a build that reads the corpus further encodes only the
+chunks it adds.
+
     .venv/bin/python bench/build_word_vectors.py MODEL_DIR [--dims 192] [--out FILE]
-        [--corpus /work/.library/env/packages/pypi.tsv] [--sentences 12000]
+        [--corpus /work/.library/env/packages/pypi.tsv] [--sentences 12000] [--prior 5]
         [--cache-dir /tmp/tabletalk-bench]
 
 File layout: the line `tabletalk-word-vectors 1`, one JSON line {"dims", "scale", "corpus":
@@ -36,7 +42,9 @@ import hashlib
 import json
 import random
 import sys
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,6 +54,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from minilm import MiniLM  # noqa: E402
 
 from agent.search.word_vectors import MAGIC  # noqa: E402
+
+if TYPE_CHECKING:
+    from minilm_torch import TorchMiniLM
 
 OUT = Path(__file__).resolve().parents[1] / "agent" / "search" / "wordvectors.bin"
 CORPUS = Path("/work/.library/env/packages/pypi.tsv")
@@ -106,44 +117,87 @@ def corpus_sentences(path: Path, count: int) -> list[str]:
     return sentences[:count]
 
 
-def context_sums(
-    model_dir: Path, vocab_size: int, sentences: list[str], cache: Path | None
+def encoder(model_dir: Path) -> MiniLM | TorchMiniLM:
+    """The model's forward pass on torch's CPU kernels when torch is installed (several times
+    faster; outputs equal to ~1e-5, one thread so a build is repeatable), else in numpy."""
+    try:
+        import torch
+    except ImportError:
+        return MiniLM(model_dir)
+    from minilm_torch import TorchMiniLM
+
+    torch.set_num_threads(1)
+    return TorchMiniLM(model_dir)
+
+
+def chunk_sums(
+    model: MiniLM | TorchMiniLM, vocab_size: int, chunk: list[str]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per vocabulary id: the sum of the model's final-layer outputs wherever the token occurs
-    in `sentences` (special tokens included), and how many times it occurs."""
-    if cache and cache.exists():
-        with np.load(cache) as stored:
-            return stored["sums"], stored["counts"]
-    model = MiniLM(model_dir)
+    in `chunk` (special tokens included), and how many times it occurs."""
     sums = np.zeros((vocab_size, WIDTH))
     counts = np.zeros(vocab_size)
-    for start in range(0, len(sentences), CHUNK):
-        chunk = sentences[start : start + CHUNK]
-        order = sorted(range(len(chunk)), key=lambda i: len(chunk[i]))
-        for first in range(0, len(order), CONTEXT_BATCH):
-            encodings = model.tokenizer.encode_batch(
-                [chunk[i] for i in order[first : first + CONTEXT_BATCH]]
-            )
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
-            outputs = model.hidden(ids, mask)
-            real = mask.astype(bool)
-            np.add.at(sums, ids[real], outputs[real])
-            np.add.at(counts, ids[real], 1)
-        print(f"  {min(start + CHUNK, len(sentences))} sentences", file=sys.stderr, flush=True)
-    if cache:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(cache, sums=sums, counts=counts)
+    order = sorted(range(len(chunk)), key=lambda i: len(chunk[i]))
+    for first in range(0, len(order), CONTEXT_BATCH):
+        encodings = model.tokenizer.encode_batch(
+            [chunk[i] for i in order[first : first + CONTEXT_BATCH]]
+        )
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
+        real = mask.astype(bool)
+        np.add.at(sums, ids[real], model.hidden(ids, mask)[real])
+        np.add.at(counts, ids[real], 1)
     return sums, counts
 
 
-def blend(alone: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def context_sums(
+    model_dir: Path, vocab_size: int, sentences: list[str], cache: Path | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """`chunk_sums` over every sentence, CHUNK sentences at a time; with `cache`, each chunk's
+    sums are kept there by the chunk's digest, so a larger corpus (the same fixed shuffle, read
+    further) encodes only the sentences it adds."""
+    sums = np.zeros((vocab_size, WIDTH))
+    counts = np.zeros(vocab_size)
+    model: MiniLM | TorchMiniLM | None = None
+    started = time.monotonic()
+    encoded = 0
+    for start in range(0, len(sentences), CHUNK):
+        chunk = sentences[start : start + CHUNK]
+        digest = hashlib.sha256("\n".join(chunk).encode("utf-8")).hexdigest()[:16]
+        path = cache / f"chunk-{len(chunk)}-{digest}.npz" if cache else None
+        if path and path.exists():
+            with np.load(path) as stored:
+                seen = stored["ids"]
+                sums[seen] += stored["sums"]
+                counts[seen] += stored["counts"]
+        else:
+            model = model or encoder(model_dir)
+            part_sums, part_counts = chunk_sums(model, vocab_size, chunk)
+            encoded += len(chunk)
+            sums += part_sums
+            counts += part_counts
+            if path:  # only the tokens the chunk holds (a few thousand of 30,522)
+                seen = np.flatnonzero(part_counts)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                np.savez(path, ids=seen, sums=part_sums[seen], counts=part_counts[seen])
+        rate = encoded / max(time.monotonic() - started, 1e-9)
+        print(
+            f"  {start + len(chunk)} sentences ({encoded} encoded, {rate:.0f}/s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return sums, counts
+
+
+def blend(
+    alone: np.ndarray, sums: np.ndarray, counts: np.ndarray, prior: float = PRIOR
+) -> np.ndarray:
     """Each token's corpus average pulled toward its alone vector (see the module docstring)."""
     seen = counts > 0
     if not seen.any():
         return alone.astype(np.float64)
     length = float(np.linalg.norm(sums[seen] / counts[seen, None], axis=1).mean())
-    return (sums + PRIOR * length * alone) / (counts[:, None] + PRIOR)
+    return (sums + prior * length * alone) / (counts[:, None] + prior)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="the package list (TSV)")
     parser.add_argument("--sentences", type=int, default=12000, help="0: tokens alone only")
+    parser.add_argument("--prior", type=float, default=PRIOR, help="the alone vector's weight")
     parser.add_argument(
         "--cache-dir", type=Path, help="keep the model's outputs here between builds"
     )
@@ -163,15 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     alone = token_vectors(args.model_dir, vocab, cache / "token-vectors.npy" if cache else None)
     sentences = corpus_sentences(args.corpus, args.sentences) if args.sentences else []
     digest = hashlib.sha256("\n".join(sentences).encode("utf-8")).hexdigest()
-    sums, counts = context_sums(
-        args.model_dir,
-        len(vocab),
-        sentences,
-        cache / f"context-{len(sentences)}-{digest[:12]}.npz" if cache else None,
-    )
+    sums, counts = context_sums(args.model_dir, len(vocab), sentences, cache)
     rows = [i for i, token in enumerate(vocab) if kept(token)]
     tokens = [vocab[i] for i in rows]
-    matrix = blend(alone, sums, counts)[rows].astype(np.float64)
+    matrix = blend(alone, sums, counts, args.prior)[rows].astype(np.float64)
     centred = matrix - matrix.mean(0)
     _, _, components = np.linalg.svd(centred, full_matrices=False)
     projected = centred @ components[1 : args.dims + 1].T
