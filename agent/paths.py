@@ -1,4 +1,5 @@
-"""Where tabletalk keeps its files: the platformdirs directories for "tabletalk".
+"""Where tabletalk keeps its files: the platformdirs directories for "tabletalk" (on Linux
+worked out here the same way, tests/test_paths_platformdirs.py compares them).
 
 On Linux, XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME, XDG_CACHE_HOME relocate them
 (tests rely on it).
@@ -6,36 +7,75 @@ On Linux, XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME, XDG_CACHE_HOME relocat
 
 from __future__ import annotations
 
+import os
+import posixpath
+import sys
 from pathlib import Path
 
-import platformdirs
-
 APP_NAME = "tabletalk"
+
+XDG = {
+    "user_config_dir": ("XDG_CONFIG_HOME", "/.config"),
+    "user_data_dir": ("XDG_DATA_HOME", "/.local/share"),
+    "user_state_dir": ("XDG_STATE_HOME", "/.local/state"),
+    "user_cache_dir": ("XDG_CACHE_HOME", "/.cache"),
+}
+"""platformdirs' user directory on Linux: (the variable that relocates it, its place in HOME)."""
+
+
+def _plain_linux() -> bool:
+    """Linux that platformdirs treats as Unix (not an Android app)."""
+    return sys.platform == "linux" and not (
+        hasattr(sys, "getandroidapilevel")
+        or (os.getenv("ANDROID_DATA") == "/data" and os.getenv("ANDROID_ROOT") == "/system")
+    )
+
+
+def _user_dir(kind: str) -> Path:
+    """platformdirs' `kind` directory for tabletalk. On Linux with an absolute XDG variable or
+    HOME (every usual case) it is worked out here as platformdirs does, without importing it
+    (with tempfile, ~24 M instructions of the app's start); anything else asks platformdirs."""
+    if _plain_linux():
+        variable, in_home = XDG[kind]
+        base = os.environ.get(variable, "")
+        if posixpath.isabs(base):
+            return Path(os.path.join(base, APP_NAME))
+        home = os.environ.get("HOME", "")
+        if posixpath.isabs(home):
+            return Path(os.path.join((home.rstrip("/") + in_home) or "/", APP_NAME))
+    import platformdirs
+
+    return Path(getattr(platformdirs, kind)(APP_NAME, appauthor=False))
 
 
 def config_dir() -> Path:
     """Directory of `config.toml`."""
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    return _user_dir("user_config_dir")
 
 
 def data_dir() -> Path:
     """Directory of the demo database and saved conversations."""
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return _user_dir("user_data_dir")
 
 
 def state_dir() -> Path:
     """Directory of the staging database and other app state."""
-    return Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
+    return _user_dir("user_state_dir")
 
 
 def log_dir() -> Path:
-    """Directory of the audit log and app logs."""
+    """Directory of the audit log and app logs (platformdirs' log directory: `log` in the
+    state directory)."""
+    if _plain_linux():
+        return state_dir() / "log"
+    import platformdirs
+
     return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
 
 
 def cache_dir() -> Path:
     """Directory of caches (nothing tabletalk needs to keep)."""
-    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+    return _user_dir("user_cache_dir")
 
 
 def own_dirs() -> list[Path]:

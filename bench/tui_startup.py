@@ -121,12 +121,12 @@ def instructions(env: dict[str, str], code: str, src: Path) -> int:
     raise RuntimeError("callgrind wrote no summary")
 
 
-def count_instructions(env: dict[str, str], sources: list[Path]) -> None:
+def count_instructions(envs: dict[Path, dict[str, str]], sources: list[Path]) -> None:
     """One run per tree under callgrind (each takes a minute or two), against the floor."""
-    floor = instructions(env, "pass", ROOT)
+    floor = instructions(envs[ROOT], "pass", ROOT)
     print(f"floor (python -c pass): {floor / 1e6:.0f} M instructions (main thread)")
     for src in sources:
-        count = instructions(env, CHILD, src)
+        count = instructions(envs[src], CHILD, src)
         print(
             f"{src}: cold start to first usable screen: {count / 1e6:.0f} M instructions "
             f"in the main thread ({count / floor:.2f}x floor)"
@@ -158,14 +158,18 @@ def main() -> None:
     runs: int = parsed.runs
     sources = [ROOT] + ([before] if before else [])
     with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ)
-        for name in ("CONFIG", "DATA", "STATE", "CACHE"):
-            env[f"XDG_{name}_HOME"] = os.path.join(home, name.lower())
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # time imports from .pyc, as installed
+        envs: dict[Path, dict[str, str]] = {}
+        for index, src in enumerate(sources):
+            # each tree its own directories: start-up's compile cache (tui/startup_code.py)
+            # keeps what its own launches use, as a user's repeated launches would find it
+            env = envs[src] = dict(os.environ)
+            for name in ("CONFIG", "DATA", "STATE", "CACHE"):
+                env[f"XDG_{name}_HOME"] = os.path.join(home, str(index), name.lower())
+            env.pop("PYTHONDONTWRITEBYTECODE", None)  # time imports from .pyc, as installed
         for src in sources:
-            one_run(env, src)  # creates the demo database and .pyc files; not counted
+            one_run(envs[src], src)  # creates the demo database, caches and .pyc files
         if parsed.instructions:
-            count_instructions(env, sources)
+            count_instructions(envs, sources)
             return
         times: dict[Path, list[float]] = {src: [] for src in sources}
         cpus: dict[Path, list[float]] = {src: [] for src in sources}
@@ -174,7 +178,7 @@ def main() -> None:
         for _ in range(runs):
             floors.append(floor_run())
             for src in sources:
-                wall, cpu, main = one_run(env, src)
+                wall, cpu, main = one_run(envs[src], src)
                 times[src].append(wall)
                 cpus[src].append(cpu)
                 mains[src].append(main)

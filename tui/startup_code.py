@@ -198,13 +198,13 @@ def install(path: Path | None = None) -> None:
             if type(code) is CodeType and _is_code_key(key)
         }
         cache.stored_regexes = stored[2]  # a wrong entry fails `_sre.compile`: compiled anew
+    _cache = cache
+    _re_compiler.compile = _re_compile  # first: importing the hooked modules compiles some
     for name, builtin in HOOKS:
         module = importlib.import_module(name)
         if builtin not in vars(module) and _without_future_flags(module):
             setattr(module, builtin, SHADOWS[builtin])
             cache.hooked.append(module)
-    _re_compiler.compile = _re_compile
-    _cache = cache
 
 
 def uninstall() -> int:

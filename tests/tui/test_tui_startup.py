@@ -2,7 +2,8 @@
 models, staging, boto3, the MCP SDK and Markdown load afterwards, on a worker; table tabs,
 modal screens, the staging panel, a turn's events and the chat's message widgets load on first
 use; Textual's
-TabbedContent and Tabs never (the tab strip is ours). The first frame already shows the
+TabbedContent and Tabs never (the tab strip is ours), nor the widget modules `textual.types`
+names (tui/textual_types.py). The first frame already shows the
 footer's keys."""
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ HEAVY = (
     "agent.stores.sqlite_apply", "agent.stores.sqlite_set_apply", "agent.stores.sqlite_guarded",
     "agent.stores.sqlite_holds", "agent.stores.sqlite_indexes", "agent.stores.references",
     "agent.stores.paging",
+    "textual.widgets._directory_tree", "textual.widgets._tree", "textual.widgets._select",
+    "textual.widgets._placeholder",
 )
 
 
