@@ -164,6 +164,15 @@ def select_sql(batch: Batch, db: str = "main", snapshot: bool = False) -> str:
     )
 
 
+def select_template(batch: Batch) -> str:
+    """`select_sql` (with the snapshot) as a `StagedSource` template: every brace doubled and
+    the item table's database named `{db}` in its FROM clause only (literals hold any text)."""
+    sql = select_sql(batch, snapshot=True).replace("{", "{{").replace("}", "}}")
+    source = f"FROM main.{batch.items} b"
+    assert sql.endswith(source)
+    return f"{sql[: -len(source)]}FROM {{db}}.{batch.items} b"
+
+
 def changes(conn: sqlite3.Connection, batch: Batch) -> list[StagedChange]:
     """A batch's changes, built from its key texts and pre-image values (no JSON text), equal
     to those its rows decode to."""

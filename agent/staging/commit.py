@@ -139,8 +139,7 @@ def _pending_batch(conn: sqlite3.Connection, store: str, path: Path, batch: Batc
         rows = conn.execute(f"SELECT id, tbl, key_json FROM ({batches.select_sql(batch)})")
         return rows.fetchall()
 
-    select = batches.select_sql(batch, "tt_db_", snapshot=True)
-    select = select.replace("{", "{{").replace("}", "}}").replace("tt_db_.", "{db}.")
+    select = batches.select_template(batch)
     source = StagedSource(path, select, (), ids)
     return Pending(ids, load, keys, source)
 

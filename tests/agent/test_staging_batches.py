@@ -364,3 +364,23 @@ def test_what_a_bulk_edit_returns_reads_on_when_another_process_expands_it_meanw
         area.close()
         other.close()
         other_store.close()
+
+
+def test_a_compact_edit_commits_a_value_that_looks_like_the_sql_it_is_built_into(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    """The store reads a lone compact edit through a SELECT template whose values are literals
+    (and whose braces are doubled): text from the model that spells the template's database
+    name or braces must land exactly as staged."""
+    value = "tt_db_.x {db}. {{}} ' \" tt_db_."
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    try:
+        area.stage_many("t", query="SELECT id FROM t", set={"s": value})
+        assert area.commit().ok
+    finally:
+        area.close()
+    conn = sqlite3.connect(store.sqlite_file)  # type: ignore[arg-type]
+    try:
+        assert {s for (s,) in conn.execute("SELECT s FROM t")} == {value}
+    finally:
+        conn.close()

@@ -15,6 +15,7 @@ from textual.widgets import Input, Static
 
 from agent.errors import TabletalkError
 from agent.stores.paging import RowSource
+from agent.stores.sqlite_readonly import quote_ident
 from agent.text_plural import counted
 from tui.widgets.tab_area import TabArea, TabPane
 from tui.widgets.table_view import TableView
@@ -44,12 +45,11 @@ def example_condition(columns: list[Any], language: str = "SQL") -> str:
     column = next((c for c in columns if not c.key), columns[0] if columns else None)
     if column is None:
         return "1 = 1"
-    quoted = '"' + column.name.replace('"', '""') + '"'
-    name = column.name if PLAIN_NAME.fullmatch(column.name) else quoted
+    name = column.name if PLAIN_NAME.fullmatch(column.name) else quote_ident(column.name)
     if any(word in column.type.lower() for word in NUMERIC_TYPES):
         return f"{name} > 100"
     if language == "PartiQL":
-        return f"begins_with({quoted}, 'A')"
+        return f"begins_with({quote_ident(column.name)}, 'A')"
     return f"{name} LIKE 'A%'"
 
 
