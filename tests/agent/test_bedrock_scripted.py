@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import http.client
+import json
+import socket
+import struct
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +77,25 @@ def test_env_never_points_at_a_real_aws_profile(scripted_bedrock) -> None:
     assert env["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"].startswith("http://127.0.0.1:")
     assert not Path(env["AWS_CONFIG_FILE"]).exists()
     assert not Path(env["AWS_SHARED_CREDENTIALS_FILE"]).exists()
+
+
+
+def test_a_client_that_hangs_up_during_a_delayed_reply_leaves_no_traceback(
+    scripted_bedrock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hang-up (as Stop does) is counted, not printed into whatever test runs next."""
+    scripted_bedrock.add(Reply(text="late", delay=0.3))
+    host, port = scripted_bedrock.url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    body = json.dumps({"messages": []})
+    conn.request("POST", f"/model/{NOVA}/converse", body, {"Content-Type": "application/json"})
+    assert conn.sock is not None
+    # An abortive close (RST), so the server's late write fails rather than being buffered.
+    conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
+    for _ in range(100):
+        if scripted_bedrock.disconnects:
+            break
+        time.sleep(0.05)
+    assert scripted_bedrock.disconnects == 1
+    assert "Traceback" not in capsys.readouterr().err
