@@ -654,9 +654,16 @@ async def test_the_list_gets_the_keyboard_when_its_first_page_arrives_late(
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await app.open_staging_panel()
-        await pilot.pause()
         panel = app.query_one(StagingPanel)
-        assert not panel.changes and app.focused is app.query_one("#refresh")
+        refresh = app.query_one("#refresh")
+        # Focus moves after the next refresh; on a loaded machine one pause can return first
+        # (Textual's idle wait gives up after 1 s). The list's worker is held, so `settle`
+        # (which waits for workers) cannot be used: pause until the focus moves.
+        for _ in range(200):
+            if app.focused is refresh:
+                break
+            await pilot.pause()
+        assert not panel.changes and app.focused is refresh
         gate.set()
         await until(app, pilot, lambda: bool(panel.changes))
         await settle(app, pilot)
