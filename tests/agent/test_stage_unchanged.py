@@ -22,7 +22,9 @@ from tests.agent.test_dynamodb_store import raw_client
 from tests.support.moto_dynamodb import REGION
 from tests.support.tools import err, make_ctx, ok
 
-ROW = "SELECT typeof(status), status, typeof(qty), qty, typeof(price), price, typeof(code), code, typeof(raw), raw FROM items WHERE id = 1"  # noqa: E501
+COLUMNS = ("status", "qty", "price", "code", "raw")
+ROW = f"SELECT {', '.join(f'typeof({c}), {c}' for c in COLUMNS)} FROM items WHERE id = 1"
+"""Every column's storage class and value: what a commit changed, to the storage class."""
 
 
 @pytest.fixture
@@ -203,9 +205,7 @@ def test_dynamodb_compares_as_a_condition_does(
 
 
 @pytest.mark.parametrize("values", DYNAMO_CHANGED, ids=str)
-def test_dynamodb_types_tell_values_apart(
-    dynamo_ctx: ToolContext, values: dict[str, Any]
-) -> None:
+def test_dynamodb_types_tell_values_apart(dynamo_ctx: ToolContext, values: dict[str, Any]) -> None:
     """true is not 1 and "3" is not 3 in DynamoDB (nor inside a map): staged."""
     result = ok(dynamo_ctx, "stageItem", table="things", op="update", key={"id": 1}, values=values)
     assert result["staged"] == 1
