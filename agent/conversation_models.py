@@ -34,6 +34,14 @@ class _Attached(BaseModel):
     names: list[str]
 
 
+class _Grant(BaseModel):
+    """An "allow for this conversation" (`permissions.Grant.to_dict`)."""
+
+    tool: str
+    identity: str
+    message: int
+
+
 class _ConversationFile(BaseModel):
     """The shape a conversation must have; anything else is reported as damaged."""
 
@@ -49,7 +57,8 @@ class _ConversationFile(BaseModel):
     discovered: list[str] = []
     attachments: list[_Attachment] = []
     attached: list[_Attached] = []
-    granted: list[str] = []
+    granted: list[str | _Grant] = []
+    """Grants; an older file's plain tool names (see `conversations.saved_grants`)."""
     usage: dict[str, int] = {}
 
 

@@ -70,6 +70,18 @@ def _plain_attached(value: Any) -> bool:
     )
 
 
+def _plain_grant(value: Any) -> bool:
+    """A grant as tabletalk writes it (`permissions.Grant.to_dict`), or an older file's name."""
+    if type(value) is str:
+        return True
+    return (
+        type(value) is dict
+        and type(value.get("tool")) is str
+        and type(value.get("identity")) is str
+        and type(value.get("message")) is int
+    )
+
+
 def _plain_conversation(data: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The messages of a conversation whose every field already has its checked type (so
     the model would take it unchanged); None sends the data to the model."""
@@ -79,7 +91,10 @@ def _plain_conversation(data: dict[str, Any]) -> list[dict[str, Any]] | None:
         return None
     if any(type(data.get(name)) not in (str, type(None)) for name in ("created_at", "updated_at")):
         return None
-    if any(name in data and not _texts(data[name]) for name in ("discovered", "granted")):
+    if "discovered" in data and not _texts(data["discovered"]):
+        return None
+    granted = data.get("granted", [])
+    if type(granted) is not list or not all(map(_plain_grant, granted)):
         return None
     attachments = data.get("attachments", [])
     if type(attachments) is not list or not all(map(_plain_attachment, attachments)):

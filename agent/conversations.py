@@ -87,7 +87,9 @@ class Conversation:
     attachments: list[dict[str, Any]] = field(default_factory=list)
     attached: list[dict[str, Any]] = field(default_factory=list)
     """Files sent with a user text: `{"message": i, "block": j, "names": [...]}`."""
-    granted: list[str] = field(default_factory=list)
+    granted: list[dict[str, Any]] = field(default_factory=list)
+    """"Allow for this conversation" grants: `{"tool", "identity", "message"}` (see
+    `permissions.Grant`); a rewind drops those given in the messages it removes."""
     usage: Usage = field(default_factory=Usage)
     saved: LogState | None = field(default=None, init=False, compare=False, repr=False)
     """What its log file holds (None: the next save writes the file whole)."""
@@ -155,6 +157,7 @@ class Conversation:
         results = [block for block in message["content"] if "toolResult" in block]
         del self.messages[message_index:]
         self.attached = [a for a in self.attached if a["message"] < message_index]
+        self.granted = [g for g in self.granted if g["message"] < message_index]
         if results:
             self.messages.append({"role": "user", "content": results})
         self.saved = None
@@ -198,7 +201,7 @@ class Conversation:
             discovered=list(data.get("discovered", [])),
             attachments=list(data.get("attachments", [])),
             attached=list(data.get("attached", [])),
-            granted=list(data.get("granted", [])),
+            granted=saved_grants(data.get("granted", []), len(data.get("messages", []))),
             usage=Usage(
                 usage.get("inputTokens", 0),
                 usage.get("outputTokens", 0),
@@ -206,6 +209,20 @@ class Conversation:
                 usage.get("cacheWriteInputTokens", 0),
             ),
         )
+
+
+def saved_grants(saved: list[Any], message_count: int) -> list[dict[str, Any]]:
+    """A file's grants in the current form. Files written before grants recorded what and when
+    hold plain tool names: such a grant stands for the built-in tool of that name (an external
+    tool's grant then named only a model-facing name that may now be another tool's, so it
+    covers nothing and the user is asked again) and counts as given after the file's last
+    message, since when is unknown: any rewind drops it."""
+    return [
+        {"tool": entry, "identity": entry, "message": message_count}
+        if isinstance(entry, str)
+        else dict(entry)
+        for entry in saved
+    ]
 
 
 @dataclass(frozen=True)

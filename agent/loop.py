@@ -261,7 +261,7 @@ class TurnRunner:
                 asked = self._apply_effects(use.name, outcome) or asked
         self.conversation.append_user(blocks)
         self.conversation.discovered = list(self.active.discovered)
-        self.conversation.granted = sorted(self.gate.granted)
+        self.conversation.granted = [grant.to_dict() for grant in self.gate.grants]
         self.save()
         self._dirty = False
         return asked
@@ -347,7 +347,13 @@ def check_permission(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | Non
     if row is None or not runner.toolset.is_gated(use.name):
         return None
     request = PermissionRequest(
-        use.name, use.input or {}, runner.gate.mode, runner.conversation.id, row.access.value
+        use.name,
+        use.input or {},
+        runner.gate.mode,
+        runner.conversation.id,
+        row.access.value,
+        identity=runner.toolset.identity(use.name),
+        message=len(runner.conversation.messages) - 1,  # the assistant message with the call
     )
     try:
         verdict = runner.gate.check(request)

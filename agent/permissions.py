@@ -3,6 +3,9 @@
 manual: ask before every gated call (allow once, allow for this conversation, deny).
 auto: gated reads and opens run; exports ask. full-auto: every gated call runs.
 A confirmation a tool asks for while it runs (replacing a file) asks in every mode.
+An "allow for this conversation" is a `Grant`: bound to what was allowed (not to the name the
+model calls, which for an external tool can change with the config) and to the message it was
+given in, so a rewind to before that message takes it back.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +40,15 @@ class PermissionRequest:
     question: str = ""
     """Set for a confirmation asked during a call (e.g. "Replace the file x.csv?"): the
     answer is yes or no for this one call, and is never remembered for the conversation."""
+    identity: str = ""
+    """What a grant for this call covers (`Toolset.identity`); empty: the tool's name."""
+    message: int = 0
+    """The index of the conversation message holding the call: a grant given now is recorded
+    there, so a rewind to before it drops the grant."""
+
+    @property
+    def grant_identity(self) -> str:
+        return self.identity or self.tool
 
 
 Prompter = Callable[[PermissionRequest], Decision]
@@ -100,14 +112,45 @@ class AuditLog:
                 ) from exc
 
 
+@dataclass(frozen=True)
+class Grant:
+    """One "allow for this conversation": what it covers (`identity`: a built-in tool's name,
+    or an external tool's server, own name and server-config fingerprint), the name the model
+    called it by then (`tool`, for people reading the file) and the index of the message whose
+    call it was given for (`message`)."""
+
+    identity: str
+    tool: str
+    message: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The form a conversation file keeps (`Conversation.granted`)."""
+        return {"tool": self.tool, "identity": self.identity, "message": self.message}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Grant:
+        return cls(str(data["identity"]), str(data["tool"]), int(data["message"]))
+
+
+def grants_of(saved: Iterable[dict[str, Any]]) -> list[Grant]:
+    """The grants a conversation file keeps, as the gate holds them."""
+    return [Grant.from_dict(entry) for entry in saved]
+
+
 @dataclass
 class PermissionGate:
-    """Decides gated calls for one conversation; remembers 'allow for this conversation'."""
+    """Decides gated calls for one conversation; remembers 'allow for this conversation' as
+    `grants`, each matched by what it was given for (`PermissionRequest.grant_identity`)."""
 
     mode: str
     prompter: Prompter | None
     audit: AuditLog
-    granted: set[str] = field(default_factory=set)
+    grants: list[Grant] = field(default_factory=list)
+
+    def granted(self, request: PermissionRequest) -> bool:
+        """Whether the conversation already allows `request`'s tool."""
+        identity = request.grant_identity
+        return any(grant.identity == identity for grant in self.grants)
 
     def check(self, request: PermissionRequest) -> Verdict:
         """Decide, record the decision in the audit log, and return it."""
@@ -132,13 +175,13 @@ class PermissionGate:
             return Verdict(True, "mode")
         if self.mode == "auto" and request.access != "export":
             return Verdict(True, "mode")
-        if request.tool in self.granted:
+        if self.granted(request):
             return Verdict(True, "conversation-grant")
         if self.prompter is None:
             return Verdict(False, "no-terminal")
         decision = self.prompter(request)
         if decision == "allow_conversation":
-            self.granted.add(request.tool)
+            self.grants.append(Grant(request.grant_identity, request.tool, request.message))
         return Verdict(decision != "deny", "user")
 
 

@@ -28,7 +28,7 @@ from agent.conversations import (
 from agent.errors import TabletalkError
 from agent.events import Notice, TurnEnded, TurnEvent, Usage
 from agent.loop import TurnRecord, TurnRunner
-from agent.permissions import AuditLog, PermissionGate, Prompter
+from agent.permissions import AuditLog, PermissionGate, Prompter, grants_of
 from agent.prompt import system_prompt
 from agent.search.decider import Decider
 from agent.search.searcher import ToolSearcher
@@ -126,7 +126,9 @@ class ChatSession:
         )
         self._met = met_requirements(store)
         self._offer(conversation.discovered)
-        self.gate = PermissionGate(settings.mode, prompter, AuditLog(), set(conversation.granted))
+        self.gate = PermissionGate(
+            settings.mode, prompter, AuditLog(), grants_of(conversation.granted)
+        )
         self.staging = StagingArea(store)
         self.specs = SpecBook(paths.data_dir() / "specs.sqlite", store.identity)
         self.attachments = AttachmentSet.from_list(conversation.attachments)
@@ -336,9 +338,11 @@ class ChatSession:
         return self.conversation.user_text_indexes()
 
     def rewind(self, message_index: int) -> str:
-        """Roll back to before that user message; return its text for editing."""
+        """Roll back to before that user message; return its text for editing. Grants given
+        in the removed messages go with them (the user rolled back to before saying yes)."""
         with self._lock:
             text = self.conversation.truncate(message_index)
+            self.gate.grants = grants_of(self.conversation.granted)
             self.conversations.save(self.conversation)
             return text
 

@@ -95,11 +95,15 @@ class BuiltinTool:
 
 @dataclasses.dataclass
 class ExternalTool:
-    """A tool from outside the built-in catalog (an MCP server): its row, schema and runner."""
+    """A tool from outside the built-in catalog (an MCP server): its row, schema and runner.
+
+    `identity` names what the tool is independently of its model-facing name (which can
+    shift when servers are added): permission grants are bound to it."""
 
     row: ToolRow
     input_schema: dict[str, Any]
     runner: Runner
+    identity: str = ""
 
     def spec(self, description: str) -> dict[str, Any]:
         return spec_entry(self.row.name, description, self.input_schema)
@@ -161,6 +165,14 @@ class Toolset:
         if isinstance(self._tools.get(name), BuiltinTool):
             return _builtin_input_problem(name, raw_input)
         return None
+
+    def identity(self, name: str) -> str:
+        """What a permission grant for `name` covers: an external tool's `identity` (its
+        server, own name and server config), a built-in tool's name (stable across runs)."""
+        external = self.external.get(name)
+        if external is not None:
+            return external.identity or f"external:{name}"
+        return name
 
     def is_gated(self, name: str) -> bool:
         row = self._by_name.get(name)

@@ -33,9 +33,14 @@ class ReviewMarker:
         )
         self.staged = False
 
-    def saw(self, tool: str, status: str | None) -> None:
-        if status == "success" and tool in self.staging_tools:
-            self.staged = True
+    def saw(self, tool: str, status: str | None, result: Any = None) -> None:
+        """One finished call; a success of a staging tool counts unless its result says it
+        staged nothing (`staged: 0`, an update that would change nothing)."""
+        if status != "success" or tool not in self.staging_tools:
+            return
+        if isinstance(result, dict) and result.get("staged") == 0:
+            return
+        self.staged = True
 
     def end_turn(self) -> dict[str, Any] | None:
         """The review chip (a fresh copy) if the turn staged, else None; starts a new turn."""
@@ -102,4 +107,4 @@ def _answer(
     chip = (call["result"] or {}).get("chip")
     if call["tool"] in _CHIP_TOOLS and isinstance(chip, dict):  # from an error result too
         items.append({"chip": chip})
-    review.saw(call["tool"], call["status"])
+    review.saw(call["tool"], call["status"], call["result"])

@@ -4,8 +4,9 @@ description, a Bedrock-ready input schema, and the row (tier and access) it gets
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from catalog import Access, McpLevel, Tier, ToolRow, Visibility
@@ -34,6 +35,25 @@ def bedrock_tool_name(server: str, tool: str, taken: Collection[str] = ()) -> st
         if candidate not in taken:
             return candidate
         salt += 1
+
+
+def server_fingerprint(
+    command: str | None, args: Sequence[str], env: Mapping[str, str], url: str | None
+) -> str:
+    """A short digest of how a server is reached (command, arguments, environment or URL): a
+    server renamed in place, pointed elsewhere or given other arguments gets another one. A
+    digest, so the keys these settings may hold never reach a conversation file."""
+    canonical = json.dumps(
+        [command, list(args), sorted(env.items()), url], separators=(",", ":")
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def tool_identity(server: str, tool: str, fingerprint: str) -> str:
+    """What an external tool is, whatever model-facing name it gets (`bedrock_tool_name` may
+    give the same name to another server's tool once servers are added): the server's config
+    name, the tool's own name and `server_fingerprint`. Permission grants are bound to it."""
+    return json.dumps(["mcp", server, tool, fingerprint], ensure_ascii=False)
 
 
 def first_sentence(text: str | None, fallback: str) -> str:

@@ -29,7 +29,13 @@ from mcp.client.streamable_http import streamable_http_client
 import catalog
 from agent import paths
 from agent.config import McpServerSettings
-from agent.mcp_client.names import bedrock_tool_name, clean_input_schema, external_row
+from agent.mcp_client.names import (
+    bedrock_tool_name,
+    clean_input_schema,
+    external_row,
+    server_fingerprint,
+    tool_identity,
+)
 from agent.mcp_client.results import convert_result
 from agent.tools.base import ToolContext
 from agent.toolset import ExternalTool, Runner, RunResult
@@ -252,6 +258,10 @@ class McpSources:
         taken = set(catalog.names(catalog.ROWS))
         tools: list[ExternalTool] = []
         for server in self._servers.values():
+            settings = server.settings
+            fingerprint = server_fingerprint(
+                settings.command, settings.args, settings.env, settings.url
+            )
             for tool in server.tools:
                 name = bedrock_tool_name(server.name, tool.name, taken)
                 taken.add(name)
@@ -267,7 +277,10 @@ class McpSources:
                 )
                 tools.append(
                     ExternalTool(
-                        row, clean_input_schema(tool.input_schema), self._runner(server, tool.name)
+                        row,
+                        clean_input_schema(tool.input_schema),
+                        self._runner(server, tool.name),
+                        tool_identity(server.name, tool.name, fingerprint),
                     )
                 )
         return tools

@@ -7,8 +7,9 @@ One change per item: staging again on an item that already has a staged change f
 that change (same id, same pre-image, the original staging time): update + update merges the
 values (newer wins); create + update merges into the create; update + delete becomes a delete.
 Staging anything on an item staged for deletion, a create on a staged item, or a delete of an
-item that only exists as a staged create is refused with the way out. An update whose values
-equal the current ones is staged all the same (the diff shows old = new; committing is a no-op).
+item that only exists as a staged create is refused with the way out. `stage` stages an update
+whose values equal the current ones all the same (the diff shows old = new); the write tools
+call `stage_unless_unchanged`, which stages nothing for it and says so (`Unchanged`).
 
 Commits and crashes: see `agent.staging.commit`; every operation first settles a commit that
 was interrupted (`agent.staging.settle`), so nothing shown, diffed, discarded, rebased or
@@ -52,7 +53,7 @@ from agent.staging.diff import diff_of
 from agent.staging.encoding import gc_paused, key_json, row_to_change
 from agent.staging.history import CommitEntry, LoggedChange
 from agent.staging.lock import CommitLock
-from agent.staging.model import AttributeDiff, CommitReport, StagedChange
+from agent.staging.model import AttributeDiff, CommitReport, StagedChange, Unchanged
 from agent.staging.rebase import RebaseReport, plan_rebase
 from agent.staging.revert import stage_inverses
 from agent.staging.review import StagingReview
@@ -149,15 +150,48 @@ class StagingArea:
     ) -> StagedChange:
         """Stage one create/update/delete after checking it against the store; return it.
         `own_only`: refuse to fold into a change another origin staged (see `_write`)."""
+        table, entry, clean = self._one_item(table, op, key, values)
+        return self._write(table, op, [entry], clean, origin, own_only)[0]
+
+    def stage_unless_unchanged(
+        self,
+        table: str,
+        op: Op,
+        key: Key,
+        values: Item | None = None,
+        origin: str = "cli",
+        *,
+        own_only: bool = False,
+    ) -> StagedChange | Unchanged:
+        """`stage`, except that an update which would change nothing stages nothing and
+        returns `Unchanged` (`write.unchanged_update`; compared as a commit compares,
+        `Store.holds`). An update changing any value is staged whole, as asked."""
+        if op != "update":
+            return self.stage(table, op, key, values, origin, own_only=own_only)
+        table, entry, clean = self._one_item(table, op, key, values)
+        _, normalized, item = entry
+        held = item is not None and self.store.holds(table, normalized, clean)
+        self._settle()
+        with self._lock, transaction(self._conn) as conn:
+            identity = self.store.identity
+            unchanged = write.unchanged_update(conn, identity, table, entry, clean, held=held)
+            if unchanged is not None:
+                return unchanged
+            return write.write_changes(
+                conn, identity, table, op, [entry], clean, origin, own_only=own_only
+            )[0]
+
+    def _one_item(
+        self, table: str, op: Op, key: Key, values: Item | None
+    ) -> tuple[str, tuple[str, Key, Item | None], Item]:
+        """Checked: the table's name, the entry `write.write_changes` takes, the values."""
         info = self._shape(table)
         clean = validate_values(info, op, values, check_value=self.store.value_checker)
         normalized = self.store.normalize_key(info.name, key)
         if op == "create":
             check_key_values(self.store, info, normalized, values or {})
         item = self.store.get_item(info.name, normalized)
-        return self._write(
-            info.name, op, [(key_json(normalized), normalized, item)], clean, origin, own_only
-        )[0]
+        return info.name, (key_json(normalized), normalized, item), clean
 
     @gc_paused
     def stage_many(

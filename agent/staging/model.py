@@ -41,6 +41,17 @@ class StagedChange:
 
 
 @dataclass(frozen=True)
+class Unchanged:
+    """An update that would change nothing, so nothing was staged: the item already holds
+    every value (`change_id` None), or its staged change `change_id` already sets them."""
+
+    table: str
+    key: Key
+    values: Item
+    change_id: str | None = None
+
+
+@dataclass(frozen=True)
 class AttributeDiff:
     """One attribute's old → new value (old is None for a create, new is None for a delete).
 

@@ -22,6 +22,7 @@ from agent.tools.base import (
 )
 
 if TYPE_CHECKING:
+    from agent.staging.model import Unchanged
     from agent.stores.base import TableInfo
 
 MAX_LISTED_IDS = 20
@@ -171,7 +172,7 @@ def stage_item(ctx: ToolContext, args: StageItemInput) -> dict[str, Any]:
                 "add them to values and call stageItem again",
             )
     try:
-        change = ctx.staging.stage(
+        change = ctx.staging.stage_unless_unchanged(
             info.name,
             args.op,
             args.key,
@@ -181,7 +182,38 @@ def stage_item(ctx: ToolContext, args: StageItemInput) -> dict[str, Any]:
         )
     except TabletalkError as exc:
         raise _for_model(exc) from exc
+    from agent.staging.model import Unchanged  # staging is loaded: the area just staged
+
+    if isinstance(change, Unchanged):
+        return unchanged_summary(ctx, change)
     return staged_summary(ctx, [change])
+
+
+def unchanged_summary(ctx: ToolContext, unchanged: Unchanged) -> dict[str, Any]:
+    """What the model sees when an update would change nothing: `staged: 0`, and why, so it
+    does not stage the same thing again."""
+    names = ", ".join(unchanged.values)
+    if unchanged.change_id is None:
+        message = (
+            f"Nothing was staged: the item already has these values ({names}), so this update "
+            "would change nothing."
+        )
+    else:
+        message = (
+            f"Nothing changed: staged change {unchanged.change_id} already sets these values "
+            f"({names}); it waits for the user's review."
+        )
+    return {
+        "staged": 0,
+        "unchanged": True,
+        "table": unchanged.table,
+        "key": unchanged.key,
+        "changeId": unchanged.change_id,
+        "message": message,
+        "next": "Do not stage it again. Tell the user the item already has these values, or "
+        "ask which values they want if they meant different ones.",
+        "pendingTotal": ctx.staging.count(),
+    }
 
 
 def bulk_edit(ctx: ToolContext, args: BulkEditInput) -> dict[str, Any]:

@@ -256,14 +256,16 @@ def test_a_conversation_saved_in_the_old_format_lists_resumes_and_continues(
 
     chat = session(demo_path, ReplayCaller([Step("Three tables.")]), conversation_id)
     assert chat.conversation.messages == old["messages"]
-    assert "exportCsv" in chat.active.names() and chat.gate.granted == {"runQuery"}
+    assert "exportCsv" in chat.active.names()
+    assert [(g.identity, g.message) for g in chat.gate.grants] == [("runQuery", 4)]
     assert chat.usage.input == 100
     chat.run_turn("and again?")
 
     assert not (folder / f"{conversation_id}.json").exists()
     loaded = ConversationStore().load(conversation_id)
     assert loaded.messages[:4] == old["messages"] and len(loaded.messages) == 6
-    assert loaded.discovered == ["exportCsv"] and loaded.granted == ["runQuery"]
+    assert loaded.discovered == ["exportCsv"]
+    assert loaded.granted == [{"tool": "runQuery", "identity": "runQuery", "message": 4}]
     assert loaded.created_at == old["created_at"] and loaded.title == old["title"]
     assert [(s.id, s.message_count) for s in list_conversations()] == [(conversation_id, 6)]
 

@@ -90,3 +90,19 @@ def test_the_live_rule_and_the_resumed_rule_agree_on_the_review_chip() -> None:
     live.saw("stageItem", "error")
     live.saw("listTables", "success")
     assert live.end_turn() is None
+
+
+def test_an_update_that_staged_nothing_gets_no_review_chip_live_or_resumed() -> None:
+    unchanged = {"staged": 0, "unchanged": True, "message": "Nothing was staged: ..."}
+    use = {"toolUseId": "t1", "name": "stageItem", "input": {}}
+    result = {"toolUseId": "t1", "status": "success", "content": [{"json": unchanged}]}
+    messages = [
+        {"role": "user", "content": [{"text": "mark it shipped"}]},
+        {"role": "assistant", "content": [{"toolUse": use}]},
+        {"role": "user", "content": [{"toolResult": result}]},
+        {"role": "assistant", "content": [{"text": "It already is."}]},
+    ]
+    assert not any("chip" in item for item in display_items(messages))
+    live = ReviewMarker()
+    live.saw("stageItem", "success", unchanged)
+    assert live.end_turn() is None

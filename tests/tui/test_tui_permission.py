@@ -133,3 +133,44 @@ async def test_a_long_query_does_not_push_the_export_path_out_of_view(make_app) 
         shown = str(app.screen.query_one("#tool-input Static").render())
         assert shown.index('"path": "reports/all.csv"') < shown.index('"query"')
         assert padded in shown
+
+
+async def _prompt_or_end(app, pilot, text: str) -> PermissionScreen | None:
+    """Send `text`; the permission modal when one comes up, None when the turn ends first."""
+    await settle(app, pilot)
+    app.chat.composer.text = text
+    await pilot.press("enter")
+    while app.chat.busy and not isinstance(app.screen, PermissionScreen):
+        await pilot.pause()
+    return app.screen if isinstance(app.screen, PermissionScreen) else None
+
+
+async def test_a_grant_goes_with_the_turn_a_rewind_removes(make_app, scripted_bedrock) -> None:
+    """'Allow for this conversation' given in the second turn is taken back by rewinding to
+    before that turn (ctrl+r); the grant from the first turn stays."""
+    query = ToolUse("runQuery", {"query": "SELECT 1 AS one"})
+    count = ToolUse("countItems", {"table": "orders"})
+    scripted_bedrock.add(
+        Reply(tool_uses=[query]), Reply(text="One."),
+        Reply(tool_uses=[count]), Reply(text="Many."),
+        Reply(tool_uses=[query, count]), Reply(text="Both again."),
+    )  # fmt: skip
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        for text in ("first", "second"):
+            screen = await _prompt_or_end(app, pilot, text)
+            assert screen is not None
+            await pilot.press("a")
+            await settle(app, pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press("enter")  # the newest message: "second"
+        await settle(app, pilot)
+        assert app.chat.composer.text == "second"
+
+        screen = await _prompt_or_end(app, pilot, "second, again")
+        assert screen is not None, "the grant given in the removed turn no longer holds"
+        assert screen.request.tool == "countItems", "the first turn's grant still holds"
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert [line.status for line in app.query(ToolLine)][-2:] == ["success", "success"]

@@ -760,3 +760,46 @@ async def test_what_opening_staging_settled_is_told_in_the_app(
         told = lambda: [m for m in notified if "interrupted commit" in m]  # noqa: E731
         await until(app, pilot, told)
         assert "1 change had already landed" in told()[0]
+
+
+async def test_an_update_that_changes_nothing_is_not_offered_for_review(
+    make_app, scripted_bedrock, demo_path
+) -> None:
+    """stageItem setting an order's status to the one it has stages nothing: no pending change,
+    no review chip, and the model reads that nothing changed."""
+    (status,) = _statuses(demo_path, [7]).values()
+    scripted_bedrock.add(
+        Reply(
+            tool_uses=[
+                ToolUse(
+                    "stageItem",
+                    {
+                        "table": "orders",
+                        "op": "update",
+                        "key": {"id": 7},
+                        "values": {"status": status},
+                    },
+                )
+            ]
+        ),
+        Reply(text="Order 7 already has that status."),
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, f"mark order 7 {status}")
+        assert app.status.staged == 0
+        store = SQLiteStore.open(demo_path)
+        area = StagingArea(store)
+        assert area.count() == 0
+        area.close()
+        store.close()
+        review = {"kind": "openStagingPanel"}
+        assert not [b for b in app.query(ChipButton) if b.chip_action == review]
+        result = scripted_bedrock.requests[-1].body["messages"][-1]["content"][0]["toolResult"]
+        answer = result["content"][0]["json"]
+        assert result["status"] == "success"
+        assert answer["staged"] == 0 and answer["unchanged"] is True
+        assert "Nothing was staged" in answer["message"]
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert listed(app) == []

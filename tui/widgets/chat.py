@@ -373,7 +373,7 @@ class ChatPanel(Vertical):
             finished = self._tool_lines.get(event.tool_use_id)
             if finished is not None:
                 finished.finish(event.status, event.result)
-            self._review.saw(event.name, event.status)
+            self._review.saw(event.name, event.status, event.result)
         elif isinstance(event, ChipProposed):
             pieces = _items()
             await log.mount(pieces.ChipRow(pieces.ChipButton(event.chip.label, event.chip.action)))

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from agent.stores.base import Item, Key
-from agent.stores.dynamodb.types import item_to_plain
+from agent.stores.dynamodb.types import item_to_plain, same_value
 
 if TYPE_CHECKING:
     from agent.stores.dynamodb.store import DynamoDBStore
@@ -53,12 +53,13 @@ def get_items(store: DynamoDBStore, table: str, keys: list[Key]) -> list[Item | 
 
 
 def holds_item(item: Item | None, values: Item, whole: bool) -> bool:
-    """Whether `item` holds `values` (null: no such attribute); `whole`: and nothing else."""
+    """Whether `item` holds `values` (null: no such attribute); `whole`: and nothing else.
+    Values compare as DynamoDB compares them (`same_value`: typed, numbers by value)."""
     if item is None:
         return False
     wanted = {k: v for k, v in values.items() if v is not None}
     if any(item.get(k) is not None for k, v in values.items() if v is None):
         return False
-    if whole:
-        return item == wanted
-    return all(k in item and item[k] == v for k, v in wanted.items())
+    if whole and item.keys() != wanted.keys():
+        return False
+    return all(k in item and same_value(item[k], v) for k, v in wanted.items())

@@ -161,6 +161,28 @@ def _fit(number: Decimal, where: str) -> Decimal:
     return number
 
 
+def same_value(plain: Any, other: Any) -> bool:
+    """Whether two plain values are one DynamoDB value, as a condition's `=` compares: typed
+    (true is not 1, "1" is not 1), numbers by value (3 is 3.0 is {"$decimal": "3.00"}), sets
+    as sets; a value DynamoDB cannot take equals nothing."""
+    try:
+        return _same(from_plain(plain), from_plain(other))
+    except StagingError:
+        return False
+
+
+def _same(one: Any, other: Any) -> bool:
+    if type(one) is not type(other):
+        return False
+    if isinstance(one, dict):
+        return one.keys() == other.keys() and all(_same(v, other[k]) for k, v in one.items())
+    if isinstance(one, list):
+        return len(one) == len(other) and all(map(_same, one, other))
+    if isinstance(one, set):  # one kind of member per set (from_plain checks it)
+        return {type(m) for m in one} == {type(m) for m in other} and one == other
+    return bool(one == other)
+
+
 def item_to_plain(raw: dict[str, Any]) -> dict[str, Any]:
     """A low-level item ({"name": {"S": "x"}}) in the plain convention."""
     return {k: to_plain(_DESERIALIZER.deserialize(v)) for k, v in raw.items()}
