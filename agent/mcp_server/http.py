@@ -41,6 +41,14 @@ log = logging.getLogger("agent.mcp_server.http")
 PATH = "/mcp"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
+HEADER_TIMEOUT = 10.0
+"""Seconds a client has to send a request's headers (from connecting, or from the last response)."""
+BODY_TIMEOUT = 30.0
+"""Seconds a client has to send a request's body after its headers (4 MB at most, on loopback)."""
+MAX_CONNECTIONS = 128
+"""Open connections at once; a few clients need a few each (a POST and a GET stream)."""
+BACKLOG = 64
+"""Connections waiting to be accepted; also how many the server accepts in one go."""
 SCOPE_KEY = "tabletalk.client"
 
 Consent = Callable[[McpClient], Awaitable[bool]]
@@ -242,7 +250,7 @@ def bind_sockets(host: str, port: int) -> list[socket.socket]:
         except OSError:  # no IPv6 loopback here: 127.0.0.1 is enough
             second.close()
     for sock in sockets:
-        sock.listen(64)
+        sock.listen(BACKLOG)
         sock.setblocking(False)
     return sockets
 
@@ -262,14 +270,25 @@ def client_snippet(url: str, token: str = "TOKEN", name: str = "tabletalk") -> s
 
 
 class HttpServer:
-    """A uvicorn server for the app on already-bound sockets; `stop()` ends it cleanly."""
+    """A uvicorn server for the app on already-bound sockets; `stop()` ends it cleanly.
+
+    Its HTTP/1.1 protocol (`http_protocol.py`) bounds the time a client may take to send a
+    request and the number of open connections, so slow or stalled clients cannot hold
+    connections (and file descriptors) forever; WebSocket upgrades are off (MCP needs none).
+    """
 
     def __init__(self, app: ASGIApp, sockets: list[socket.socket]) -> None:
         import uvicorn
 
+        from agent.mcp_server.http_protocol import ConnectionLimits, protocol_with
+
         self.sockets = sockets
         self.url = url_of(sockets)
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+        limits = ConnectionLimits(HEADER_TIMEOUT, BODY_TIMEOUT, MAX_CONNECTIONS)
+        config = uvicorn.Config(
+            app, http=protocol_with(limits), ws="none", backlog=BACKLOG, log_level="warning",
+            lifespan="on", access_log=False,
+        )
         self._server = uvicorn.Server(config)
 
     async def serve(self) -> None:
