@@ -30,6 +30,7 @@ from typing import Any
 from agent import paths
 from agent.errors import InDoubtError, StagingError, TabletalkError
 from agent.staging import batches, history, write
+from agent.staging.area_history import CommitHistory
 from agent.staging.bulk import stage_query_set_based, stage_set_based
 from agent.staging.checks import (
     MAX_ITEMS_PER_CALL,
@@ -51,11 +52,9 @@ from agent.staging.db import (
 )
 from agent.staging.diff import diff_of
 from agent.staging.encoding import gc_paused, key_json, row_to_change
-from agent.staging.history import CommitEntry, LoggedChange
 from agent.staging.lock import CommitLock
 from agent.staging.model import AttributeDiff, CommitReport, StagedChange, Unchanged
 from agent.staging.rebase import RebaseReport, plan_rebase
-from agent.staging.revert import stage_inverses
 from agent.staging.review import StagingReview
 from agent.staging.settle import Settlement, has_records, settle_interrupted
 from agent.stores.base import Item, Key, Op, Store
@@ -67,7 +66,7 @@ __all__ = ["MAX_ITEMS_PER_CALL", "StagingArea"]
 LIST_HINT = "See the staged changes and their ids with `tabletalk staged list`."
 
 
-class StagingArea:
+class StagingArea(CommitHistory):
     """Pending changes of one store, persisted in the shared staging database."""
 
     def __init__(
@@ -491,40 +490,6 @@ class StagingArea:
         report.recovered = list(recovered)
         report.committed = [*recovered, *report.committed]
         return report
-
-    # -- commit history -----------------------------------------------------------------------
-
-    def history(self, limit: int = 200) -> builtins.list[CommitEntry]:
-        """This store's commits, newest first."""
-        with self._lock:
-            self._follow_file()
-            with snapshot(self._conn):
-                return history.commits(self._conn, self.store.identity, limit)
-
-    def commit_entry(self, commit_id: str) -> tuple[CommitEntry, builtins.list[LoggedChange]]:
-        """One commit (by id or a unique prefix) and its changes; StagingError if unknown."""
-        with self._lock:
-            self._follow_file()
-            with snapshot(self._conn):  # retention in another process may drop it meanwhile
-                entry = history.find(self._conn, self.store.identity, commit_id)
-                if entry is None:
-                    raise StagingError(
-                        f"no commit {commit_id!r} in this store's history",
-                        fix="See the commits and their ids with `tabletalk commits`.",
-                    )
-                return entry, history.changes_of(self._conn, entry.id)
-
-    def revert(self, commit_id: str, origin: str = "revert") -> builtins.list[StagedChange]:
-        """Stage the inverse of a commit, each checked against the commit's post-image.
-
-        Refused (nothing staged) when an item of the commit already has a staged change.
-        """
-        entry, changes = self.commit_entry(commit_id)
-        inverses = history.as_stored(self.store, [history.inverse(c) for c in changes])
-        self._settle()
-        with self._lock, transaction(self._conn) as conn:
-            ids = stage_inverses(conn, self.store.identity, entry.id, inverses, origin)
-        return self._get_many(ids)
 
     def close(self) -> None:
         """Close the staging database connection."""
