@@ -511,7 +511,7 @@ def test_display_items_show_attachment_names_and_a_review_chip_after_staging(
     notes = tmp_path / "notes; v2.txt"
     notes.write_text("ship order 1")
     scripted_bedrock.add(
-        stage_update({"id": 1}, {"quantity": 2}),
+        stage_update({"id": 1}, {"quantity": 4}),
         Reply(text="Staged."),
         Reply(text="Hello."),
     )
