@@ -4,7 +4,7 @@ modal screens, the staging panel, a turn's events and the chat's message widgets
 use; Textual's
 TabbedContent and Tabs never (the tab strip is ours), nor the widget modules `textual.types`
 names (tui/textual_types.py). The first frame already shows the
-footer's keys."""
+footer's keys; its widget classes were made with tui/textual_dom.py's `__init_subclass__`."""
 
 from __future__ import annotations
 
@@ -44,8 +44,11 @@ class Probe(TabletalkApp):
         loaded = [name for name in HEAVY if name in sys.modules]
         tables = self.query_one("#table-list").option_count
         keys = self.query_one("KeyFooter").shown_actions()
+        from textual.dom import DOMNode
+        init_subclass = DOMNode.__dict__["__init_subclass__"].__func__
         print(json.dumps({"loaded": loaded, "tables": tables, "footer": keys,
-                          "focused": self.chat.composer.has_focus}))
+                          "focused": self.chat.composer.has_focus,
+                          "class creation": init_subclass.__module__}))
         self.exit()
 
 
@@ -74,6 +77,7 @@ def test_the_first_screen_is_usable_before_the_session_and_its_imports(
     assert first["tables"] >= 4 and first["focused"], first
     assert {"quit", "help", "open_staging_panel"} <= set(first["footer"]), first
     assert first["loaded"] == [], f"imported before the first screen: {first['loaded']}"
+    assert first["class creation"] == "tui.textual_dom"  # widget classes made the quick way
 
 
 def test_the_session_and_the_staged_changes_arrive_after_the_first_screen(
