@@ -116,7 +116,12 @@ def prepare(argv):
             seen["collecting while composing"] = gc.isenabled()
             yield from super().compose()
 
-        def on_ready(self) -> None:
+        def on_ready(self) -> None:  # before the app's own Ready handler starts its workers
+            from tui import deferred_imports
+            seen["run at the first frame"] = [  # modules imported but not run, or not imported
+                name for name in ("ssl", "asyncio.sslproto", "platformdirs", "tempfile")
+                if name in sys.modules and not deferred_imports.is_deferred(sys.modules[name])
+            ]
             self.call_after_refresh(self._after_first_frame)
 
         def _after_first_frame(self) -> None:
@@ -125,6 +130,8 @@ def prepare(argv):
             seen["argparse and the CLI's helpers"] = [
                 name for name in ("argparse", "agent.cli.common") if name in sys.modules
             ]
+            from tui import deferred_imports
+            seen["imports deferred after it"] = deferred_imports._Finder in sys.meta_path
             self.exit()
 
     tui.app.TabletalkApp = Probe
@@ -147,6 +154,8 @@ def test_tabletalk_starts_without_the_garbage_collector_and_runs_it_after_the_fi
         "collecting after the first frame": True,
         "start-up frozen": True,
         "argparse and the CLI's helpers": [],  # no flags: no parser to build
+        "run at the first frame": [],  # TLS, platformdirs (tui/deferred_imports.py), history
+        "imports deferred after it": False,
         "collecting after the app": True,
     }
 
