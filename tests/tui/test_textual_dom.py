@@ -45,6 +45,8 @@ class Mixed(Mixin, textual.widgets.Static):
 
 method = DOMNode.__dict__["__init_subclass__"].__func__
 original = getattr(method, "__wrapped__", method)
+merge = DOMNode.__dict__["_merge_bindings"].__func__
+original_merge = getattr(merge, "__wrapped__", merge)
 NAMES = ("_reactives", "_computes", "_css_type_name", "_css_type_names", "_inherit_css",
          "_inherit_bindings", "_inherit_component_classes")
 
@@ -67,7 +69,9 @@ while stack:
 differing = []
 for cls in classes:
     patched = attributes(cls)
+    DOMNode._merge_bindings = classmethod(original_merge)
     original(cls, cls._inherit_css, cls._inherit_bindings, cls._inherit_component_classes)
+    DOMNode._merge_bindings = classmethod(merge)
     if attributes(cls) != patched:
         differing.append(cls.__qualname__)
 
@@ -83,8 +87,29 @@ class Later(Base):
     pass
 
 
+class Bound(textual.widgets.Static):
+    BINDINGS = [("x", "one", "One"), ("y,z", "two")]
+
+
+class AlsoBound(Bound):
+    pass
+
+
+Bound.BINDINGS.append(("w", "three"))  # changed in place after a subclass was made
+
+
+class Rebound(Bound):
+    pass
+
+
+Bound._merged_bindings.key_to_bindings["x"].append("mutated")  # one class's own list
+
+
 print(json.dumps({{
-    "patched": method is not original, "classes": len(classes), "differing": differing,
+    "patched": [method is not original, merge is not original_merge],
+    "classes": len(classes), "differing": differing,
+    "rebound": sorted(Rebound._merged_bindings.key_to_bindings),
+    "shared": len(AlsoBound._merged_bindings.key_to_bindings["x"]),
     "mixed": sorted(Mixed._computes), "mixed reactives": sorted(Mixed._reactives),
     "later": "later" in Later._computes,
 }}))
@@ -102,16 +127,21 @@ def _run(prelude: str = "") -> Any:
 
 def test_every_widget_class_gets_the_attributes_textuals_own_init_subclass_gives() -> None:
     found = _run()
-    assert found["patched"] and found["classes"] > 150, found
+    assert found["patched"] == [True, True] and found["classes"] > 150, found
     assert found["differing"] == []
     assert found["mixed"] == ["mixed", "own"]  # from a mixin and its own
     assert {"mixed", "own"} <= set(found["mixed reactives"])
     assert found["later"]
+    assert found["rebound"] == ["w", "x", "y", "z"]  # BINDINGS changed in place: parsed again
+    assert found["shared"] == 1  # another class's merged list is not changed with it
 
 
 def test_textuals_own_init_subclass_stays_when_it_is_not_the_one_patched() -> None:
-    found = _run("import tui.textual_dom\ntui.textual_dom.EXPECTED_FINGERPRINT = 0")
-    assert not found["patched"] and found["differing"] == [], found
+    found = _run(
+        "import tui.textual_dom\n"
+        "tui.textual_dom.EXPECTED_FINGERPRINT = tui.textual_dom.EXPECTED_MERGE_FINGERPRINT = 0"
+    )
+    assert found["patched"] == [False, False] and found["differing"] == [], found
 
 
 def test_a_changed_or_missing_method_is_left_alone() -> None:
