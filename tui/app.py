@@ -23,7 +23,7 @@ from textual.worker import Worker, WorkerState
 from agent import paths
 from agent.config import Settings
 from agent.errors import TabletalkError
-from tui import startup_code, startup_gc, terminal_text
+from tui import deferred_imports, startup_code, startup_gc, terminal_text
 from tui.actions import AppActions
 from tui.bridge import AppBridge
 from tui.keys import APP_BINDINGS
@@ -141,10 +141,11 @@ class TabletalkApp(TabActions, AppActions, App[int]):
     @on(events.Ready)
     def _start_after_first_frame(self) -> None:
         """Once the first screen is shown: the garbage collector resumes (tui/startup_gc.py),
-        start-up's compile cache is put away (tui/startup_code.py), staging and the chat
-        session open on a worker."""
+        start-up's compile cache is put away (tui/startup_code.py), imports are no longer
+        deferred (tui/deferred_imports.py), staging and the chat session open on a worker."""
         startup_gc.resume()
         startup_code.uninstall()
+        deferred_imports.uninstall()
         self._open_staging_then_session()
 
     def _warn_unknown_keys(self) -> None:

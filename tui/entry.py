@@ -73,10 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         from agent.cli.main import main as cli_main
 
         return cli_main(argv)
-    from tui import startup_code, startup_gc
+    from tui import deferred_imports, startup_code, startup_gc
 
     startup_gc.pause()  # resumed by the app after its first frame
     startup_code.install()  # removed by the app after its first frame
+    deferred_imports.install()  # likewise
     from agent.errors import TabletalkError
     from agent.logs import setup_logging
 
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     except TabletalkError as exc:
         startup_gc.resume()
         startup_code.uninstall()
+        deferred_imports.uninstall()
         from agent.cli.common import report_error
 
         return report_error(exc)
@@ -97,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         startup_gc.resume()  # the app may have ended before its first frame
         startup_code.uninstall()
+        deferred_imports.uninstall()
         app.staging_watch.close()
         store.close()
     return app.return_code or 0

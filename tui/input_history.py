@@ -3,13 +3,12 @@
 A small JSON file in the state dir holds the newest HISTORY_LIMIT messages, each with the id of
 its conversation: the current conversation's messages come first, then everyone else's.
 Writing it is best effort: a read-only state dir only costs the history, never a message.
+`json` and `tempfile` are imported on first use (the first screen only makes the history).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,8 @@ class InputHistory:
 
     def _load(self) -> list[dict[str, str]]:
         if self._entries is None:
+            import json
+
             self._entries = []
             try:
                 data: Any = json.loads(self.path.read_text(encoding="utf-8"))
@@ -79,6 +80,9 @@ class InputHistory:
         return ordered
 
     def _save(self, entries: list[dict[str, str]]) -> None:
+        import json
+        import tempfile
+
         try:
             paths.ensure_dir(self.path.parent)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".json")

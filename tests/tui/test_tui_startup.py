@@ -4,7 +4,7 @@ modal screens, the staging panel, a turn's events and the chat's message widgets
 use; Textual's
 TabbedContent and Tabs never (the tab strip is ours), nor the widget modules `textual.types`
 names (tui/textual_types.py). The first frame already shows the
-footer's keys."""
+footer's keys; its widget classes were made with tui/textual_dom.py's `__init_subclass__`."""
 
 from __future__ import annotations
 
@@ -44,8 +44,11 @@ class Probe(TabletalkApp):
         loaded = [name for name in HEAVY if name in sys.modules]
         tables = self.query_one("#table-list").option_count
         keys = self.query_one("KeyFooter").shown_actions()
+        from textual.dom import DOMNode
+        init_subclass = DOMNode.__dict__["__init_subclass__"].__func__
         print(json.dumps({"loaded": loaded, "tables": tables, "footer": keys,
-                          "focused": self.chat.composer.has_focus}))
+                          "focused": self.chat.composer.has_focus,
+                          "class creation": init_subclass.__module__}))
         self.exit()
 
 
@@ -74,6 +77,7 @@ def test_the_first_screen_is_usable_before_the_session_and_its_imports(
     assert first["tables"] >= 4 and first["focused"], first
     assert {"quit", "help", "open_staging_panel"} <= set(first["footer"]), first
     assert first["loaded"] == [], f"imported before the first screen: {first['loaded']}"
+    assert first["class creation"] == "tui.textual_dom"  # widget classes made the quick way
 
 
 def test_the_session_and_the_staged_changes_arrive_after_the_first_screen(
@@ -112,7 +116,12 @@ def prepare(argv):
             seen["collecting while composing"] = gc.isenabled()
             yield from super().compose()
 
-        def on_ready(self) -> None:
+        def on_ready(self) -> None:  # before the app's own Ready handler starts its workers
+            from tui import deferred_imports
+            seen["run at the first frame"] = [  # modules imported but not run, or not imported
+                name for name in ("ssl", "asyncio.sslproto", "platformdirs", "tempfile")
+                if name in sys.modules and not deferred_imports.is_deferred(sys.modules[name])
+            ]
             self.call_after_refresh(self._after_first_frame)
 
         def _after_first_frame(self) -> None:
@@ -121,6 +130,8 @@ def prepare(argv):
             seen["argparse and the CLI's helpers"] = [
                 name for name in ("argparse", "agent.cli.common") if name in sys.modules
             ]
+            from tui import deferred_imports
+            seen["imports deferred after it"] = deferred_imports._Finder in sys.meta_path
             self.exit()
 
     tui.app.TabletalkApp = Probe
@@ -143,6 +154,8 @@ def test_tabletalk_starts_without_the_garbage_collector_and_runs_it_after_the_fi
         "collecting after the first frame": True,
         "start-up frozen": True,
         "argparse and the CLI's helpers": [],  # no flags: no parser to build
+        "run at the first frame": [],  # TLS, platformdirs (tui/deferred_imports.py), history
+        "imports deferred after it": False,
         "collecting after the app": True,
     }
 
