@@ -70,7 +70,8 @@ class AppActions(_Base):
             key = self.settings.keys.get("staging", "ctrl+s").split(",")[0]
             message = (
                 f"{counted(staged, 'staged change')} "
-                f"{'are' if staged != 1 else 'is'} kept; review them with {key} "
+                f"{'are' if staged != 1 else 'is'} kept; review "
+                f"{'them' if staged != 1 else 'it'} with {key} "
                 "or `tabletalk staged list`."
             )
         self.exit(message=message)

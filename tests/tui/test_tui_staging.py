@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from agent.staging import StagingArea
 from agent.stores.sqlite import SQLiteStore
 from tests.support.scripted_bedrock import Reply, ToolUse
@@ -488,16 +490,20 @@ async def test_only_conflicts_left_hides_the_commit_of_none(
         assert app.query_one("#reject-all").display
 
 
-async def test_quitting_with_staged_changes_says_they_are_kept(make_app, demo_store) -> None:
+@pytest.mark.parametrize(("staged", "words"), [(2, "2 staged changes are kept; review them"),
+                                              (1, "1 staged change is kept; review it")])
+async def test_quitting_with_staged_changes_says_they_are_kept(
+    make_app, demo_store, staged: int, words: str
+) -> None:
     area = StagingArea(demo_store)
-    for i in (1, 2):
+    for i in range(1, staged + 1):
         area.stage("orders", "update", {"id": i}, {"status": "x"}, origin="test")
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("ctrl+q")
         said = " ".join(str(r) for r in app._exit_renderables)  # printed when the app ends
-    assert "2 staged changes are kept" in said
+    assert words in said
     assert "ctrl+s" in said and "tabletalk staged list" in said
 
 
