@@ -332,3 +332,20 @@ async def test_each_table_of_the_home_list_stays_on_one_line_at_80_columns(
             app = TabletalkApp(store, Settings(), staging_poll_seconds=0)
     finally:
         store.close()
+
+
+async def test_a_staged_value_wider_than_its_column_is_shown_whole(make_app, demo_store) -> None:
+    """A staged status longer than any stored one was cut to the column's width in the tinted
+    row (`archiv` for `archived`); the column grows to fit what is staged into it."""
+    area = StagingArea(demo_store)
+    wanted = "cancelled by the customer"
+    area.stage("orders", "update", {"id": 1}, {"status": wanted}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("orders")
+        await settle(app, pilot)
+        view = app.query_one(TableTab).view
+        view.scroll_to(x=view.virtual_size.width, animate=False)  # the status column in view
+        await pilot.pause()
+        rows = [view.render_line(y).text for y in range(2, 4)]
+        assert wanted in rows[0], rows
