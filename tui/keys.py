@@ -36,6 +36,9 @@ APP_BINDINGS: list[Binding] = [
         "Latest tool row",
         id="focus_tool",
         show=False,
+        # A terminal sends ESC t, read as alt+t with the character "t": without priority the
+        # composer (or any input) takes it as typing and the binding never runs.
+        priority=True,
         tooltip="Focus the newest tool row in the chat (Enter expands it; again: the one before)",
     ),
     Binding("f8", "mcp_panel", "MCP server", id="mcp_panel", show=False),
