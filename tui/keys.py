@@ -81,6 +81,27 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
 ]
 
 
+def clashing_keys(remaps: dict[str, str]) -> dict[str, list[str]]:
+    """Keys that `[keys]` gives to more than one of the bindings active together (the app's
+    and the composer's), each with the ids that share it: only one of them can run."""
+    from tui.widgets.composer import Composer
+
+    bindings = list(APP_BINDINGS) + [b for b in Composer.BINDINGS if isinstance(b, Binding)]
+    holders: dict[str, list[str]] = {}
+    for binding in bindings:
+        if not binding.id:
+            continue
+        for key in remaps.get(binding.id, binding.key).split(","):
+            ids = holders.setdefault(key.strip(), [])
+            if binding.id not in ids:
+                ids.append(binding.id)
+    return {
+        key: ids
+        for key, ids in holders.items()
+        if len(ids) > 1 and any(i in remaps for i in ids)
+    }
+
+
 def known_binding_ids() -> set[str]:
     """Every binding id that `[keys]` in config.toml may remap (the app's, widgets', screens')."""
     from tui.screens.attach import AttachScreen

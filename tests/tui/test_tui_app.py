@@ -122,6 +122,22 @@ async def test_an_unknown_key_id_in_config_is_named(demo_store) -> None:
         assert "'not_a_binding'" in warned[0] and "row_detail" not in warned[0]
 
 
+async def test_a_key_given_to_two_bindings_in_config_is_named(demo_store) -> None:
+    """`stop = "ctrl+s"` silently took ctrl+s from the staging panel (the footer lost
+    `^s Staged`, the intro still said ctrl+s); the clash is named at start."""
+    app = TabletalkApp(demo_store, Settings(keys={"stop": "ctrl+s"}), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        warned = [n.message for n in app._notifications if n.title == "Key remap clash"]
+        assert len(warned) == 1, warned
+        assert "ctrl+s is given to" in warned[0]
+        assert "stop" in warned[0] and "staging" in warned[0]
+    app = TabletalkApp(demo_store, Settings(keys={"staging": "f12"}), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert not [n for n in app._notifications if n.title == "Key remap clash"]
+
+
 async def test_markup_in_cells_and_model_text_is_shown_literally(
     make_app, scripted_bedrock, demo_path
 ) -> None:
