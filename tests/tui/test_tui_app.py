@@ -217,6 +217,36 @@ async def test_a_failing_worker_becomes_an_error_modal_and_the_chat_recovers(
         assert any(note.startswith("What to do:") for note in notes)
 
 
+async def test_a_message_that_was_not_sent_goes_back_to_the_composer(
+    make_app, tmp_path, monkeypatch
+) -> None:
+    """A turn whose worker failed before the model was asked ("The message was not sent")
+    left an empty composer: the text had to be typed again. It comes back, with its files
+    that still exist, for Enter to send once the cause is fixed."""
+    from agent.errors import StoreError
+
+    kept, gone = tmp_path / "kept.txt", tmp_path / "gone.txt"
+    kept.write_text("stays")
+    gone.write_text("soon gone")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+
+        def locked(*args: object, **kwargs: object) -> None:
+            raise StoreError("demo.sqlite is locked by another program", fix="Wait, then retry.")
+
+        monkeypatch.setattr(app.session, "run_turn", locked)
+        assert app.chat.attach(kept) and app.chat.attach(gone)
+        gone.unlink()
+        app.chat.composer.text = "how many orders are pending?"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        notes = [str(n.render()) for n in app.query(NoteLine)]
+        assert any("not sent" in note and "locked" in note for note in notes)
+        assert app.chat.composer.text == "how many orders are pending?"
+        assert app.chat.attachments.paths == [kept.resolve()]
+
+
 async def test_an_unexpected_worker_error_is_a_modal_not_a_crash(make_app) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
