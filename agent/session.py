@@ -337,6 +337,20 @@ class ChatSession:
         """(message index, text) of the user's typed messages, for rewind."""
         return self.conversation.user_text_indexes()
 
+    def files_sent_with(self, message_index: int) -> list[Path]:
+        """The files attached to that user message, so a rewind can put them back beside the
+        text it returns (the conversation keeps only their names per message)."""
+        paths: list[Path] = []
+        for entry in self.conversation.attached:
+            if entry["message"] != message_index:
+                continue
+            for name in entry["names"]:
+                try:
+                    paths.append(self.attachments.find(name).path)
+                except TabletalkError:  # a name the set no longer holds: nothing to restore
+                    continue
+        return paths
+
     def rewind(self, message_index: int) -> str:
         """Roll back to before that user message; return its text for editing. Grants given
         in the removed messages go with them (the user rolled back to before saying yes)."""

@@ -67,12 +67,14 @@ class AppActions(_Base):
         staged = self.status.staged
         message = None
         if staged:
+            from agent.cli.common import db_flag  # the command must reach this same store
+
             key = self.settings.keys.get("staging", "ctrl+s").split(",")[0]
             message = (
                 f"{counted(staged, 'staged change')} "
                 f"{'are' if staged != 1 else 'is'} kept; review "
                 f"{'them' if staged != 1 else 'it'} with {key} "
-                "or `tabletalk staged list`."
+                f"or `tabletalk staged list{db_flag(self.store)}`."
             )
         self.exit(message=message)
 

@@ -149,9 +149,18 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         self._open_staging_then_session()
 
     def _warn_unknown_keys(self) -> None:
-        """A `[keys]` id that matches no binding would be ignored silently: say so."""
-        from tui.keys import known_binding_ids
+        """A `[keys]` id that matches no binding, or a key given to two bindings, would leave
+        a binding dead without a word: say so."""
+        from tui.keys import clashing_keys, known_binding_ids
 
+        for key, ids in clashing_keys(dict(self.settings.keys)).items():
+            self.notify(
+                f"config.toml [keys]: {key} is given to {' and '.join(ids)}; only one of them "
+                "can run. Give the others another key (the ids are listed in F1).",
+                title="Key remap clash",
+                severity="warning",
+                markup=False,
+            )
         unknown = sorted(set(self.settings.keys) - known_binding_ids())
         if unknown:
             self.notify(

@@ -63,7 +63,12 @@ def prepare(argv: list[str]) -> tuple[Any, Any, str | None]:
 
     args = build_parser().parse_args(argv)
     settings = resolve_settings(args)
-    return open_store(store_path(args, settings), settings), settings, args.conversation
+    db = store_path(args, settings)
+    if args.conversation:  # it opens its own store (another --db is refused), as for `ask`
+        from agent.session import conversation_db
+
+        db = conversation_db(args.conversation, db, explicit=args.db is not None)
+    return open_store(db, settings), settings, args.conversation
 
 
 def main(argv: list[str] | None = None) -> int:

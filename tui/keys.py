@@ -36,6 +36,9 @@ APP_BINDINGS: list[Binding] = [
         "Latest tool row",
         id="focus_tool",
         show=False,
+        # A terminal sends ESC t, read as alt+t with the character "t": without priority the
+        # composer (or any input) takes it as typing and the binding never runs.
+        priority=True,
         tooltip="Focus the newest tool row in the chat (Enter expands it; again: the one before)",
     ),
     Binding("f8", "mcp_panel", "MCP server", id="mcp_panel", show=False),
@@ -76,6 +79,27 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
     ("permission.*", "y / a / n", "Permission prompt: allow once / allow for this chat / deny"),
     ("—", "ctrl+u", "Delete to the start of the line in the composer (clears a one-line message)"),
 ]
+
+
+def clashing_keys(remaps: dict[str, str]) -> dict[str, list[str]]:
+    """Keys that `[keys]` gives to more than one of the bindings active together (the app's
+    and the composer's), each with the ids that share it: only one of them can run."""
+    from tui.widgets.composer import Composer
+
+    bindings = list(APP_BINDINGS) + [b for b in Composer.BINDINGS if isinstance(b, Binding)]
+    holders: dict[str, list[str]] = {}
+    for binding in bindings:
+        if not binding.id:
+            continue
+        for key in remaps.get(binding.id, binding.key).split(","):
+            ids = holders.setdefault(key.strip(), [])
+            if binding.id not in ids:
+                ids.append(binding.id)
+    return {
+        key: ids
+        for key, ids in holders.items()
+        if len(ids) > 1 and any(i in remaps for i in ids)
+    }
 
 
 def known_binding_ids() -> set[str]:

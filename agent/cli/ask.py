@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from agent.cli.common import (
@@ -217,19 +221,44 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_turn(args: argparse.Namespace, session: ChatSession) -> int:
+    from agent.stop import StopSignal
+
     before = {change.id: change.values for change in session.staging.list()}
     printer = _Printer()
-    ended = session.run_turn(
-        args.prompt,
-        attachments=args.attach,
-        on_event=(lambda event: None) if args.json else printer,
-    )
+    cancel = StopSignal()
+    with _ctrl_c_stops(cancel):
+        ended = session.run_turn(
+            args.prompt,
+            attachments=args.attach,
+            on_event=(lambda event: None) if args.json else printer,
+            cancel=cancel,
+        )
     touched = [c for c in session.staging.list() if before.get(c.id) != c.values]
     if args.json:
         print(json.dumps(_transcript(session, ended, touched), indent=2, default=str))
     else:
         _summary(session, ended, printer, touched)
     return exit_status(ended)
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops(cancel: threading.Event) -> Iterator[None]:
+    """The first Ctrl+C stops the turn as Esc does in the app (what was printed is saved, the
+    summary names the conversation); a second one interrupts at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def stop(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGINT, previous)
+        cancel.set()
+
+    signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _transcript(session: ChatSession, ended: TurnEnded, staged: list[Any]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
     """List the conversations (with --db, that database's); a damaged file gets one line on
     stderr and the rest still list."""
     from agent.conversations import ConversationStore
+    from agent.stores.open import identity_db
 
     summaries, broken = ConversationStore().scan()
     for bad in broken:
@@ -52,10 +53,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"No saved conversations{where} yet. Start one with `tabletalk` or `tabletalk ask`.")
         return 0
     for summary in summaries:
+        # Without --db the list mixes databases: each line says which (the --db that opens it).
+        where = "" if db else f"  [{printable_line(identity_db(summary.store) or '?')}]"
         print(
             f"{printable_line(summary.id)}  {printable_line(summary.updated_at)}  "
             f"{summary.message_count:>6,} {noun(summary.message_count, 'msg'):<4}  "
-            f"{printable_line(summary.title)}"
+            f"{printable_line(summary.title)}{where}"
         )
     print("\nContinue one with `tabletalk --conversation ID` or `tabletalk ask --conversation ID`.")
     return 0

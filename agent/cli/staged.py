@@ -161,9 +161,8 @@ def _commit(area: StagingArea, args: argparse.Namespace, out: TextIO, err: TextI
     print(commit_summary(report, area.store.label), file=out)
     if report.conflicts:
         for conflict in report.conflicts:
-            current = json.dumps(conflict.current, ensure_ascii=False, default=str)
             print(f"  conflict {conflict.change_id}: {printable_line(conflict.reason)}", file=out)
-            print(f"    current value: {current}", file=out)
+            print(f"    current value: {_show_item(conflict.current)}", file=out)
         print(
             "To apply a conflicting change on top of the current value, take current with "
             "`tabletalk staged rebase ID` (or --all); or drop it with `tabletalk staged "
@@ -245,11 +244,22 @@ def _type(name: str | None) -> str:
     return f" ({name})" if name else ""
 
 
+def _show_item(item: Any) -> str:
+    """An item's current value on one line as JSON, each name and value cut to LIST_WIDTH as
+    in the list: a conflict report stays readable when rows hold long texts."""
+    if not isinstance(item, dict):
+        return _show(item, LIST_WIDTH)
+    fields = (
+        f"{_show(str(name), LIST_WIDTH)}: {_show(value, LIST_WIDTH)}" for name, value in item.items()
+    )
+    return "{" + ", ".join(fields) + "}"
+
+
 def _show(value: Any, width: int | None = None) -> str:
     """A value on one terminal line as JSON; cut to `width` characters (ending in …) if given."""
     if value is None:
         return "∅"
     if width is not None and isinstance(value, str) and len(value) > width:
         return printable_line(json.dumps(value[:width], ensure_ascii=False)[:-1]) + ELIDED
-    text = printable_line(json.dumps(value, ensure_ascii=False))
+    text = printable_line(json.dumps(value, ensure_ascii=False, default=str))
     return text if width is None or len(text) <= width else text[:width] + ELIDED

@@ -32,6 +32,7 @@ from agent.stores.sqlite_readonly import (
     json_row,
     json_rows,
     json_value,
+    locked_error,
     quote_ident,
 )
 from agent.stores.sqlite_schema import TableSchema, fetch_rows, normalize_with, rowid_alias
@@ -153,7 +154,7 @@ class SQLiteStore(Store):
         try:
             store = cls(p, query_timeout_s=query_timeout_s, busy_timeout_s=busy_timeout_s)
         except sqlite3.Error as exc:
-            raise damaged_error(p, str(exc)) or StoreError(
+            raise locked_error(p, str(exc)) or damaged_error(p, str(exc)) or StoreError(
                 f"cannot open {p} as a SQLite database: {exc}",
                 fix="Check the file is a readable SQLite database.",
             ) from exc

@@ -11,7 +11,7 @@ from typing import Any
 
 from agent.errors import StoreError, UnknownTableError
 from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, TabClosed
-from agent.stores.sqlite_readonly import connect_read_only, quote_ident
+from agent.stores.sqlite_readonly import connect_read_only, locked_error, quote_ident
 from agent.stores.sqlite_schema import rowid_alias
 
 CELL_CHARS = 4096
@@ -49,7 +49,7 @@ class SQLiteRowSource:
         self._count_conn = connect_read_only(self.path)
         self._pages: dict[int, Page] = {}
         self._count: int | None = None
-        info = self._conn.execute(f"PRAGMA table_xinfo({quote_ident(table)})").fetchall()
+        info = self._run(self._conn, f"PRAGMA table_xinfo({quote_ident(table)})").fetchall()
         if not info:
             names = [
                 r[0]
@@ -197,6 +197,9 @@ class SQLiteRowSource:
         except sqlite3.Error as exc:
             if self._closed_by_user:
                 raise TabClosed from exc
+            locked = locked_error(self.path, str(exc))
+            if locked is not None:
+                raise locked from exc
             hint = (
                 "Check the filter: it is a SQL condition such as  status = 'open'  or  total > 100."
                 if self.where

@@ -50,7 +50,20 @@ READ_ONLY_FIX = (
     "with stageItem or bulkEdit; a person reviews and commits it."
 )
 SQL_ERROR_FIX = "Check the table and column names with describeTable, then retry the query."
+LOCKED_TEXTS = ("database is locked", "database table is locked", "database schema is locked")
 DAMAGED_TEXTS = ("file is not a database", "disk image is malformed", "malformed database schema")
+
+
+def locked_error(path: Path, text: str) -> StoreError | None:
+    """The error for a file another program holds a lock on, when SQLite's `text` says so;
+    else None. The file is fine: waiting, or closing that program, is the fix."""
+    if not text.startswith(LOCKED_TEXTS):  # SQLite's own words, not a name in the query
+        return None
+    return StoreError(
+        f"{path} is locked by another program that is writing to it (SQLite: {text})",
+        fix="Wait for that program to finish (or close it), then try again; tabletalk "
+        "changed nothing.",
+    )
 
 
 def damaged_error(path: Path, text: str) -> StoreError | None:
@@ -406,9 +419,9 @@ class ReadOnlyConnection:
                         f"or its connection ({text})",
                         fix=READ_ONLY_FIX,
                     ) from exc
-                damaged = damaged_error(self.path, text)
-                if damaged is not None:
-                    raise damaged from exc
+                known = locked_error(self.path, text) or damaged_error(self.path, text)
+                if known is not None:
+                    raise known from exc
                 raise StoreError(f"SQLite error: {text}", fix=SQL_ERROR_FIX) from exc
             finally:
                 with self._state:

@@ -142,6 +142,38 @@ def test_console_script_runs_a_turn_without_textual_boto3_mcp_pydantic_or_the_ra
     assert "Four tables." in done.stdout
 
 
+def test_ctrl_c_stops_the_turn_and_keeps_what_was_printed(
+    scripted_bedrock: ScriptedBedrock, db: str
+) -> None:
+    """Ctrl+C during `ask` printed "interrupted" and exited 130: the answer printed so far was
+    not saved and no conversation id was given. It stops the turn as Esc does in the app."""
+    import signal
+    import time
+
+    from agent.conversations import ConversationStore
+
+    scripted_bedrock.add(Reply(text="A slow answer. " * 200, chunk_delay=0.1))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tui.entry", "ask", "tell me slowly", "--db", db],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **scripted_bedrock.env()},
+    )
+    deadline = time.monotonic() + 30
+    while not scripted_bedrock.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # a few pieces of the answer are printed
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert "A slow answer." in out and "-- stopped" in err, err
+    conversation_id = err.rsplit("conversation ", 1)[1].split()[0]
+    saved = ConversationStore().load(conversation_id).messages
+    assert saved[-1]["role"] == "assistant"
+    assert saved[-1]["content"][0]["text"].startswith("A slow answer.")
+
+
 def test_configured_mcp_server_tools_are_found_and_called(
     scripted_bedrock: ScriptedBedrock, db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

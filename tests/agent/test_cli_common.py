@@ -108,6 +108,13 @@ def test_conversations_db_lists_only_that_databases_conversations(
     assert main(["--db", str(demo_path), "conversations"]) == 0
     out = capsys.readouterr().out
     assert "about demo" in out and "about other" not in out
+    assert str(other) not in out, "with --db every line is about that database"
+    # Without --db the list mixes databases, so each line names its own (the app's list
+    # points here for the conversations of other databases).
+    assert main(["conversations"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any("about other" in line and line.endswith(f"[{other}]") for line in lines), lines
+    assert any("about demo" in line and line.endswith(f"[{demo_path}]") for line in lines)
 
 
 def test_version_comes_from_the_package_metadata(isolated_dirs: Path) -> None:

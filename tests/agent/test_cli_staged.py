@@ -107,6 +107,22 @@ def test_commit_conflict_exits_1_and_keeps_changes(area: StagingArea, demo_path:
     assert area.store.get_item("orders", {"id": 1})["quantity"] != 33
 
 
+def test_a_conflict_report_cuts_long_values_of_the_current_row(
+    area: StagingArea, demo_path: Path
+) -> None:
+    """Each conflict printed the current row whole: a row with a 5,000-character text made
+    a screenful per conflict; its values are cut as in `staged list`."""
+    bad = area.stage("customers", "update", {"id": 2}, {"city": "Oslo"})
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE customers SET name = ? WHERE id = 2", ("long note " * 500,))
+    code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
+    assert code == 1 and f"conflict {bad.id}" in out
+    line = next(line for line in out.splitlines() if "current value" in line)
+    assert '"name": "long note long note' in line and "…" in line
+    assert len(line) < 600, line
+    assert '"id": 2' in line
+
+
 def test_discard_ids_and_all(area: StagingArea, demo_path: Path) -> None:
     a = area.stage("orders", "update", {"id": 1}, {"quantity": 3})
     area.stage("orders", "update", {"id": 2}, {"quantity": 4})

@@ -255,6 +255,45 @@ def test_missing_file_names_path_and_db_flag(tmp_path: Path) -> None:
     assert "nope.sqlite" in caught.value.message and "--db" in caught.value.fix
 
 
+def test_a_database_locked_by_another_program_says_so_at_open(demo_path: Path) -> None:
+    """A file another program held an exclusive lock on was reported as one that "cannot be
+    opened as a SQLite database", with the fix to check it is one; it is named as locked."""
+    holder = sqlite3.connect(demo_path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError) as caught:
+            SQLiteStore.open(demo_path, busy_timeout_s=0.1)
+    finally:
+        holder.close()
+    assert "locked by another program" in caught.value.message
+    assert "close it" in (caught.value.fix or "")
+    SQLiteStore.open(demo_path).close()  # once the lock is gone it opens
+
+
+def test_reads_while_another_program_holds_the_lock_say_so(demo_path: Path) -> None:
+    """A query and a table tab's page read while another program held an exclusive lock
+    said "SQLite error: database is locked" with the fix to check the table and column
+    names (the tab: to check the file is not corrupt); both name the lock and its fix."""
+    from agent.stores.sqlite_paging import SQLiteRowSource
+
+    store = SQLiteStore.open(demo_path)
+    holder = sqlite3.connect(demo_path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError) as query:
+            store.query("SELECT count(*) FROM orders")
+        with pytest.raises(StoreError) as page:
+            SQLiteRowSource(demo_path, "orders").page(0)
+    finally:
+        holder.close()
+        store.close()
+    for caught in (query, page):
+        assert "locked by another program" in caught.value.message, caught.value.message
+        assert "close it" in (caught.value.fix or ""), caught.value.fix
+    with pytest.raises(StoreError, match="no such column: busy"):  # a name is not a lock
+        SQLiteStore.open(demo_path).query("SELECT busy FROM orders")
+
+
 def test_create_makes_an_empty_database(tmp_path: Path) -> None:
     store = SQLiteStore.open(tmp_path / "sub" / "new.sqlite", create=True)
     assert store.list_tables() == []

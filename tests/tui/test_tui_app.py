@@ -122,6 +122,22 @@ async def test_an_unknown_key_id_in_config_is_named(demo_store) -> None:
         assert "'not_a_binding'" in warned[0] and "row_detail" not in warned[0]
 
 
+async def test_a_key_given_to_two_bindings_in_config_is_named(demo_store) -> None:
+    """`stop = "ctrl+s"` silently took ctrl+s from the staging panel (the footer lost
+    `^s Staged`, the intro still said ctrl+s); the clash is named at start."""
+    app = TabletalkApp(demo_store, Settings(keys={"stop": "ctrl+s"}), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        warned = [n.message for n in app._notifications if n.title == "Key remap clash"]
+        assert len(warned) == 1, warned
+        assert "ctrl+s is given to" in warned[0]
+        assert "stop" in warned[0] and "staging" in warned[0]
+    app = TabletalkApp(demo_store, Settings(keys={"staging": "f12"}), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert not [n for n in app._notifications if n.title == "Key remap clash"]
+
+
 async def test_markup_in_cells_and_model_text_is_shown_literally(
     make_app, scripted_bedrock, demo_path
 ) -> None:
@@ -199,6 +215,36 @@ async def test_a_failing_worker_becomes_an_error_modal_and_the_chat_recovers(
         notes = [str(n.render()) for n in app.query(NoteLine)]
         assert any("not sent" in note and "notes.txt" in note for note in notes)
         assert any(note.startswith("What to do:") for note in notes)
+
+
+async def test_a_message_that_was_not_sent_goes_back_to_the_composer(
+    make_app, tmp_path, monkeypatch
+) -> None:
+    """A turn whose worker failed before the model was asked ("The message was not sent")
+    left an empty composer: the text had to be typed again. It comes back, with its files
+    that still exist, for Enter to send once the cause is fixed."""
+    from agent.errors import StoreError
+
+    kept, gone = tmp_path / "kept.txt", tmp_path / "gone.txt"
+    kept.write_text("stays")
+    gone.write_text("soon gone")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+
+        def locked(*args: object, **kwargs: object) -> None:
+            raise StoreError("demo.sqlite is locked by another program", fix="Wait, then retry.")
+
+        monkeypatch.setattr(app.session, "run_turn", locked)
+        assert app.chat.attach(kept) and app.chat.attach(gone)
+        gone.unlink()
+        app.chat.composer.text = "how many orders are pending?"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        notes = [str(n.render()) for n in app.query(NoteLine)]
+        assert any("not sent" in note and "locked" in note for note in notes)
+        assert app.chat.composer.text == "how many orders are pending?"
+        assert app.chat.attachments.paths == [kept.resolve()]
 
 
 async def test_an_unexpected_worker_error_is_a_modal_not_a_crash(make_app) -> None:

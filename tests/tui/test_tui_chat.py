@@ -112,6 +112,35 @@ async def test_rewind_rolls_back_and_puts_the_text_in_the_composer(
         assert app.session.user_messages()[-1][1] == "first question"
 
 
+async def test_rewind_puts_back_the_files_sent_with_the_message(
+    make_app, scripted_bedrock, tmp_path: Path
+) -> None:
+    """Rewinding to a message sent with a file returns the file too: sending the edited text
+    again sends the file again (the model is told of it), nothing the user attached is lost."""
+    notes = tmp_path / "notes.csv"
+    notes.write_text("sku,qty\nA1,3\n")
+    scripted_bedrock.add(Reply(text="Got the file."), Reply(text="Got it again."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = f"/attach {notes}"
+        await pilot.press("enter")
+        await pilot.pause()
+        await send(app, pilot, "read it")
+        assert app.chat.attachments.paths == []
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.chat.composer.text == "read it"
+        assert app.chat.attachments.paths == [notes.resolve()]
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert [str(m.render()) for m in app.query(UserMessage)] == ["read it\n📎 notes.csv"]
+    sent = scripted_bedrock.requests[-1].body["messages"][-1]["content"]
+    assert any("notes.csv" in block.get("text", "") for block in sent[1:]), sent
+
+
 async def test_attachment_is_sent_with_the_message(
     make_app, scripted_bedrock, tmp_path: Path
 ) -> None:

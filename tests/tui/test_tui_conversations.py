@@ -139,3 +139,26 @@ async def test_a_long_conversation_keeps_its_count_on_the_title_line_at_80_colum
         lines = widget_lines(app, options)
         line = next(line for line in lines if "which customers" in line)
         assert "· 2,000 messages" in line and "…" in line, lines
+
+
+async def test_the_list_holds_this_databases_conversations_and_counts_the_others(
+    make_app, demo_store, tmp_path
+) -> None:
+    """ctrl+l listed every database's conversations, and choosing one about another file
+    continued it against this one (its history about other tables, its edits staged here)."""
+    here = Conversation(id="here1", store=demo_store.identity, model="m")
+    here.append_user([{"text": "about the demo"}])
+    other = Conversation(id="other1", store=f"sqlite:{tmp_path / 'other.sqlite'}", model="m")
+    other.append_user([{"text": "about another file"}])
+    for conversation in (here, other):
+        ConversationStore().save(conversation)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, PickerScreen)
+        assert [key for key, _ in picker.options][1:] == ["here1"]
+        assert "1 conversation about other databases" in picker.help_text
+        assert "tabletalk --conversation ID" in picker.help_text

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from agent.stores.open import SQLITE_PREFIX
 from tui.entry import first_command, wants_headless
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,6 +59,7 @@ def test_app_flags_override_the_config_file(tmp_path: Path, demo_path: Path) -> 
 
     config = tmp_path / "config.toml"
     config.write_text('mode = "auto"\nmodel = "haiku-4.5"\n[keys]\nstop = "ctrl+c"\n')
+    saved_conversation(SQLITE_PREFIX + str(demo_path), "20260101-120000-abcdef")
     store, settings, conversation = prepare(
         [
             "--db",
@@ -64,16 +69,45 @@ def test_app_flags_override_the_config_file(tmp_path: Path, demo_path: Path) -> 
             "--mode",
             "full-auto",
             "--conversation",
-            "abc",
+            "20260101-120000-abcdef",
         ]
     )
     try:
         assert store.label == "demo.sqlite"
         assert settings.mode == "full-auto" and settings.model == "haiku-4.5"
         assert settings.keys == {"stop": "ctrl+c"}
-        assert conversation == "abc"
+        assert conversation == "20260101-120000-abcdef"
     finally:
         store.close()
+
+
+def saved_conversation(store_identity: str, conversation_id: str) -> None:
+    """Save a one-message conversation held about the store with that identity."""
+    from agent.conversations import Conversation, ConversationStore
+
+    conversation = Conversation(id=conversation_id, store=store_identity, model="m")
+    conversation.append_user([{"text": "how many rows?"}])
+    ConversationStore().save(conversation)
+
+
+def test_a_continued_conversation_opens_its_own_database(tmp_path: Path, demo_path: Path) -> None:
+    """`tabletalk --conversation ID` opened the default (demo) store whatever database the
+    conversation was about, and then ran its history (and staged its edits) against that one;
+    like `ask`, it opens the conversation's own store, and refuses another explicit --db."""
+    from agent.errors import TabletalkError
+    from tui.entry import prepare
+
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE notes (id INTEGER PRIMARY KEY)").connection.close()
+    saved_conversation(SQLITE_PREFIX + str(other), "20260101-120000-a0b1c2")
+    store, _, conversation = prepare(["--conversation", "20260101-120000-a0b1c2"])
+    try:
+        assert store.label == "other.sqlite" and conversation == "20260101-120000-a0b1c2"
+    finally:
+        store.close()
+    with pytest.raises(TabletalkError, match="belongs to") as refused:
+        prepare(["--db", str(demo_path), "--conversation", "20260101-120000-a0b1c2"])
+    assert f"--db {other}" in refused.value.fix
 
 
 def test_no_flags_open_what_the_parser_defaults_would_open(

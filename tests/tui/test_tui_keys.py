@@ -82,3 +82,22 @@ async def test_alt_t_focuses_the_latest_tool_row_and_enter_expands_it(
         assert app.focused is line.query_one("CollapsibleTitle")
         await pilot.press("enter")
         assert not line.collapsed
+
+
+async def test_alt_t_from_the_composer_focuses_the_tool_row_as_a_terminal_sends_it(
+    make_app, scripted_bedrock
+) -> None:
+    """A terminal sends alt+t as ESC t, which Textual reads as the key alt+t with the
+    character "t": the composer typed a "t" and the binding never ran from there."""
+    from textual import events
+
+    scripted_bedrock.add(Reply(tool_uses=[ToolUse("listTables", {})]), Reply(text="Four."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "what tables?")
+        app.chat.composer.focus()
+        await pilot.pause()
+        app.post_message(events.Key("alt+t", "t"))  # what the driver posts for ESC t
+        await pilot.pause()
+        assert app.chat.composer.text == ""
+        assert app.focused is app.query_one(ToolLine).query_one("CollapsibleTitle")

@@ -47,6 +47,17 @@ async def test_the_header_keeps_tokens_and_the_busy_marker_visible(
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+async def test_the_header_counts_staged_changes_as_the_staging_panel_does(make_app, size) -> None:
+    """The header said `staged 2000` beside a panel saying `2,000 staged changes`."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        app.status.staged = 2000
+        await pilot.pause()
+        assert "staged 2,000" in app.status.render().plain
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
 @pytest.mark.parametrize("model", ["sonnet-4.5", "haiku-4.5"])
 async def test_the_header_keeps_the_database_name_after_a_model_switch(
     make_app, size, model

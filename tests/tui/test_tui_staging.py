@@ -507,6 +507,31 @@ async def test_quitting_with_staged_changes_says_they_are_kept(
     assert "ctrl+s" in said and "tabletalk staged list" in said
 
 
+async def test_the_command_named_at_quit_lists_the_kept_changes_of_this_file(
+    make_app, demo_store, capsys
+) -> None:
+    """Quitting named `tabletalk staged list`, which opens the demo database: for any other
+    file it said "No staged changes"; the command names the file the app was on."""
+    import shlex
+
+    from agent.cli.main import main as cli_main
+
+    area = StagingArea(demo_store)
+    for i in (1, 2):
+        area.stage("orders", "update", {"id": i}, {"status": "x"}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+q")
+        said = " ".join(str(r) for r in app._exit_renderables)
+    command = said.split("`")[1]
+    assert command.startswith("tabletalk staged list --db "), said
+    capsys.readouterr()
+    assert cli_main(shlex.split(command)[1:]) == 0
+    listed = capsys.readouterr().out
+    assert listed.startswith("2 staged changes for demo.sqlite"), listed
+
+
 async def test_take_current_restages_a_conflict_and_it_commits(
     make_app, demo_store, demo_path
 ) -> None:

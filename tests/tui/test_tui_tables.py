@@ -303,3 +303,49 @@ async def test_every_demo_table_opens_without_an_error(make_app) -> None:
             assert not isinstance(app.screen, ErrorScreen), table
             tab = next(t for t in app.query(TableTab) if t.table == table)
             assert tab.view.source.count() == app.store.count(table) > 0
+
+
+async def test_each_table_of_the_home_list_stays_on_one_line_at_80_columns(
+    tmp_path: Path,
+) -> None:
+    """One 21-character table name made every count of the list wrap onto a line of its own
+    at 80 columns ("big    5,000" / "rows"); long names are cut instead, counts stay whole."""
+    from tests.tui.test_tui_polish import widget_lines
+
+    path = tmp_path / "long.sqlite"
+    long_name = "customer_addresses_history_archive_2025"
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"CREATE TABLE {long_name} (id INTEGER PRIMARY KEY)")
+        conn.execute("CREATE TABLE big (id INTEGER PRIMARY KEY)")
+        conn.executemany("INSERT INTO big VALUES (?)", [(i,) for i in range(5000)])
+    store = SQLiteStore.open(path)
+    app = TabletalkApp(store, Settings(), staging_poll_seconds=0)
+    try:
+        for size in ((80, 24), (120, 36)):
+            async with app.run_test(size=size) as pilot:
+                await settle(app, pilot)
+                options = app.query_one("#table-list")
+                lines = [line for line in widget_lines(app, options) if line.strip("▊▎▔▁ ")]
+                assert len(lines) == 2, (size, lines)
+                assert any("big" in line and "5,000 rows" in line for line in lines), lines
+                assert any("customer_addr" in line and "0 rows" in line for line in lines), lines
+            app = TabletalkApp(store, Settings(), staging_poll_seconds=0)
+    finally:
+        store.close()
+
+
+async def test_a_staged_value_wider_than_its_column_is_shown_whole(make_app, demo_store) -> None:
+    """A staged status longer than any stored one was cut to the column's width in the tinted
+    row (`archiv` for `archived`); the column grows to fit what is staged into it."""
+    area = StagingArea(demo_store)
+    wanted = "cancelled by the customer"
+    area.stage("orders", "update", {"id": 1}, {"status": wanted}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_table("orders")
+        await settle(app, pilot)
+        view = app.query_one(TableTab).view
+        view.scroll_to(x=view.virtual_size.width, animate=False)  # the status column in view
+        await pilot.pause()
+        rows = [view.render_line(y).text for y in range(2, 4)]
+        assert wanted in rows[0], rows

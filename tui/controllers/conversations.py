@@ -20,7 +20,10 @@ def pick_conversation(app: AppHost) -> None:
         app.notify("Stop the running answer first (Esc).", severity="warning")
         return
     options = [(NEW, "＋ New chat")]
-    for summary in list_conversations():
+    summaries = list_conversations()
+    own = [s for s in summaries if about_this_store(s.store, app.store.identity)]
+    elsewhere = len(summaries) - len(own)
+    for summary in own:
         when = str(summary.updated_at)[:16].replace("T", " ")
         title = " ".join((summary.title or "(untitled)").split())
         count = f"  · {counted(summary.message_count, 'message')}"
@@ -39,4 +42,19 @@ def pick_conversation(app: AppHost) -> None:
         app.session = None
         app.open_session(conversation_id)
 
-    app.push_screen(PickerScreen("Conversations", options), chosen)
+    help_text = (
+        f"Not listed: {counted(elsewhere, 'conversation')} about other databases "
+        "(`tabletalk conversations` lists them, `tabletalk --conversation ID` opens one)."
+        if elsewhere
+        else ""
+    )
+    app.push_screen(PickerScreen("Conversations", options, help_text=help_text), chosen)
+
+
+def about_this_store(conversation_store: str, identity: str) -> bool:
+    """A conversation is listed in the store's app when it was held about this store, or its
+    store is not known (files from earlier versions); one about another database would run
+    its history against this one (and stage its edits here)."""
+    from agent.stores.open import identity_db
+
+    return conversation_store == identity or identity_db(conversation_store) is None

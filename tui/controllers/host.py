@@ -15,6 +15,7 @@ class AppHost(Protocol):
     """What `pick_conversation`/`pick_rewind` need from TabletalkApp."""
 
     session: Any
+    store: Any
 
     @property
     def chat(self) -> ChatPanel: ...

@@ -20,9 +20,12 @@ def pick_rewind(app: AppHost) -> None:
     options = [(str(index), " ".join(text.split())[:90]) for index, text in messages]
 
     async def rewind(index: int) -> None:
+        files = session.files_sent_with(index)
         text = session.rewind(index)
         await app.chat.show_items(session.display_items())
         app.show_usage(session.usage)
+        for path in files:  # the files go back beside the text, to be sent with it again
+            app.chat.attachments.add(path)
         composer = app.chat.composer
         composer.text = text
         composer.move_cursor(composer.document.end)
@@ -59,8 +62,8 @@ def pick_rewind(app: AppHost) -> None:
         PickerScreen(
             "Rewind to…",
             options,
-            help_text="The chosen message and everything after it are removed; its text returns to the "
-            "composer. Staged changes stay staged.",
+            help_text="The chosen message and everything after it are removed; its text (and the files "
+            "sent with it) return to the composer. Staged changes stay staged.",
             empty="You have not sent a message yet.",
             highlighted=len(options) - 1 if options else None,
         ),

@@ -103,6 +103,8 @@ class ChatPanel(Vertical):
         self._tool_lines: dict[str, ToolLine] = {}
         self._hidden_items: list[dict[str, Any]] = []
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
+        self._sent: tuple[int, str, list[Path]] | None = None
+        """The running turn's message, given back to the composer if its worker fails."""
 
     def compose(self) -> ComposeResult:
         yield ChatLog(id="chat-log")
@@ -206,6 +208,7 @@ class ChatPanel(Vertical):
         self.log_view.mount(_items().UserMessage(text, [p.name for p in files]))
         self.log_view.anchor()
         self.turn += 1
+        self._sent = (self.turn, text, files)
         self.cancel = StopSignal()  # Stop interrupts the turn's read or stream at once
         self._set_busy(True)
         if session is None:  # still starting: the message goes out when the session is ready
@@ -263,6 +266,20 @@ class ChatPanel(Vertical):
         fix = getattr(error, "fix", None)
         failed = TurnEnded("error", error=f"The message was not sent: {message}", fix=fix)
         self.feed.put(self.turn, failed)  # after the events the turn already sent
+        self._give_back(self.turn)
+
+    def _give_back(self, turn: int) -> None:
+        """The failed turn's text (and its files that still exist) back in an empty composer,
+        so Enter sends it again once the cause is fixed."""
+        sent, self._sent = self._sent, None
+        if sent is None or sent[0] != turn or self.composer.text:
+            return
+        _, text, files = sent
+        self.composer.text = text
+        self.composer.move_cursor(self.composer.document.end)
+        for path in files:
+            if path.is_file():
+                self.attachments.add(path)
 
     @property
     def rendering(self) -> bool:

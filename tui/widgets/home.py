@@ -13,6 +13,22 @@ from textual.widgets.option_list import Option
 from tui.widgets.tab_area import TabPane
 from tui.workers import run_in_thread
 
+COUNT_WIDTH = 17
+"""Columns the row counts are right-aligned in when the list is wide enough."""
+OPTION_PADDING = 2
+"""An option's padding (one column each side)."""
+MIN_NAME_WIDTH = 8
+
+
+def fitted_widths(longest_name: int, longest_count: int, room: int) -> tuple[int, int]:
+    """(name column, count column) for a list `room` columns wide: the names' longest and
+    COUNT_WIDTH when they fit; else the counts take only their own width, then the names are
+    cut to what is left (never under MIN_NAME_WIDTH; a list narrower than that wraps)."""
+    if longest_name + 2 + COUNT_WIDTH <= room or room <= 0:
+        return longest_name, max(COUNT_WIDTH, longest_count)
+    count_width = longest_count
+    return max(MIN_NAME_WIDTH, min(longest_name, room - 2 - count_width)), count_width
+
 
 class HomeTab(TabPane):
     """Lists the tables; choosing one posts OpenTable."""
@@ -31,6 +47,7 @@ class HomeTab(TabPane):
         super().__init__("Tables", id="home")
         self.store = store
         self.tables: list[str] = []
+        self.counts: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"Tables in {self.store.label}"), classes="home-title")
@@ -72,11 +89,28 @@ class HomeTab(TabPane):
         the list keeps its lines, highlight and scroll, so it is repainted without a new
         layout of the screen (clearing and re-adding the options laid it out again)."""
         message.stop()
+        self.counts = message.counts
+        self._show_counts()
+
+    def on_resize(self) -> None:
+        if self.counts:
+            self._show_counts()
+
+    def _show_counts(self) -> None:
+        """Names in a column, counts right-aligned after them, each table on one line: when
+        the list is too narrow for the longest name, names are cut (`…`) rather than wrapping
+        every count onto a line of its own."""
         options = self.query_one(OptionList)
-        width = max((len(t) for t in self.tables), default=0)
-        for table, count in message.counts.items():
-            label = Text(table.ljust(width + 2))
-            label.append(f"{count:>17}", style="dim")
+        room = options.scrollable_content_region.width - OPTION_PADDING
+        name_width, count_width = fitted_widths(
+            max((len(t) for t in self.tables), default=0),
+            max((len(c) for c in self.counts.values()), default=0),
+            room,
+        )
+        for table, count in self.counts.items():
+            name = table if len(table) <= name_width else table[: name_width - 1] + "…"
+            label = Text(name.ljust(name_width + 2))
+            label.append(count.rjust(count_width), style="dim")
             options.replace_option_prompt(table, label)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -117,7 +117,7 @@ class StatusBar(Static):
         tail.append("  mode " if wide else "  ", style="dim")
         tail.append(self.mode, style=mode_style)
         tail.append("  staged ", style="dim")
-        tail.append(str(self.staged), style="bold yellow" if self.staged else "")
+        tail.append(f"{self.staged:,}", style="bold yellow" if self.staged else "")
         if wide:
             tail.append("  tokens ", style="dim")
             tail.append(f"{short_count(tokens_in)} in / {out} out / {short_count(cached)} cached")

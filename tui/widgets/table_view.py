@@ -216,8 +216,22 @@ class TableView(ScrollView, can_focus=True):
         """Tint rows with these staged changes (of this table); creates are pinned on top."""
         self._creates = [c for c in changes if c.op == "create"]
         self._staged = {key_signature(c.key): c for c in changes if c.op != "create"}
+        self._fit_staged_widths(changes)
         self._update_virtual_size()
         self.refresh()
+
+    def _fit_staged_widths(self, changes: list[Any]) -> None:
+        """Grow columns to fit the values staged into them (a staged value wider than every
+        stored one was cut with nothing to say so: `archiv` for `archived`)."""
+        positions = {column.name: i for i, column in enumerate(self.columns)}
+        for change in changes:
+            for name, value in (change.values or {}).items():
+                i = positions.get(name)
+                if i is None or i >= len(self.widths) or self.widths[i] >= MAX_COLUMN_WIDTH:
+                    continue
+                text = cell_text(value)
+                if 2 * len(text) > self.widths[i]:  # else it fits even in double-width cells
+                    self.widths[i] = max(self.widths[i], min(MAX_COLUMN_WIDTH, cell_len(text)))
 
     @property
     def row_count(self) -> int:
