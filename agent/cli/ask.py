@@ -32,6 +32,9 @@ if TYPE_CHECKING:  # events, session and permissions load only when `ask` runs
 
 EXIT_CODES = {"error": 1, "step_limit": 3, "max_tokens": 3}
 """0: answered, asked, or stopped; 1: the turn failed; 3: cut short (step or token limit)."""
+INTERRUPTED = 130
+"""The status after Ctrl+C stopped the turn (128 + SIGINT, as shells report an interrupt):
+what was printed is saved all the same."""
 
 SETUP_ERRORS = frozenset(
     {"no_credentials", "sso_expired", "expired_token", "access_denied", "unknown_model"}
@@ -226,7 +229,7 @@ def _run_turn(args: argparse.Namespace, session: ChatSession) -> int:
     before = {change.id: change.values for change in session.staging.list()}
     printer = _Printer()
     cancel = StopSignal()
-    with _ctrl_c_stops(cancel):
+    with _ctrl_c_stops(cancel) as interrupted:
         ended = session.run_turn(
             args.prompt,
             attachments=args.attach,
@@ -238,25 +241,30 @@ def _run_turn(args: argparse.Namespace, session: ChatSession) -> int:
         print(json.dumps(_transcript(session, ended, touched), indent=2, default=str))
     else:
         _summary(session, ended, printer, touched)
+    if interrupted.is_set():
+        return INTERRUPTED  # a script sees the interrupt, as after any Ctrl+C
     return exit_status(ended)
 
 
 @contextlib.contextmanager
-def _ctrl_c_stops(cancel: threading.Event) -> Iterator[None]:
+def _ctrl_c_stops(cancel: threading.Event) -> Iterator[threading.Event]:
     """The first Ctrl+C stops the turn as Esc does in the app (what was printed is saved, the
-    summary names the conversation); a second one interrupts at once."""
+    summary names the conversation) and is reported by the event yielded; a second one
+    interrupts at once."""
+    interrupted = threading.Event()
     if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers can only be set from the main thread
+        yield interrupted  # signal handlers can only be set from the main thread
         return
     previous = signal.getsignal(signal.SIGINT)
 
     def stop(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGINT, previous)
+        interrupted.set()
         cancel.set()
 
     signal.signal(signal.SIGINT, stop)
     try:
-        yield
+        yield interrupted
     finally:
         signal.signal(signal.SIGINT, previous)
 
