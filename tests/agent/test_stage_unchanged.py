@@ -138,6 +138,35 @@ def test_a_column_collation_does_not_hide_a_change(
         context.store.close()
 
 
+def test_a_commit_between_the_check_and_the_staging_is_not_missed(
+    ctx: ToolContext, items_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process commits its change of the item (status lost) after this update's
+    check found the item already shipped: "already has these values" would be stale (the
+    item is lost now and nothing stays staged to set it back), so the update is staged, as
+    `stage` would, and its commit meets the other's change as a conflict."""
+    other_store = open_store(items_db)
+    other = StagingArea(other_store, ctx.staging.path)
+    other.stage("items", "update", {"id": 1}, {"status": "lost"})
+    check = ctx.store.holds
+
+    def holds_then_the_other_commits(*args: Any, **kwargs: Any) -> bool:
+        answer = check(*args, **kwargs)
+        assert other.commit().ok
+        return answer
+
+    monkeypatch.setattr(ctx.store, "holds", holds_then_the_other_commits)
+    try:
+        result = stage(ctx, {"status": "shipped"})
+    finally:
+        other.close()
+        other_store.close()
+    assert result["staged"] == 1
+    (change,) = ctx.staging.list()
+    assert change.values == {"status": "shipped"}
+    assert ctx.store.get_item("items", {"id": 1})["status"] == "lost"
+
+
 def test_a_partial_no_op_is_staged_whole(ctx: ToolContext) -> None:
     """The change keeps what was asked for: after a conflict, "take current" still sets every
     value; the review shows the unchanged one as old = new."""
