@@ -4,11 +4,13 @@ uvicorn bounds only the idle time between requests (and any received byte cancel
 so a client that trickles or never finishes its request headers or body would hold its
 connection, and a file descriptor, forever (slowloris). Here each part of a request has a fixed
 budget: the headers from the moment the server waits for them, the body from the end of the
-headers. The clock runs only while the server is reading (not while it pauses reading for a
-slow application), and stops once the request is complete, so a response streamed for as long
-as it likes (the Streamable HTTP transport's SSE streams) is never cut. At the connection cap
-the connection that has been reading its request longest makes room; when none is, the
-newcomer gets 503.
+headers. The clock runs only while the server is reading: not while the server holds the
+request (it pauses reading until the application takes the body buffered so far, or the client
+waits for the `100 Continue` the server sends when the application first reads the body: the
+app's consent prompt comes first), and stops once the request is complete, so a response
+streamed for as long as it likes (the Streamable HTTP transport's SSE streams) is never cut. At
+the connection cap the connection that has been reading its request longest, the server not
+holding it, makes room; when none is, the newcomer gets 503.
 """
 
 from __future__ import annotations
@@ -64,10 +66,10 @@ class _WatchedFlow(FlowControl):
             self._changed()
 
     def resume_reading(self) -> None:
-        was_paused = self.read_paused
+        # Also when reading was not paused: uvicorn calls this as the application asks for
+        # the body, after sending a client its `100 Continue`, which restarts the clock.
         super().resume_reading()
-        if was_paused:
-            self._changed()
+        self._changed()
 
 
 class LimitedH11Protocol(H11Protocol):
@@ -112,11 +114,18 @@ class LimitedH11Protocol(H11Protocol):
             self._phase = phase
             self._left = self._budget(phase)
             self.reading_since = self.loop.time() if self._left is not None else None
-        if self._left is None or self.flow.read_paused:
+        if self._left is None or self.server_holds():
             self._stop_clock()
         elif self._timer is None:
             self._clock_started = self.loop.time()
             self._timer = self.loop.call_later(max(self._left, 0.0), self._read_timed_out)
+
+    def server_holds(self) -> bool:
+        """Whether the server, not the client, keeps the request from being read on: reading
+        paused until the application takes the body so far, or the client waiting for the
+        `100 Continue` that the application's first read of the body sends."""
+        cycle = self.cycle
+        return self.flow.read_paused or (cycle is not None and cycle.waiting_for_100_continue)
 
     def _budget(self, phase: object) -> float | None:
         """Seconds the client has for this part of its request (None: it is not sending one)."""
@@ -154,7 +163,7 @@ class LimitedH11Protocol(H11Protocol):
         if excess <= 0:
             return True
         reading = sorted(
-            (other for other in open_now if other.reading_since is not None),
+            (o for o in open_now if o.reading_since is not None and not o.server_holds()),
             key=lambda other: other.reading_since or 0.0,
         )
         if len(reading) < excess:
