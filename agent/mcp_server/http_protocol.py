@@ -11,6 +11,12 @@ app's consent prompt comes first), and stops once the request is complete, so a 
 streamed for as long as it likes (the Streamable HTTP transport's SSE streams) is never cut. At
 the connection cap the connection that has been reading its request longest, the server not
 holding it, makes room; when none is, the newcomer gets 503.
+
+A response has no deadline, but its client must keep reading it: a connection whose client
+leaves the server's writes unread (the transport's buffer over its high-water mark) for the
+write budget is dropped, and at the cap such a connection makes room first (the longest
+stalled). Otherwise a client pipelining requests, even refused ones, without reading the answers
+would keep each connection "answering" forever and, at the cap, every newcomer out.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ class ConnectionLimits:
     header_seconds: float
     body_seconds: float
     max_connections: int
+    write_seconds: float
+    """How long the server's writes may wait on a client that does not read them."""
 
 
 def _busy_response() -> bytes:
@@ -82,6 +90,9 @@ class LimitedH11Protocol(H11Protocol):
     _timer: asyncio.TimerHandle | None = None
     reading_since: float | None = None
     """When this connection began waiting for the current request part (None: not reading)."""
+    writing_stalled_since: float | None = None
+    """When the client stopped taking the server's writes (None: it takes them)."""
+    _write_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         if not self._make_room():
@@ -101,8 +112,42 @@ class LimitedH11Protocol(H11Protocol):
         super().on_response_complete()
         self._watch_reading()
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self.writing_stalled_since is None:
+            self.writing_stalled_since = self.loop.time()
+            self._write_timer = self.loop.call_later(
+                self.limits.write_seconds, self._write_timed_out
+            )
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._stop_write_clock()
+
+    def _stop_write_clock(self) -> None:
+        self.writing_stalled_since = None
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
+
+    def _write_timed_out(self) -> None:
+        self._write_timer = None
+        log.info("dropping a connection whose client stopped reading the server's answers")
+        self.transport.abort()  # close() would wait, forever, to flush what it does not read
+
+    def stalled_since(self) -> float | None:
+        """Since when the client has kept this connection from moving on: not reading the
+        server's writes, or not sending its request while the server waits for it; None when
+        the server is answering or holds the request."""
+        if self.writing_stalled_since is not None:
+            return self.writing_stalled_since
+        if self.reading_since is not None and not self.server_holds():
+            return self.reading_since
+        return None
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_clock()
+        self._stop_write_clock()
         self._phase = self._left = self.reading_since = None
         super().connection_lost(exc)
 
@@ -151,6 +196,9 @@ class LimitedH11Protocol(H11Protocol):
         part = "headers" if self._phase is h11.IDLE else "body"
         log.info("closing a connection that did not send its request %s in time", part)
         self.transport.close()
+        # close() first sends what is buffered; a client that does not read it would keep the
+        # connection (and its descriptor, no longer counted against the cap) forever.
+        self.loop.call_later(self.limits.write_seconds, self.transport.abort)
 
     def _make_room(self) -> bool:
         """Whether this connection fits under the cap, after closing, if needed, the open
@@ -162,15 +210,15 @@ class LimitedH11Protocol(H11Protocol):
         excess = len(open_now) + 1 - self.limits.max_connections
         if excess <= 0:
             return True
-        reading = sorted(
-            (o for o in open_now if o.reading_since is not None and not o.server_holds()),
-            key=lambda other: other.reading_since or 0.0,
+        stalled = sorted(
+            (o for o in open_now if o.stalled_since() is not None),
+            key=lambda other: other.stalled_since() or 0.0,
         )
-        if len(reading) < excess:
+        if len(stalled) < excess:
             return False
-        log.info("connection cap reached: closing the connections slowest to send a request")
-        for other in reading[:excess]:
-            other.transport.close()
+        log.info("connection cap reached: closing the connections stalled longest")
+        for other in stalled[:excess]:
+            other.transport.abort()  # nothing to flush to a stalled client
         return True
 
 
