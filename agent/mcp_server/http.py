@@ -45,6 +45,9 @@ HEADER_TIMEOUT = 10.0
 """Seconds a client has to send a request's headers (from connecting, or from the last response)."""
 BODY_TIMEOUT = 30.0
 """Seconds a client has to send a request's body after its headers (4 MB at most, on loopback)."""
+WRITE_TIMEOUT = 30.0
+"""Seconds the server's writes may wait on a client that does not read them (a stream's client
+reads as events come, so only a stalled one meets it)."""
 MAX_CONNECTIONS = 128
 """Open connections at once; a few clients need a few each (a POST and a GET stream)."""
 BACKLOG = 64
@@ -284,7 +287,7 @@ class HttpServer:
 
         self.sockets = sockets
         self.url = url_of(sockets)
-        limits = ConnectionLimits(HEADER_TIMEOUT, BODY_TIMEOUT, MAX_CONNECTIONS)
+        limits = ConnectionLimits(HEADER_TIMEOUT, BODY_TIMEOUT, MAX_CONNECTIONS, WRITE_TIMEOUT)
         config = uvicorn.Config(
             app, http=protocol_with(limits), ws="none", backlog=BACKLOG, log_level="warning",
             lifespan="on", access_log=False,

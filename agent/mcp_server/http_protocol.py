@@ -4,11 +4,19 @@ uvicorn bounds only the idle time between requests (and any received byte cancel
 so a client that trickles or never finishes its request headers or body would hold its
 connection, and a file descriptor, forever (slowloris). Here each part of a request has a fixed
 budget: the headers from the moment the server waits for them, the body from the end of the
-headers. The clock runs only while the server is reading (not while it pauses reading for a
-slow application), and stops once the request is complete, so a response streamed for as long
-as it likes (the Streamable HTTP transport's SSE streams) is never cut. At the connection cap
-the connection that has been reading its request longest makes room; when none is, the
-newcomer gets 503.
+headers. The clock runs only while the server is reading: not while the server holds the
+request (it pauses reading until the application takes the body buffered so far, or the client
+waits for the `100 Continue` the server sends when the application first reads the body: the
+app's consent prompt comes first), and stops once the request is complete, so a response
+streamed for as long as it likes (the Streamable HTTP transport's SSE streams) is never cut. At
+the connection cap the connection that has been reading its request longest, the server not
+holding it, makes room; when none is, the newcomer gets 503.
+
+A response has no deadline, but its client must keep reading it: a connection whose client
+leaves the server's writes unread (the transport's buffer over its high-water mark) for the
+write budget is dropped, and at the cap such a connection makes room first (the longest
+stalled). Otherwise a client pipelining requests, even refused ones, without reading the answers
+would keep each connection "answering" forever and, at the cap, every newcomer out.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ class ConnectionLimits:
     header_seconds: float
     body_seconds: float
     max_connections: int
+    write_seconds: float
+    """How long the server's writes may wait on a client that does not read them."""
 
 
 def _busy_response() -> bytes:
@@ -64,10 +74,10 @@ class _WatchedFlow(FlowControl):
             self._changed()
 
     def resume_reading(self) -> None:
-        was_paused = self.read_paused
+        # Also when reading was not paused: uvicorn calls this as the application asks for
+        # the body, after sending a client its `100 Continue`, which restarts the clock.
         super().resume_reading()
-        if was_paused:
-            self._changed()
+        self._changed()
 
 
 class LimitedH11Protocol(H11Protocol):
@@ -80,6 +90,9 @@ class LimitedH11Protocol(H11Protocol):
     _timer: asyncio.TimerHandle | None = None
     reading_since: float | None = None
     """When this connection began waiting for the current request part (None: not reading)."""
+    writing_stalled_since: float | None = None
+    """When the client stopped taking the server's writes (None: it takes them)."""
+    _write_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         if not self._make_room():
@@ -99,8 +112,42 @@ class LimitedH11Protocol(H11Protocol):
         super().on_response_complete()
         self._watch_reading()
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self.writing_stalled_since is None:
+            self.writing_stalled_since = self.loop.time()
+            self._write_timer = self.loop.call_later(
+                self.limits.write_seconds, self._write_timed_out
+            )
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._stop_write_clock()
+
+    def _stop_write_clock(self) -> None:
+        self.writing_stalled_since = None
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
+
+    def _write_timed_out(self) -> None:
+        self._write_timer = None
+        log.info("dropping a connection whose client stopped reading the server's answers")
+        self.transport.abort()  # close() would wait, forever, to flush what it does not read
+
+    def stalled_since(self) -> float | None:
+        """Since when the client has kept this connection from moving on: not reading the
+        server's writes, or not sending its request while the server waits for it; None when
+        the server is answering or holds the request."""
+        if self.writing_stalled_since is not None:
+            return self.writing_stalled_since
+        if self.reading_since is not None and not self.server_holds():
+            return self.reading_since
+        return None
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_clock()
+        self._stop_write_clock()
         self._phase = self._left = self.reading_since = None
         super().connection_lost(exc)
 
@@ -112,11 +159,18 @@ class LimitedH11Protocol(H11Protocol):
             self._phase = phase
             self._left = self._budget(phase)
             self.reading_since = self.loop.time() if self._left is not None else None
-        if self._left is None or self.flow.read_paused:
+        if self._left is None or self.server_holds():
             self._stop_clock()
         elif self._timer is None:
             self._clock_started = self.loop.time()
             self._timer = self.loop.call_later(max(self._left, 0.0), self._read_timed_out)
+
+    def server_holds(self) -> bool:
+        """Whether the server, not the client, keeps the request from being read on: reading
+        paused until the application takes the body so far, or the client waiting for the
+        `100 Continue` that the application's first read of the body sends."""
+        cycle = self.cycle
+        return self.flow.read_paused or (cycle is not None and cycle.waiting_for_100_continue)
 
     def _budget(self, phase: object) -> float | None:
         """Seconds the client has for this part of its request (None: it is not sending one)."""
@@ -142,6 +196,9 @@ class LimitedH11Protocol(H11Protocol):
         part = "headers" if self._phase is h11.IDLE else "body"
         log.info("closing a connection that did not send its request %s in time", part)
         self.transport.close()
+        # close() first sends what is buffered; a client that does not read it would keep the
+        # connection (and its descriptor, no longer counted against the cap) forever.
+        self.loop.call_later(self.limits.write_seconds, self.transport.abort)
 
     def _make_room(self) -> bool:
         """Whether this connection fits under the cap, after closing, if needed, the open
@@ -153,15 +210,15 @@ class LimitedH11Protocol(H11Protocol):
         excess = len(open_now) + 1 - self.limits.max_connections
         if excess <= 0:
             return True
-        reading = sorted(
-            (other for other in open_now if other.reading_since is not None),
-            key=lambda other: other.reading_since or 0.0,
+        stalled = sorted(
+            (o for o in open_now if o.stalled_since() is not None),
+            key=lambda other: other.stalled_since() or 0.0,
         )
-        if len(reading) < excess:
+        if len(stalled) < excess:
             return False
-        log.info("connection cap reached: closing the connections slowest to send a request")
-        for other in reading[:excess]:
-            other.transport.close()
+        log.info("connection cap reached: closing the connections stalled longest")
+        for other in stalled[:excess]:
+            other.transport.abort()  # nothing to flush to a stalled client
         return True
 
 

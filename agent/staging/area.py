@@ -46,6 +46,7 @@ from agent.staging.commit import Pending, commit_changes, pending_all, pending_c
 from agent.staging.db import (
     COLUMNS,
     commits_in_progress,
+    data_version,
     open_staging_db,
     snapshot,
     transaction,
@@ -164,14 +165,19 @@ class StagingArea(CommitHistory):
     ) -> StagedChange | Unchanged:
         """`stage`, except that an update which would change nothing stages nothing and
         returns `Unchanged` (`write.unchanged_update`; compared as a commit compares,
-        `Store.holds`). An update changing any value is staged whole, as asked."""
+        `Store.holds`). An update changing any value is staged whole, as asked. The store is
+        read outside the staging transaction: when another process wrote staging meanwhile
+        (its commit of this item may have landed after the read), the update is staged."""
         if op != "update":
             return self.stage(table, op, key, values, origin, own_only=own_only)
         table, entry, clean = self._one_item(table, op, key, values)
         _, normalized, item = entry
-        held = item is not None and self.store.holds(table, normalized, clean)
         self._settle()
+        with self._lock:
+            seen = data_version(self._conn)
+        held = item is not None and self.store.holds(table, normalized, clean)
         with self._lock, transaction(self._conn) as conn:
+            held = held and data_version(conn) == seen
             identity = self.store.identity
             unchanged = write.unchanged_update(conn, identity, table, entry, clean, held=held)
             if unchanged is not None:

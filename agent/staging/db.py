@@ -81,6 +81,12 @@ def rows_in(
         yield from conn.execute(sql.format(marks=", ".join("?" * len(chunk))), (*before, *chunk))
 
 
+def data_version(conn: sqlite3.Connection) -> int:
+    """SQLite's count of commits other connections made to the file (`PRAGMA data_version`):
+    two equal readings mean no other process wrote the staging DB in between."""
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+
 def commits_in_progress(conn: sqlite3.Connection, store: str) -> set[str]:
     """Ids of `store`'s changes that a running or interrupted commit holds."""
     held: set[str] = set()

@@ -112,8 +112,9 @@ def forget(conn: sqlite3.Connection, ids: list[str], commit_id: str | None = Non
 def already_applied(store: Store, changes: list[ChangeToApply]) -> set[str]:
     """Ids of changes whose result is already what the store holds.
 
-    `Store.holds_many` compares as the store's guarded commit does (SQLite: `column IS ?` with
-    the column's affinity, so 5.0 vs 5 or '1' vs 1 are judged as SQLite would; DynamoDB: null
+    `Store.holds_many` compares as the store would store the values (SQLite: `column IS ?
+    COLLATE BINARY` with the column's affinity, so 5.0 vs 5 or '1' vs 1 are judged as SQLite
+    would, and 'Ada' is not 'ada' in a NOCASE column, nor 1.0 1 without affinity; DynamoDB: null
     is an absent attribute), a few reads per table and op (BatchGetItem on DynamoDB), not one
     per change.
     """

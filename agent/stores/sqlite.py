@@ -31,7 +31,6 @@ from agent.stores.sqlite_readonly import (
     damaged_error,
     json_row,
     json_rows,
-    json_value,
     locked_error,
     quote_ident,
 )
@@ -339,32 +338,11 @@ class SQLiteStore(Store):
         return [by_key.get(tuple(k.values())) for k in normalized]
 
     def holds(self, table: str, key: Key, values: Item, *, whole: bool = False) -> bool:
-        """True when the item with `key` exists and each of `values` equals its column as
-        `column IS ?` judges (the column's affinity applies, as in a guarded commit; a blob
+        """True when the item with `key` exists and each of `values` is what its column stores
+        (`sqlite_holds.holds_many`: `column IS ? COLLATE BINARY`, the column's affinity applying
+        as in a guarded commit, the storage class too in a column without affinity; a blob
         matches its marker); `whole` also requires `values` to name every column."""
-        schema = self.schema(table)
-        key = normalize_with(schema, key)
-        names: list[str] = []
-        for name in values:
-            column = schema.column(name)
-            if column is None:
-                return False
-            names.append(column.name)
-        if whole and set(names) != set(schema.column_names):
-            return False
-        picked = [quote_ident(n) for n in names]
-        listed = ", ".join([*picked, *(f"{c} IS ?" for c in picked)]) or "1"
-        where = " AND ".join(f"{quote_ident(k)} = ?" for k in schema.key_columns)
-        sql = f"SELECT {listed} FROM {quote_ident(schema.name)} WHERE {where}"
-        with self._lock:
-            row = self._conn.execute(sql, (*values.values(), *key.values())).fetchone()
-        if row is None:
-            return False
-        found, same = row[: len(names)], row[len(names) :]
-        return all(
-            equal or (isinstance(raw, bytes) and json_value(raw) == expected)
-            for raw, equal, expected in zip(found, same, values.values(), strict=True)
-        )
+        return self.holds_many(table, [(key, values)], whole=whole)[0]
 
     def holds_many(
         self, table: str, checks: Sequence[tuple[Key, Item]], *, whole: bool = False

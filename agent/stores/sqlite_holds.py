@@ -1,6 +1,8 @@
-"""Whether many rows still hold given values, judged as `SQLiteStore.holds` judges one row
-(`column IS ?`, the column's affinity applying), in a few compound statements instead of one
-statement per row."""
+"""Whether rows hold given values, as they would be stored: `column IS ? COLLATE BINARY` (the
+column's affinity applies to the value, as when it is written, but not the column's collation:
+under NOCASE 'abc' IS 'ABC', yet writing 'ABC' changes the row), and in a column without
+affinity the storage class too (1 IS 1.0 there, yet writing 1.0 stores a REAL). A few compound
+statements answer many rows."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from typing import Any
 
 from agent.stores.base import Item, Key
 from agent.stores.sqlite_readonly import json_value, quote_ident
-from agent.stores.sqlite_schema import TableSchema, normalize_with
+from agent.stores.sqlite_schema import TableSchema, affinity, normalize_with
+
+_STORAGE_CLASSES: dict[type, str] = {bool: "integer", int: "integer", float: "real", str: "text"}
 
 
 def holds_many(
@@ -20,9 +24,9 @@ def holds_many(
     *,
     whole: bool = False,
 ) -> list[bool]:
-    """For each (key, values): True when the row with `key` exists and each of `values`
-    equals its column as `column IS ?` judges (a blob matches its marker); `whole` also
-    requires `values` to name every column.
+    """For each (key, values): True when the row with `key` exists and each of `values` is
+    what its column stores (module docstring; a blob matches its marker); `whole` also
+    requires `values` to name every column. False means writing them would change the row.
 
     Checks naming the same columns share statements: one `SELECT … WHERE key = ?` per check,
     joined by UNION ALL up to SQLite's compound and variable limits.
@@ -44,9 +48,11 @@ def holds_many(
     most_selects = conn.getlimit(sqlite3.SQLITE_LIMIT_COMPOUND_SELECT)
     most_variables = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
     where = " AND ".join(f"{quote_ident(k)} = ?" for k in schema.key_columns)
+    kinds = {column.name: affinity(column.type) for column in schema.columns}
     for columns, indexes in groups.items():
         picked = [quote_ident(n) for n in columns]
-        listed = ", ".join(["?", *picked, *(f"{c} IS ?" for c in picked)])
+        listed = ", ".join(["?", *picked, *(f"{c} IS ? COLLATE BINARY" for c in picked)])
+        untyped = [kinds[n] == "BLOB" for n in columns]
         width = 1 + len(columns) + len(schema.key_columns)
         per_statement = max(1, min(most_selects, most_variables // width))
         for start in range(0, len(indexes), per_statement):
@@ -60,7 +66,21 @@ def holds_many(
                 index = row[0]
                 expected = checks[index][1].values()
                 result[index] = all(
-                    equal or (isinstance(raw, bytes) and json_value(raw) == value)
-                    for raw, equal, value in zip(found, same, expected, strict=True)
+                    _stored_as(raw, bool(equal), value, bare)
+                    for raw, equal, value, bare in zip(found, same, expected, untyped, strict=True)
                 )
     return result
+
+
+def _stored_as(raw: Any, equal: bool, value: Any, untyped: bool) -> bool:
+    """Whether a column holding `raw` already holds `value` (`equal`: `raw IS value`, the
+    affinity applied); `untyped`: the column has none, so the value is stored as it is."""
+    if isinstance(raw, bytes):
+        return equal or json_value(raw) == value
+    if not equal:
+        return False
+    return (
+        not untyped
+        or raw is None
+        or _STORAGE_CLASSES.get(type(raw)) == _STORAGE_CLASSES.get(type(value))
+    )

@@ -8,6 +8,7 @@ that the server closes a connection, never how fast.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import select
@@ -84,7 +85,8 @@ def start_server(home: Path, template: Path, limits: dict[str, float]) -> Limite
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, demo_template: Path) -> Iterator[LimitedServer]:
     served = start_server(tmp_path_factory.mktemp("mcp-slow"), demo_template,
-                          {"HEADER_TIMEOUT": READ_TIMEOUT, "BODY_TIMEOUT": READ_TIMEOUT})
+                          {"HEADER_TIMEOUT": READ_TIMEOUT, "BODY_TIMEOUT": READ_TIMEOUT,
+                           "WRITE_TIMEOUT": READ_TIMEOUT})
     yield served
     served.stop()
 
@@ -260,3 +262,51 @@ def test_at_the_cap_of_busy_connections_a_newcomer_gets_503(
         for sock in streams:
             sock.close()
         busy.stop()
+
+
+def never_reading(port: int) -> socket.socket:
+    """A client without a token pipelining requests and never reading the answers (refusals),
+    until the server stops taking more because its unread answers fill the buffers."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+    sock.setblocking(False)
+    requests = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n" * 2000
+    deadline = time.monotonic() + CLOSE_BOUND
+    refused = 0
+    while time.monotonic() < deadline and refused < 50:
+        try:
+            sock.send(requests)
+            refused = 0
+        except BlockingIOError:
+            refused += 1
+            time.sleep(0.02)
+    return sock
+
+
+def test_a_client_that_stops_reading_the_answers_is_dropped(server: LimitedServer) -> None:
+    """Its connection was "answering" for ever (no deadline covers a response), holding a
+    descriptor and a place under the cap."""
+    with never_reading(server.port) as sock:
+        deadline = time.monotonic() + CLOSE_BOUND
+        dropped = False
+        while not dropped and time.monotonic() < deadline:
+            dropped = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == errno.ECONNRESET
+            time.sleep(0.2)
+        assert dropped
+
+
+def test_clients_that_never_read_their_answers_do_not_lock_others_out(
+    tmp_path: Path, demo_template: Path
+) -> None:
+    """Long timeouts, so only the cap can help: at the cap, connections whose clients leave
+    the answers unread make room (they were counted as busy answering, so every newcomer,
+    a real client too, got 503 for as long as they stayed)."""
+    locked = start_server(tmp_path / "home", demo_template, {"MAX_CONNECTIONS": 3,
+                          "HEADER_TIMEOUT": 600, "BODY_TIMEOUT": 600, "WRITE_TIMEOUT": 600})
+    stalled: list[socket.socket] = []
+    try:
+        stalled = [never_reading(locked.port) for _ in range(3)]
+        assert "countItems" in list_tool_names(locked.url, locked.token)
+    finally:
+        for sock in stalled:
+            sock.close()
+        locked.stop()

@@ -71,7 +71,14 @@ def test_an_update_to_the_values_the_item_has_stages_nothing_and_says_so(
 
 
 UNCHANGED = [{"qty": "5"}, {"qty": 5.0}, {"price": 2}, {"price": "2"}, {"code": "1.0"}, {"raw": 1}]
-CHANGED = [{"code": 1}, {"raw": "1"}, {"raw": 1.5}, {"status": None}, {"status": "Shipped"}]
+CHANGED = [
+    {"code": 1},
+    {"raw": "1"},
+    {"raw": 1.5},
+    {"raw": 1.0},  # 1 IS 1.0 where no affinity converts, yet the commit stores a REAL
+    {"status": None},
+    {"status": "Shipped"},
+]
 
 
 @pytest.mark.parametrize("values", UNCHANGED, ids=str)
@@ -97,6 +104,67 @@ def test_a_value_the_column_stores_differently_is_staged(
     assert stage(ctx, values)["staged"] == 1
     assert ctx.staging.commit().ok
     assert stored(items_db) != before
+
+
+@pytest.fixture
+def collated_db(tmp_path: Path) -> Path:
+    """Columns whose collation calls different text equal: NOCASE (case), RTRIM (spaces)."""
+    path = tmp_path / "collated.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT COLLATE NOCASE, "
+            "code TEXT COLLATE RTRIM)"
+        )
+        conn.execute("INSERT INTO people VALUES (1, 'ada', 'x1')")
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize("values", [{"name": "Ada"}, {"code": "x1  "}], ids=str)
+def test_a_column_collation_does_not_hide_a_change(
+    collated_db: Path, tmp_path: Path, values: dict[str, Any]
+) -> None:
+    """Under NOCASE 'ada' = 'Ada', yet the commit writes 'Ada': the update is staged and
+    commits the new text (it was answered "already has these values" and lost)."""
+    context = make_ctx(collated_db, tmp_path)
+    try:
+        result = ok(context, "stageItem", table="people", op="update", key={"id": 1}, values=values)
+        assert result["staged"] == 1
+        assert context.staging.commit().ok
+        row = context.store.get_item("people", {"id": 1})
+        assert row is not None and {k: row[k] for k in values} == values
+    finally:
+        context.staging.close()
+        context.store.close()
+
+
+def test_a_commit_between_the_check_and_the_staging_is_not_missed(
+    ctx: ToolContext, items_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process commits its change of the item (status lost) after this update's
+    check found the item already shipped: "already has these values" would be stale (the
+    item is lost now and nothing stays staged to set it back), so the update is staged, as
+    `stage` would, and its commit meets the other's change as a conflict."""
+    other_store = open_store(items_db)
+    other = StagingArea(other_store, ctx.staging.path)
+    other.stage("items", "update", {"id": 1}, {"status": "lost"})
+    check = ctx.store.holds
+
+    def holds_then_the_other_commits(*args: Any, **kwargs: Any) -> bool:
+        answer = check(*args, **kwargs)
+        assert other.commit().ok
+        return answer
+
+    monkeypatch.setattr(ctx.store, "holds", holds_then_the_other_commits)
+    try:
+        result = stage(ctx, {"status": "shipped"})
+    finally:
+        other.close()
+        other_store.close()
+    assert result["staged"] == 1
+    (change,) = ctx.staging.list()
+    assert change.values == {"status": "shipped"}
+    assert ctx.store.get_item("items", {"id": 1})["status"] == "lost"
 
 
 def test_a_partial_no_op_is_staged_whole(ctx: ToolContext) -> None:

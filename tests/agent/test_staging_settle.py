@@ -195,3 +195,39 @@ def test_two_commit_processes_started_together_both_tell_the_truth(
     assert codes in ([0, 0], [0, 2])
     assert area.count() == 0
     assert area.store.count("orders", "status != 'raced'") == 0
+
+
+@pytest.mark.parametrize(
+    ("declared", "stored", "staged"),
+    [("TEXT COLLATE NOCASE", "ada", "Ada"), ("TEXT COLLATE RTRIM", "x1", "x1 "), ("", 1, 1.0)],
+    ids=["nocase", "rtrim", "no-affinity"],
+)
+def test_a_commit_killed_before_the_store_wrote_keeps_a_change_the_comparison_blurs(
+    tmp_path: Path, declared: str, stored: object, staged: object
+) -> None:
+    """The store never got the change; only a comparison blind to the column's collation (or,
+    without affinity, to 1 against 1.0) takes the old value for the new one. Settling said
+    "landed" and dropped the change, so the commit was lost."""
+    db = tmp_path / "people.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"CREATE TABLE people (id INTEGER PRIMARY KEY, name {declared})")
+        conn.execute("INSERT INTO people VALUES (1, ?)", (stored,))
+    conn.close()
+    store = SQLiteStore.open(db)
+    area = StagingArea(store, tmp_path / "staging.sqlite")
+    try:
+        change = area.stage("people", "update", {"id": 1}, {"name": staged})
+        with sqlite3.connect(area.path) as conn:
+            conn.execute(
+                "INSERT INTO commits_in_progress VALUES ('killed', ?, ?, 'then')",
+                (store.identity, json.dumps([change.id])),
+            )
+        conn.close()
+        assert [c.id for c in area.list()] == [change.id], "the change is still staged"
+        report = area.commit()
+        assert report.ok
+        row = store.get_item("people", {"id": 1})
+        assert row is not None and row["name"] == staged and type(row["name"]) is type(staged)
+    finally:
+        area.close()
+        store.close()
