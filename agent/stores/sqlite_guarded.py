@@ -1,6 +1,6 @@
 """The fast path of a SQLite commit: statements that carry their own optimistic check.
 
-Each update/delete gets `AND <column> IS ?` for every pre-image column, and each create is a
+Each update/delete gets `AND <column> IS ? COLLATE BINARY` for every pre-image column, and each create is a
 plain INSERT (a taken key fails the PRIMARY KEY). Run as `executemany` batches, the commit
 has no conflict exactly when every statement changed one row; otherwise the caller rolls back
 and runs the row-by-row check (`sqlite_apply`) to say which changes conflict and why.
@@ -93,7 +93,9 @@ def _shape_sql(schema: TableSchema, op: str, given: tuple[str, ...]) -> str | No
     if len(schema.key_columns) + len(schema.guarded_columns) > MAX_TERMS:
         return None
     where = " AND ".join(f"{quote_ident(k)} = ?" for k in schema.key_columns)
-    guard = "".join(f" AND {quote_ident(c)} IS ?" for c in schema.guarded_columns)
+    # BINARY: a column's own collation (NOCASE, RTRIM) would take another program's 'Ada'
+    # for the staged pre-image 'ada' and write over it without a conflict.
+    guard = "".join(f" AND {quote_ident(c)} IS ? COLLATE BINARY" for c in schema.guarded_columns)
     if op == "create":
         cols = ", ".join(quote_ident(n) for n in (*names, *schema.key_columns))
         marks = ", ".join("?" * (len(names) + len(schema.key_columns)))

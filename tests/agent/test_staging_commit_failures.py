@@ -269,3 +269,33 @@ def test_a_database_on_a_full_disk_says_to_free_space(
     assert "free disk space" in (failed.value.fix or "").lower()
     assert len(area.list()) == demo_store.count("orders")
     assert demo_store.get_item("orders", {"id": 1})["status"] != "x" * 400
+
+
+@pytest.mark.parametrize(("collation", "now"), [("NOCASE", "Ada"), ("RTRIM", "ada ")])
+def test_a_change_the_column_collation_calls_equal_is_still_a_conflict(
+    tmp_path: Path, collation: str, now: str
+) -> None:
+    """Another program changed the name's case (or trailing space) after the staging: the
+    commit's own check compared under the column's collation, found 'Ada' = 'ada', and wrote
+    the staged row over the change without a conflict."""
+    path = tmp_path / "people.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        f"CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT COLLATE {collation}, age INT)"
+    )
+    conn.execute("INSERT INTO people VALUES (1, 'ada', 36)")
+    conn.commit()
+    store = SQLiteStore.open(path)
+    staging = StagingArea(store, tmp_path / "staging.sqlite")
+    try:
+        change = staging.stage("people", "update", {"id": 1}, {"age": 37})
+        conn.execute("UPDATE people SET name = ? WHERE id = 1", (now,))
+        conn.commit()
+        report = staging.commit()
+        assert [c.change_id for c in report.conflicts] == [change.id]
+        assert report.conflicts[0].current["name"] == now
+        assert conn.execute("SELECT name, age FROM people").fetchone() == (now, 36)
+    finally:
+        staging.close()
+        store.close()
+        conn.close()
