@@ -16,16 +16,14 @@ metaclass lists attributes as `type` does; otherwise Textual's own runs. Nothing
 
 from __future__ import annotations
 
-import importlib.machinery
 import sys
 import weakref
 import zlib
-from collections.abc import Sequence
 from types import CodeType, ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
-if TYPE_CHECKING:
-    from importlib.abc import Loader
+from tui import import_hooks
+from tui.import_hooks import PatchingLoader
 
 NAME = "textual.dom"
 COMPUTE_PREFIXES = ("_compute_", "compute_")
@@ -187,41 +185,14 @@ def patch(module: ModuleType) -> bool:
     return replaced
 
 
-class _Loader:
-    """Runs `textual.dom` as usual, then patches it."""
-
-    def __init__(self, real: Any) -> None:
-        self.real = real
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        created: ModuleType | None = self.real.create_module(spec)
-        return created
-
-    def exec_module(self, module: ModuleType) -> None:
-        self.real.exec_module(module)
-        patch(module)
-
-
-class _Finder:
-    """Finds `textual.dom` as the path finder does, with the patching loader."""
-
-    @staticmethod
-    def find_spec(
-        fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != NAME:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        spec.loader = cast("Loader", _Loader(spec.loader))
-        return spec
-
-
 def install() -> None:
     """Patch `textual.dom` when it is imported (at once when it already is)."""
     loaded = sys.modules.get(NAME)
     if loaded is not None:
         patch(loaded)
-    elif not any(f is _Finder for f in sys.meta_path):
-        sys.meta_path.insert(0, _Finder)
+    else:
+        import_hooks.hook(NAME, _patching)
+
+
+def _patching(real: Any) -> PatchingLoader | None:
+    return PatchingLoader(real, patch) if hasattr(real, "exec_module") else None

@@ -60,7 +60,7 @@ def test_deferred_modules_run_on_first_use_and_are_the_real_modules_then() -> No
 def test_a_failing_body_stays_deferred_and_raises_again() -> None:
     from types import ModuleType
 
-    from tui import deferred_imports
+    from tui import import_hooks
 
     class Failing:
         calls = 0
@@ -70,7 +70,7 @@ def test_a_failing_body_stays_deferred_and_raises_again() -> None:
             raise ImportError("broken")
 
     module = ModuleType("broken_module")
-    deferred_imports._Loader(Failing()).exec_module(module)
+    import_hooks.DeferringLoader(Failing()).exec_module(module)
     for _ in range(2):
         try:
             module.anything  # noqa: B018
@@ -78,7 +78,7 @@ def test_a_failing_body_stays_deferred_and_raises_again() -> None:
             pass
         else:
             raise AssertionError("the body's error was swallowed")
-    assert Failing.calls == 2 and deferred_imports.is_deferred(module)
+    assert Failing.calls == 2 and import_hooks.is_deferred(module)
     try:
         module.__wrapped__  # noqa: B018
     except AttributeError:

@@ -50,27 +50,3 @@ def test_every_name_textual_types_exports_is_the_real_one_once_asked_for() -> No
     assert deferred["exported"] == plain["exported"]
     assert len(deferred["exported"]) >= 20
     assert deferred["plain"] == "module"  # the real module's body has run
-
-
-def test_a_failing_body_leaves_textual_types_deferred_and_raises_again(monkeypatch) -> None:
-    from types import ModuleType
-
-    from tui import textual_types
-
-    class Failing:
-        calls = 0
-
-        def exec_module(self, module: ModuleType) -> None:
-            Failing.calls += 1
-            raise ImportError("broken")
-
-    module = ModuleType("textual.types")
-    textual_types._Loader(Failing()).exec_module(module)
-    for _ in range(2):
-        try:
-            module.SelectType  # noqa: B018
-        except ImportError:
-            pass
-        else:
-            raise AssertionError("the body's error was swallowed")
-    assert Failing.calls == 2 and type(module) is textual_types._Deferred

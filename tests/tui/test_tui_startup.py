@@ -131,7 +131,7 @@ def prepare(argv):
                 name for name in ("argparse", "agent.cli.common") if name in sys.modules
             ]
             from tui import deferred_imports
-            seen["imports deferred after it"] = deferred_imports._Finder in sys.meta_path
+            seen["imports deferred after it"] = deferred_imports.installed()
             self.exit()
 
     tui.app.TabletalkApp = Probe
