@@ -122,7 +122,7 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         yield StatusBar(id="status")
         with Horizontal(id="main"):
             with TabArea(id="tabs"):
-                yield HomeTab(self.store)
+                yield HomeTab(self.store, dict(self.settings.keys))
             yield Splitter(id="splitter")
             yield ChatPanel(id="chat")
         yield KeyFooter()

@@ -25,6 +25,7 @@ from textual.widgets import Button, TextArea
 from agent.errors import TabletalkError
 from agent.stop import StopSignal
 from tui.input_history import InputHistory
+from tui.key_hints import app_key
 from tui.messages import TurnEventsReady
 from tui.turn_feed import TurnFeed
 from tui.widgets.action_button import ActionButton
@@ -197,7 +198,8 @@ class ChatPanel(Vertical):
                 self.composer.clear()
             return
         if self.busy:
-            self.app.notify("Wait for the answer, or press Esc to stop it.", severity="warning")
+            warning = f"Wait for the answer, or press {app_key(self.app, 'stop', 'Esc')} to stop it."
+            self.app.notify(warning, severity="warning", markup=False)
             return
         session = getattr(self.app, "session", None)
         self.history.add(self._conversation_id(), text)
