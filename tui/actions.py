@@ -329,7 +329,7 @@ class AppActions(_Base):
 
 
 class _ZeroUsage:
-    input = output = cache_read = 0
+    input = output = cache_read = estimated_output = 0
 
 
 _ZERO_USAGE = _ZeroUsage()

@@ -72,6 +72,8 @@ class ChatHost(Protocol):
 
     def show_streaming(self, characters: int) -> None: ...
 
+    def show_stopped(self, characters: int) -> None: ...
+
     def refresh_staging(self) -> None: ...
 
 
@@ -256,7 +258,9 @@ class ChatPanel(Vertical):
             return False
         self.cancel.set()
         self.host.cancel_permission_prompt()
+        shown = self._streamed
         self._end_turn(self.turn)
+        self.host.show_stopped(shown)
         self.call_later(self._show_end, "stopped", None)
         return True
 
