@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
@@ -275,7 +275,10 @@ class AppActions(_Base):
                 ConfirmScreen("Revert commit", question, yes="Stage revert"), confirmed
             )
 
-        self.push_screen(HistoryScreen(entries), revert)
+        def read_commit(commit_id: str, done: Callable[[Any], None]) -> None:
+            self.staging_watch.read(lambda area: area.commit_entry(commit_id), done=done)
+
+        self.push_screen(HistoryScreen(entries, read_commit), revert)
 
     def action_mcp_panel(self) -> None:
         """The MCP server panel: serve this store to other agents, manage their tokens."""

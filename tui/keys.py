@@ -105,6 +105,7 @@ def clashing_keys(remaps: dict[str, str]) -> dict[str, list[str]]:
 def known_binding_ids() -> set[str]:
     """Every binding id that `[keys]` in config.toml may remap (the app's, widgets', screens')."""
     from tui.screens.attach import AttachScreen
+    from tui.screens.commit_detail import CommitDetailScreen
     from tui.screens.confirm import ConfirmScreen
     from tui.screens.error import ErrorScreen
     from tui.screens.help import HelpScreen
@@ -120,6 +121,7 @@ def known_binding_ids() -> set[str]:
 
     owners = (
         AttachScreen,
+        CommitDetailScreen,
         ConfirmScreen,
         ErrorScreen,
         HelpScreen,
