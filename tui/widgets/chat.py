@@ -185,7 +185,7 @@ class ChatPanel(Vertical):
         try:
             attachment = AttachmentSet().add(path)
         except TabletalkError as exc:
-            self.app.notify(exc.render(), title=exc.title, severity="error", markup=False)
+            self.app.notify(exc.render_sentences(), title=exc.title, severity="error", markup=False)
             return False
         self.attachments.add(attachment.path)
         return True
