@@ -83,18 +83,32 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
 
 def clashing_keys(remaps: dict[str, str]) -> dict[str, list[str]]:
     """Keys that `[keys]` gives to more than one of the bindings active together (the app's
-    and the composer's), each with the ids that share it: only one of them can run."""
+    and the composer's), each with the ids that share it: only one of them can run. The
+    composer's editing keys (TextArea's: ctrl+y redo, ctrl+c copy, f6, f7, …) count too: while
+    it has the focus they win over a binding of the app without priority."""
+    from textual.widgets import TextArea
+
     from tui.widgets.composer import Composer
 
     bindings = list(APP_BINDINGS) + [b for b in Composer.BINDINGS if isinstance(b, Binding)]
     holders: dict[str, list[str]] = {}
+    outranks_editing: set[str] = set()
     for binding in bindings:
         if not binding.id:
             continue
+        if binding.priority:
+            outranks_editing.add(binding.id)
         for key in remaps.get(binding.id, binding.key).split(","):
             ids = holders.setdefault(key.strip(), [])
             if binding.id not in ids:
                 ids.append(binding.id)
+    for editing in TextArea.BINDINGS:
+        if not isinstance(editing, Binding):
+            continue
+        for key in editing.key.split(","):
+            ids = holders.get(key.strip(), [])
+            if any(i in remaps and i not in outranks_editing for i in ids):
+                ids.append(f"the composer's {editing.action.split('(')[0]}")
     return {
         key: ids
         for key, ids in holders.items()
