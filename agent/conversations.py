@@ -207,6 +207,7 @@ class Conversation:
                 usage.get("outputTokens", 0),
                 usage.get("cacheReadInputTokens", 0),
                 usage.get("cacheWriteInputTokens", 0),
+                usage.get("estimatedOutputTokens", 0),
             ),
         )
 

@@ -17,6 +17,23 @@ class TabletalkError(Exception):
         """Message plus fix, on one or two lines, for a terminal or a notification."""
         return f"{self.message}\n{self.fix}" if self.fix else self.message
 
+    def render_sentences(self) -> str:
+        """`render` as `message.` then `Fix.`, for errors whose text is also written for the
+        model (no full stops, a fix in lower case: "no such file: x", "check the path"), so a
+        notification does not read as one run-on phrase. The message keeps its first letter: it
+        may start with a file name."""
+        message = full_stop(self.message)
+        if not self.fix:
+            return message
+        fix = self.fix.strip()
+        return f"{message}\n{full_stop(fix[:1].upper() + fix[1:])}"
+
+
+def full_stop(text: str) -> str:
+    """`text` ending a sentence (a full stop added unless it ends in . ! ? or …)."""
+    text = text.strip()
+    return text if not text or text[-1] in ".!?…" else text + "."
+
 
 class ConfigError(TabletalkError):
     """The config file is unreadable or has an invalid field."""

@@ -22,12 +22,16 @@ StopReason = Literal[
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts, as Converse reports them."""
+    """Token counts, as Converse reports them, and an estimate for steps it never reported."""
 
     input: int = 0
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    estimated_output: int = 0
+    """Output tokens of steps stopped while streaming (Converse sends a step's usage only at
+    its end, yet the tokens streamed before Stop are billed): about four characters each of
+    the text received, kept apart from the reported counts."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -35,15 +39,24 @@ class Usage:
             self.output + other.output,
             self.cache_read + other.cache_read,
             self.cache_write + other.cache_write,
+            self.estimated_output + other.estimated_output,
         )
 
     def to_dict(self) -> dict[str, int]:
-        return {
+        counts = {
             "inputTokens": self.input,
             "outputTokens": self.output,
             "cacheReadInputTokens": self.cache_read,
             "cacheWriteInputTokens": self.cache_write,
         }
+        if self.estimated_output:  # only after a stopped step: other answers keep their shape
+            counts["estimatedOutputTokens"] = self.estimated_output
+        return counts
+
+
+def estimated_tokens(text: str) -> int:
+    """Output tokens `text` took, estimated at about four characters a token."""
+    return -(-len(text) // 4)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from agent.events import (
     TurnEvent,
     Usage,
     UsageUpdated,
+    estimated_tokens,
 )
 from agent.permissions import PermissionGate, PermissionRequest, denial_message
 from agent.search.searcher import ToolSearcher
@@ -155,6 +156,8 @@ class TurnRunner:
                 self.conversation.append_assistant(
                     {"content": [{"text": (partial + "\n\n" if partial else "") + STOPPED_TEXT}]}
                 )
+                if partial:  # billed, though the stream never reached its usage
+                    self._add_usage(Usage(estimated_output=estimated_tokens(partial)))
                 self._dirty = True
                 return self._end("stopped", partial, step)
             except TabletalkError as exc:
@@ -230,13 +233,17 @@ class TurnRunner:
             message = assistant_message("".join(text_parts), tool_uses)
             end = StepEnd("tool_use" if tool_uses else "other", Usage(), message)
         self.conversation.append_assistant(end.message)
-        self.usage = self.usage + end.usage
-        self.conversation.usage = self.conversation.usage + end.usage
-        self.emit(UsageUpdated(self.usage, self.conversation.usage))
+        self._add_usage(end.usage)
         # A toolUse is saved only together with its results (see _run_tools), so a crash in a
         # tool never leaves a history that Converse would reject.
         self._dirty = True
         return "".join(text_parts), tool_uses, end.stop_reason
+
+    def _add_usage(self, usage: Usage) -> None:
+        """Count a step's usage in the turn's and the conversation's (saved with it)."""
+        self.usage = self.usage + usage
+        self.conversation.usage = self.conversation.usage + usage
+        self.emit(UsageUpdated(self.usage, self.conversation.usage))
 
     def _run_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
         """Answer every toolUse (in order) in one user message; return an ask, if any."""

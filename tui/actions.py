@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
 from agent.text_plural import counted
+from tui.key_hints import app_key
 from tui.widgets.tab_area import TabArea
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class AppActions(_Base):
         if staged:
             from agent.cli.common import db_flag  # the command must reach this same store
 
-            key = self.settings.keys.get("staging", "ctrl+s").split(",")[0]
+            key = app_key(self, "staging", "ctrl+s")
             message = (
                 f"{counted(staged, 'staged change')} "
                 f"{'are' if staged != 1 else 'is'} kept; review "
@@ -111,7 +112,12 @@ class AppActions(_Base):
         if isinstance(pane, TableTab):
             pane.action_focus_filter()
         else:
-            self.notify("Open a table tab first (ctrl+t).", severity="warning", timeout=2)
+            self.notify(
+                f"Open a table tab first ({app_key(self, 'open_table', 'ctrl+t')}).",
+                severity="warning",
+                timeout=2,
+                markup=False,
+            )
 
     def action_switch_focus(self) -> None:
         """F3: from the composer to the active tab's rows (or list), and back."""
@@ -269,7 +275,10 @@ class AppActions(_Base):
                 ConfirmScreen("Revert commit", question, yes="Stage revert"), confirmed
             )
 
-        self.push_screen(HistoryScreen(entries), revert)
+        def read_commit(commit_id: str, done: Callable[[Any], None]) -> None:
+            self.staging_watch.read(lambda area: area.commit_entry(commit_id), done=done)
+
+        self.push_screen(HistoryScreen(entries, read_commit), revert)
 
     def action_mcp_panel(self) -> None:
         """The MCP server panel: serve this store to other agents, manage their tokens."""
@@ -284,7 +293,12 @@ class AppActions(_Base):
         """Close the active tab; the Tables tab stays, and says so instead of doing nothing."""
         tabs = self.query_one("#tabs", TabArea)
         if tabs.active == "home":
-            self.notify("The Tables tab stays open; ctrl+w closes the other tabs.", timeout=3)
+            close = app_key(self, "close_tab", "ctrl+w")
+            self.notify(
+                f"The Tables tab stays open; {close} closes the other tabs.",
+                timeout=3,
+                markup=False,
+            )
         elif tabs.active:
             await tabs.remove_pane(tabs.active)
 
@@ -318,7 +332,7 @@ class AppActions(_Base):
 
 
 class _ZeroUsage:
-    input = output = cache_read = 0
+    input = output = cache_read = estimated_output = 0
 
 
 _ZERO_USAGE = _ZeroUsage()

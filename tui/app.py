@@ -122,7 +122,7 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         yield StatusBar(id="status")
         with Horizontal(id="main"):
             with TabArea(id="tabs"):
-                yield HomeTab(self.store)
+                yield HomeTab(self.store, dict(self.settings.keys))
             yield Splitter(id="splitter")
             yield ChatPanel(id="chat")
         yield KeyFooter()
@@ -236,8 +236,10 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         self.chat.session_ready(self.session)
 
     def show_usage(self, usage: Any) -> None:
-        """Conversation token totals into the header (and the turn's read units so far)."""
-        self.status.tokens = (usage.input, usage.output, usage.cache_read)
+        """Conversation token totals into the header (and the turn's read units so far); the
+        estimated output of stopped steps counts in the out total, which is then marked `~`."""
+        self.status.tokens = (usage.input, usage.output + usage.estimated_output, usage.cache_read)
+        self.status.estimated = usage.estimated_output > 0
         self.status.streaming = 0
         self._show_read_units()
 
@@ -360,6 +362,8 @@ class TabletalkApp(TabActions, AppActions, App[int]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place worker failures land: a notification or modal, never a crash."""
+        if event.state == WorkerState.SUCCESS and event.worker.group == "turn":
+            self._turn_worker_done()
         if event.state != WorkerState.ERROR:
             return
         from agent.stores.paging import TabClosed
@@ -380,6 +384,24 @@ class TabletalkApp(TabActions, AppActions, App[int]):
                 severity="warning",
             )
         self.show_error(error)
+
+    def show_stopped(self, characters: int) -> None:
+        """Stop pressed after `characters` of the answer were shown: the session's usage when
+        the turn's worker is done (its late events are not shown), else the shown text's
+        estimate (billed) until the worker ends and `_turn_worker_done` replaces it."""
+        if self.session is not None and not any(
+            w.group == "turn" and w.is_running for w in self.workers
+        ):
+            self.show_usage(self.session.usage)
+        else:
+            self.show_streaming(characters)
+
+    def _turn_worker_done(self) -> None:
+        """A stopped turn's worker ended: the chat dropped its late events, so the header
+        takes the conversation's usage from the session (with the stopped step's estimate the
+        loop added). A turn still being shown (or a newer one) updates it through its events."""
+        if self.session is not None and not self.chat.busy:
+            self.show_usage(self.session.usage)
 
     def show_error(self, error: BaseException | None) -> None:
         """A TabletalkError as title, message and fix; anything else as an unexpected error."""

@@ -83,18 +83,32 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
 
 def clashing_keys(remaps: dict[str, str]) -> dict[str, list[str]]:
     """Keys that `[keys]` gives to more than one of the bindings active together (the app's
-    and the composer's), each with the ids that share it: only one of them can run."""
+    and the composer's), each with the ids that share it: only one of them can run. The
+    composer's editing keys (TextArea's: ctrl+y redo, ctrl+c copy, f6, f7, …) count too: while
+    it has the focus they win over a binding of the app without priority."""
+    from textual.widgets import TextArea
+
     from tui.widgets.composer import Composer
 
     bindings = list(APP_BINDINGS) + [b for b in Composer.BINDINGS if isinstance(b, Binding)]
     holders: dict[str, list[str]] = {}
+    outranks_editing: set[str] = set()
     for binding in bindings:
         if not binding.id:
             continue
+        if binding.priority:
+            outranks_editing.add(binding.id)
         for key in remaps.get(binding.id, binding.key).split(","):
             ids = holders.setdefault(key.strip(), [])
             if binding.id not in ids:
                 ids.append(binding.id)
+    for editing in TextArea.BINDINGS:
+        if not isinstance(editing, Binding):
+            continue
+        for key in editing.key.split(","):
+            ids = holders.get(key.strip(), [])
+            if any(i in remaps and i not in outranks_editing for i in ids):
+                ids.append(f"the composer's {editing.action.split('(')[0]}")
     return {
         key: ids
         for key, ids in holders.items()
@@ -105,6 +119,7 @@ def clashing_keys(remaps: dict[str, str]) -> dict[str, list[str]]:
 def known_binding_ids() -> set[str]:
     """Every binding id that `[keys]` in config.toml may remap (the app's, widgets', screens')."""
     from tui.screens.attach import AttachScreen
+    from tui.screens.commit_detail import CommitDetailScreen
     from tui.screens.confirm import ConfirmScreen
     from tui.screens.error import ErrorScreen
     from tui.screens.help import HelpScreen
@@ -120,6 +135,7 @@ def known_binding_ids() -> set[str]:
 
     owners = (
         AttachScreen,
+        CommitDetailScreen,
         ConfirmScreen,
         ErrorScreen,
         HelpScreen,

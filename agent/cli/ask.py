@@ -328,8 +328,9 @@ def _what_happened(session: ChatSession, ended: TurnEnded) -> str:
     else:
         usage = ended.usage
         sent = (
-            f"{counted(ended.steps, 'step')}; tokens in {usage.input:,} / out {usage.output:,} / "
-            f"cache read {usage.cache_read:,}"
+            f"{counted(ended.steps, 'step')}; tokens in {usage.input:,} / out {usage.output:,}"
+            + (f" + ~{usage.estimated_output:,} stopped" if usage.estimated_output else "")
+            + f" / cache read {usage.cache_read:,}"
         )
     if not session.conversation.messages:
         return f"{sent}; nothing was saved"

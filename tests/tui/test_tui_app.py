@@ -138,6 +138,19 @@ async def test_a_key_given_to_two_bindings_in_config_is_named(demo_store) -> Non
         assert not [n for n in app._notifications if n.title == "Key remap clash"]
 
 
+async def test_a_key_the_composer_edits_with_is_named_as_a_clash(demo_store) -> None:
+    """`staging = "ctrl+y"` looked fine, but while typing ctrl+y is the composer's redo: the
+    staging panel never opened and the footer lost `Staged`. The clash is named at start; a
+    priority binding (quit) outranks the composer and is not."""
+    keys = {"staging": "ctrl+y", "quit": "ctrl+k,ctrl+q"}
+    app = TabletalkApp(demo_store, Settings(keys=keys), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        warned = [n.message for n in app._notifications if n.title == "Key remap clash"]
+        assert len(warned) == 1, warned
+        assert "ctrl+y is given to staging and the composer's redo" in warned[0]
+
+
 async def test_markup_in_cells_and_model_text_is_shown_literally(
     make_app, scripted_bedrock, demo_path
 ) -> None:

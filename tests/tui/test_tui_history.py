@@ -36,7 +36,7 @@ async def test_a_bulk_edit_commit_reverted_from_the_history_view_restores_every_
         assert isinstance(app.screen, HistoryScreen)
         assert app.screen.query_one("#commits").row_count == 1
         shown = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-        assert "1 commit. Revert stages" in shown, shown
+        assert "1 commit. Enter shows a commit" in shown, shown
         await pilot.press("r")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen)
@@ -98,3 +98,48 @@ async def test_a_revert_runs_beside_the_app_not_in_its_way(make_app, demo_path) 
         assert answered_while_reverting
         assert app.status.staged == 3
         assert statuses(demo_path, [1, 2, 3]) == {1: "x", 2: "x", 3: "x"}
+
+
+async def test_enter_or_a_click_on_a_commit_shows_its_changes_and_esc_goes_back(
+    make_app,
+) -> None:
+    """Enter on a commit did nothing: only `tabletalk commits show ID` told what it changed.
+    Its changes now open in a modal (values escaped and cut), over the history."""
+    from textual.widgets import Static
+
+    from tui.screens.commit_detail import CommitDetailScreen
+    from tui.widgets.staged_change import VALUE_LIMIT
+
+    long_value = "[bold red]boom[/] " + "x" * 500
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = app.staging_watch.area
+        area.stage_many("orders", keys=[{"id": 1}], set={"status": long_value})
+        area.commit()
+        area.stage_many("orders", keys=[{"id": 2}, {"id": 3}], set={"status": "returned"})
+        area.commit()
+        await pilot.press("f9")
+        await settle(app, pilot)
+        history = app.screen
+        assert isinstance(history, HistoryScreen)
+        await pilot.press("enter")  # the newest commit
+        await settle(app, pilot)
+        assert isinstance(app.screen, CommitDetailScreen)
+        shown = "\n".join(str(static.render()) for static in app.screen.query(Static))
+        assert "2 changes" in shown
+        assert "UPDATE orders id=2" in shown and "UPDATE orders id=3" in shown
+        assert "→ returned" in shown.replace("\n    ", " ")
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is history
+        await pilot.click("#commits", offset=(4, 2))  # the older commit's row, not highlighted
+        await settle(app, pilot)
+        assert isinstance(app.screen, CommitDetailScreen)
+        assert app.screen.entry.id == history.entries[1].id
+        shown = "\n".join(str(static.render()) for static in app.screen.query(Static))
+        assert "UPDATE orders id=1" in shown
+        assert "[bold red]boom[/] xxx" in shown, "markup in a value is shown as typed"
+        assert "x" * VALUE_LIMIT not in shown and "…" in shown, "a long value is cut"
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is history

@@ -220,7 +220,7 @@ async def test_a_conflict_shows_only_what_conflicts_and_the_others_can_be_commit
         assert listed(app) == [stuck.id], "the conflicts are listed"
         card = await open_change(app, pilot, stuck.id)
         shown = str(card.query_one(".conflict").render())
-        assert f"status: staged {old} → refunded, now 'lost in transit'" in shown
+        assert f"status: staged '{old}' → 'refunded', now 'lost in transit'" in shown
         assert shown.count("lost in transit") == 1
         assert "customer_id" not in shown, "only the conflicting attribute, not the whole row"
         notice = next(n for n in app._notifications if n.title == "Commit conflict")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tui.controllers.host import AppHost
+from tui.key_hints import app_key
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.picker import PickerScreen
 
@@ -14,7 +15,8 @@ def pick_rewind(app: AppHost) -> None:
         app.notify("The chat is still starting.", severity="warning")
         return
     if app.chat.busy:
-        app.notify("Stop the running answer first (Esc).", severity="warning")
+        stop = app_key(app, "stop", "Esc")
+        app.notify(f"Stop the running answer first ({stop}).", severity="warning", markup=False)
         return
     messages = session.user_messages()
     options = [(str(index), " ".join(text.split())[:90]) for index, text in messages]
@@ -32,7 +34,7 @@ def pick_rewind(app: AppHost) -> None:
         composer.focus()
         app.notify(
             "Rolled back. Edit the message and press Enter to send it again. "
-            "Changes staged by the removed turns stay staged (ctrl+s).",
+            f"Changes staged by the removed turns stay staged ({app_key(app, 'staging', 'ctrl+s')}).",
             markup=False,
         )
 

@@ -59,7 +59,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             yield Static(
                 Text(
-                    'Remap any key in config.toml under [keys], by id:  stop = "escape,ctrl+c"\n'
+                    'Remap any key in config.toml under [keys], by id:  stop = "escape,f12"\n'
                     "Esc closes this screen.",
                     style="dim",
                 )

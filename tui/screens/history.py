@@ -1,22 +1,41 @@
-"""Commit history (F9): the store's commits, newest first, each with a Revert action.
+"""Commit history (F9): the store's commits, newest first; Enter (or a click) shows one's
+changes, Revert stages its inverse.
 
 Reverting stages the inverse changes for review in the staging panel; nothing is written here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Static
 
 from agent.staging.history import CommitEntry
 from agent.text_plural import counted
+
+CommitReader = Callable[[str, Callable[[Any], None]], None]
+"""Reads a commit's `(entry, changes)` off the app thread and hands them to the callback."""
+
+
+class CommitTable(DataTable[Any]):
+    """The commits; one click on a commit opens it, as Enter does (DataTable's own first click
+    only moves the cursor there)."""
+
+    async def _on_click(self, event: events.Click) -> None:
+        """Runs before DataTable's handler: with the cursor already on the clicked row, that
+        handler takes the click as a selection and posts RowSelected."""
+        meta = event.style.meta
+        row, column = meta.get("row", -1), meta.get("column", -1)
+        if row >= 0 and column >= 0 and not meta.get("out_of_bounds", False):
+            self.cursor_coordinate = Coordinate(row, column)
 
 
 class HistoryScreen(ModalScreen[str | None]):
@@ -38,16 +57,18 @@ class HistoryScreen(ModalScreen[str | None]):
     HistoryScreen Button { margin-right: 1; }
     """
 
-    def __init__(self, entries: list[CommitEntry]) -> None:
+    def __init__(self, entries: list[CommitEntry], read_commit: CommitReader | None = None) -> None:
         super().__init__()
         self.entries = entries
+        self.read_commit = read_commit
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Commit history"
             yield Static(id="summary")
-            yield DataTable(id="commits", cursor_type="row", zebra_stripes=True)
+            yield CommitTable(id="commits", cursor_type="row", zebra_stripes=True)
             with Horizontal():
+                yield Button("Changes (enter)", id="show")
                 yield Button("Revert (r)", id="revert", variant="warning")
                 yield Button("Close (esc)", id="close")
 
@@ -60,12 +81,13 @@ class HistoryScreen(ModalScreen[str | None]):
                 Text(", ".join(entry.tables)), Text(entry.committed_by), key=entry.id,
             )
         summary = (
-            f"{counted(len(self.entries), 'commit')}. Revert stages the inverse changes for review; "
-            "rows changed since show as conflicts."
+            f"{counted(len(self.entries), 'commit')}. Enter shows a commit's changes; Revert "
+            "stages the inverse changes for review; rows changed since show as conflicts."
             if self.entries else "No commits yet: commit staged changes and they appear here."
         )
         self.query_one("#summary", Static).update(summary)
         self.query_one("#revert", Button).disabled = not self.entries
+        self.query_one("#show", Button).disabled = not self.entries or self.read_commit is None
         table.focus()
 
     def selected(self) -> str | None:
@@ -82,6 +104,22 @@ class HistoryScreen(ModalScreen[str | None]):
             self.dismiss(chosen)
         else:
             self.notify("No commit to revert yet.", severity="warning", timeout=3)
+
+    @on(DataTable.RowSelected, "#commits")
+    @on(Button.Pressed, "#show")
+    def show_changes(self) -> None:
+        """The selected commit's changes in a modal over this list (read on a worker)."""
+        chosen = self.selected()
+        if chosen is None or self.read_commit is None:
+            return
+        from tui.screens.commit_detail import CommitDetailScreen
+
+        def show(found: Any) -> None:
+            if self.is_attached:
+                entry, changes = found
+                self.app.push_screen(CommitDetailScreen(entry, changes))
+
+        self.read_commit(chosen, show)
 
     @on(Button.Pressed, "#close")
     def action_close(self) -> None:

@@ -25,6 +25,7 @@ from textual.widgets import Button, TextArea
 from agent.errors import TabletalkError
 from agent.stop import StopSignal
 from tui.input_history import InputHistory
+from tui.key_hints import app_key
 from tui.messages import TurnEventsReady
 from tui.turn_feed import TurnFeed
 from tui.widgets.action_button import ActionButton
@@ -70,6 +71,8 @@ class ChatHost(Protocol):
     def show_usage(self, usage: Any) -> None: ...
 
     def show_streaming(self, characters: int) -> None: ...
+
+    def show_stopped(self, characters: int) -> None: ...
 
     def refresh_staging(self) -> None: ...
 
@@ -182,7 +185,7 @@ class ChatPanel(Vertical):
         try:
             attachment = AttachmentSet().add(path)
         except TabletalkError as exc:
-            self.app.notify(exc.render(), title=exc.title, severity="error", markup=False)
+            self.app.notify(exc.render_sentences(), title=exc.title, severity="error", markup=False)
             return False
         self.attachments.add(attachment.path)
         return True
@@ -197,7 +200,8 @@ class ChatPanel(Vertical):
                 self.composer.clear()
             return
         if self.busy:
-            self.app.notify("Wait for the answer, or press Esc to stop it.", severity="warning")
+            warning = f"Wait for the answer, or press {app_key(self.app, 'stop', 'Esc')} to stop it."
+            self.app.notify(warning, severity="warning", markup=False)
             return
         session = getattr(self.app, "session", None)
         self.history.add(self._conversation_id(), text)
@@ -254,7 +258,9 @@ class ChatPanel(Vertical):
             return False
         self.cancel.set()
         self.host.cancel_permission_prompt()
+        shown = self._streamed
         self._end_turn(self.turn)
+        self.host.show_stopped(shown)
         self.call_later(self._show_end, "stopped", None)
         return True
 

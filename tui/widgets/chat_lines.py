@@ -6,8 +6,20 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-HINTS = ("⏎ send · ^j ⏎ · esc stop", "⏎ send · ^j ⏎", "⏎ send")
-"""The composer's key hint, longest first; the widest that fits is shown."""
+from tui.key_hints import app_key, compact
+
+
+def hints(app: object) -> tuple[str, str, str]:
+    """The composer's key hint, longest first (the widest that fits is shown), naming the keys
+    send, newline and stop have after `[keys]`: `⏎ send · ^j ⏎ · esc stop` by default."""
+    send = compact(app_key(app, "send", "enter"))
+    newline = compact(app_key(app, "newline", "ctrl+j"))
+    stop = compact(app_key(app, "stop", "escape"))
+    return (
+        f"{send} send · {newline} ⏎ · {stop} stop",
+        f"{send} send · {newline} ⏎",
+        f"{send} send",
+    )
 
 
 class NoteLine(Static):
@@ -39,4 +51,5 @@ class ChatHint(Static):
         if self.completions:
             return Text("tab → " + ", ".join(self.completions[:6]), style="bold", no_wrap=True)
         width = self.size.width - 2
-        return Text(next((h for h in HINTS if len(h) <= width), HINTS[-1]), no_wrap=True)
+        shown = hints(self.app)
+        return Text(next((h for h in shown if len(h) <= width), shown[-1]), no_wrap=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tui.key_hints import app_key
 from tui.widgets.chat_lines import NoteLine
 from tui.widgets.status_bar import short_model
 
@@ -29,9 +30,10 @@ def intro(app: Any) -> str:
     app_store = getattr(app, "store", None)  # a bare App in widget tests has none
     store = app_store.label if app_store is not None else "your database"
     model = short_model(getattr(getattr(app, "settings", None), "model", "") or "")
+    staging = app_key(app, "staging", "ctrl+s")
     return (
         f"Ask about the tables in {store}. Runs on Amazon Bedrock ({model}) with your AWS "
-        "credentials. Edits wait in staging for your review (ctrl+s)."
+        f"credentials. Edits wait in staging for your review ({staging})."
     )
 
 

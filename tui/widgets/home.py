@@ -10,6 +10,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui.key_hints import bound_key
 from tui.widgets.tab_area import TabPane
 from tui.workers import run_in_thread
 
@@ -43,9 +44,10 @@ class HomeTab(TabPane):
             super().__init__()
             self.counts = counts
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, keymap: dict[str, str] | None = None) -> None:
         super().__init__("Tables", id="home")
         self.store = store
+        self.keymap = keymap or {}
         self.tables: list[str] = []
         self.counts: dict[str, str] = {}
 
@@ -61,10 +63,16 @@ class HomeTab(TabPane):
         yield Static(
             Text(
                 f"Enter opens a table. Ask the chat on the right,{example or ' in your words.'}\n"
-                "F1 keys · ctrl+p commands · ctrl+s staged changes · f2 full-width chat"
+                f"{self._key('help', 'F1')} keys · ctrl+p commands · "
+                f"{self._key('staging', 'ctrl+s')} staged changes · "
+                f"{self._key('toggle_chat', 'f2')} full-width chat"
             ),
             classes="home-help",
         )
+
+    def _key(self, binding_id: str, default: str) -> str:
+        """The key the binding has after `[keys]` (ctrl+p, Textual's palette key, has no id)."""
+        return bound_key(self.keymap, binding_id, default)
 
     def _example_fits(self) -> bool:
         """The store has the demo's customers and orders (the example question fits there)."""

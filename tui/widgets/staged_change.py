@@ -28,6 +28,8 @@ NAME_LIMIT = 40
 """Characters of a table or attribute name shown in the list (a name may be very long)."""
 ATTRIBUTES_SHOWN = 6
 """Attributes shown per change in the list; the detail shows every one."""
+CONFLICT_VALUE_LIMIT = 60
+"""Characters of each value a conflict line quotes in the list (three values share a line)."""
 
 
 def origin_text(origin: str) -> str:
@@ -51,8 +53,18 @@ def key_text(key: dict[str, Any]) -> str:
     return ", ".join(f"{show_value(k, NAME_LIMIT)}={show_value(v, 60)}" for k, v in key.items())
 
 
-def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
-    """Only what conflicts: `status: staged pending → shipped, now 'cancelled'` per attribute."""
+def quoted(value: Any, limit: int | None) -> str:
+    """A value as a conflict line shows it: a string in quotes, each cut to `limit` with `…`
+    (None: whole), so the staged and the current value read alike."""
+    text = show_value(value, limit)
+    return f"'{text}'" if isinstance(value, str) else text
+
+
+def conflict_lines(
+    change: StagedChange, conflict: Any, limit: int | None = CONFLICT_VALUE_LIMIT
+) -> list[str]:
+    """Only what conflicts: `status: staged 'pending' → 'shipped', now 'cancelled'` per
+    attribute (the value it was staged on, the staged value, the table's value now)."""
     current = conflict.current
     if current is None:
         return [f"⚠ conflict: the item is gone now ({conflict.reason})"]
@@ -65,11 +77,11 @@ def conflict_lines(change: StagedChange, conflict: Any) -> list[str]:
         if old == now:
             continue
         if change.op == "update" and attribute in change.values:
-            staged = f"staged {show_value(old)} → {show_value(change.values[attribute])}"
+            new = change.values[attribute]
+            staged = f"staged {quoted(old, limit)} → {quoted(new, limit)}"
         else:
-            staged = f"was {show_value(old)}"
-        now_text = repr(now) if isinstance(now, str) else show_value(now)
-        lines.append(f"  {attribute}: {staged}, now {now_text}")
+            staged = f"was {quoted(old, limit)}"
+        lines.append(f"  {attribute}: {staged}, now {quoted(now, limit)}")
     if not lines:
         return [f"⚠ conflict: {conflict.reason}"]
     return ["⚠ conflict: changed in the table since it was staged", *lines]
@@ -200,7 +212,8 @@ class ChangeCard(Vertical):
         if self.conflict is not None:
             with Horizontal():
                 yield Static(
-                    Content("\n".join(conflict_lines(change, self.conflict))), classes="conflict"
+                    Content("\n".join(conflict_lines(change, self.conflict, None))),
+                    classes="conflict",
                 )
                 button = SmallButton("Take current", "take_current", change.id, variant="warning")
                 button.tooltip = "Stage this change on top of the item as it is now"

@@ -63,6 +63,8 @@ class StatusBar(Static):
     streaming: reactive[int] = reactive(0)
     """Output tokens of the answer streaming in, estimated from its text until the model
     reports them (shown added to the out count, marked `~`)."""
+    estimated: reactive[bool] = reactive(False)
+    """The out count includes an estimate (steps stopped before the model reported usage)."""
     staged: reactive[int] = reactive(0)
     busy: reactive[bool] = reactive(False)
     read_units: reactive[float | None] = reactive(None)
@@ -99,7 +101,9 @@ class StatusBar(Static):
         """The text before and after the store name in one layout style."""
         wide = style == "wide"
         tokens_in, tokens_out, cached = self.tokens
-        out = ("~" if self.streaming else "") + short_count(tokens_out + self.streaming)
+        out = ("~" if self.streaming or self.estimated else "") + short_count(
+            tokens_out + self.streaming
+        )
         mode_style = {"manual": "green", "auto": "yellow", "full-auto": "bold red"}.get(
             self.mode, ""
         )
