@@ -504,3 +504,33 @@ async def test_the_chat_says_it_waits_for_the_model_until_the_answer_starts(
         await settle(app, pilot)
         assert not app.query("WaitLine")
         assert app.query(AssistantMessage).last().source == "Here at last."
+
+
+async def test_a_long_conversation_shows_its_newest_items_and_the_earlier_ones_on_demand(
+    make_app,
+) -> None:
+    """A resumed conversation of 150 messages builds the newest 60; "Show 60 earlier of 90"
+    above them builds the next 60 (oldest last), then "Show 30 earlier of 30" the rest."""
+    from tui.widgets.chat_log import RECENT_ITEMS
+
+    items = [{"role": "user", "text": f"question {i}"} for i in range(150)]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await app.chat.show_items(items)
+        await pilot.pause()
+
+        def shown() -> list[str]:
+            return [str(m.render()) for m in app.query(UserMessage)]
+
+        assert shown() == [f"question {i}" for i in range(150 - RECENT_ITEMS, 150)]
+        for hidden, first in ((90, 30), (30, 0)):
+            button = app.query_one("#show-earlier")
+            assert f"Show {min(RECENT_ITEMS, hidden)} earlier of {hidden}" in str(button.label)
+            button.press()
+            await settle(app, pilot)
+            assert shown() == [f"question {i}" for i in range(first, 150)]
+        assert not app.query("#show-earlier")
+        await app.chat.show_items([])
+        await pilot.pause()
+        assert not app.query(UserMessage) and app.query(NoteLine), "an empty chat shows the intro"

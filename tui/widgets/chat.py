@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Button, TextArea
 
@@ -41,9 +40,6 @@ if TYPE_CHECKING:  # loaded with the first turn (or attachment), after the first
     from agent.events import TurnEnded
     from agent.transcript import ReviewMarker
     from tui.widgets.chat_items import AssistantMessage, ToolLine, WaitLine
-
-RECENT_ITEMS = 60
-"""Items of a resumed conversation built at once; older ones wait behind a button."""
 
 RENDER_BATCH = 2_000
 """Characters of streamed text appended to the Markdown per render step (bounds each step)."""
@@ -104,7 +100,6 @@ class ChatPanel(Vertical):
         self._next_start: tuple[str, bool] = ("", False)
         """What the answer's next widget starts with, and whether it continues the last."""
         self._tool_lines: dict[str, ToolLine] = {}
-        self._hidden_items: list[dict[str, Any]] = []
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
         self._sent: tuple[int, str, list[Path]] | None = None
         """The running turn's message, given back to the composer if its worker fails."""
@@ -459,48 +454,13 @@ class ChatPanel(Vertical):
     # ----- whole-log operations -------------------------------------------------------------
 
     async def show_items(self, items: list[dict[str, Any]]) -> None:
-        """Replace the log with a saved conversation's items (after resume or rewind).
-
-        Only the newest RECENT_ITEMS are built; a button above them builds earlier ones on
-        demand, so a long conversation opens fast and stays light.
-        """
-        log = self.log_view
-        await log.remove_children()
-        self._hidden_items = list(items[:-RECENT_ITEMS]) if len(items) > RECENT_ITEMS else []
-        widgets = [_items().item_widget(item) for item in items[-RECENT_ITEMS:]]
-        if self._hidden_items:
-            widgets.insert(0, self._earlier_button())
-        if not items:
-            widgets.append(NoteLine(self.intro()))
-        if widgets:
-            await log.mount_all(widgets)
-        log.scroll_end(animate=False)
-        log.anchor()
+        """Replace the log with a saved conversation's items (after resume or rewind); an
+        empty conversation shows the intro."""
+        await self.log_view.show_items(items, NoteLine(self.intro()))
 
     def intro(self) -> str:
         """The first line of an empty chat: what to ask, what it runs on, that edits wait."""
         return intro(self.app)
-
-    def _earlier_button(self) -> Button:
-        return Button(
-            Content(
-                f"Show {min(RECENT_ITEMS, len(self._hidden_items))} earlier of {len(self._hidden_items)}"
-            ),
-            id="show-earlier",
-            compact=True,
-        )
-
-    @on(Button.Pressed, "#show-earlier")
-    async def _show_earlier(self, event: Button.Pressed) -> None:
-        event.stop()
-        log = self.log_view
-        batch = self._hidden_items[-RECENT_ITEMS:]
-        self._hidden_items = self._hidden_items[:-RECENT_ITEMS]
-        await event.button.remove()
-        widgets = [_items().item_widget(item) for item in batch]
-        if self._hidden_items:
-            widgets.insert(0, self._earlier_button())
-        await log.mount_all(widgets, before=0 if log.children else None)
 
     def focus_latest(self, kind: str) -> None:
         """Focus the newest chip or answer choice, or tool row (see ChatLog.focus_latest)."""

@@ -1,8 +1,18 @@
-"""The chat's scrolling message list, and the keyboard's way to its newest chip or tool row."""
+"""The chat's scrolling message list: a saved conversation's items (the newest at once, the
+earlier ones on demand), and the keyboard's way to its newest chip or tool row."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual import on
 from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Button
+
+RECENT_ITEMS = 60
+"""Items of a resumed conversation built at once; older ones wait behind a button."""
 
 
 class ChatLog(VerticalScroll):
@@ -10,8 +20,52 @@ class ChatLog(VerticalScroll):
 
     DEFAULT_CSS = "ChatLog { height: 1fr; padding: 0 1 0 0; scrollbar-size-vertical: 1; }"
 
+    _hidden_items: list[dict[str, Any]] = []
+    """A resumed conversation's items not built yet (the oldest first)."""
+
     def on_mount(self) -> None:
         self.anchor()
+
+    async def show_items(self, items: list[dict[str, Any]], empty: Widget) -> None:
+        """Replace the log with a saved conversation's items, or `empty` when it has none.
+
+        Only the newest RECENT_ITEMS are built; a button above them builds earlier ones on
+        demand, so a long conversation opens fast and stays light.
+        """
+        from tui.widgets.chat_items import item_widget  # loaded with the first item shown
+
+        await self.remove_children()
+        self._hidden_items = list(items[:-RECENT_ITEMS]) if len(items) > RECENT_ITEMS else []
+        widgets: list[Widget] = [item_widget(item) for item in items[-RECENT_ITEMS:]]
+        if self._hidden_items:
+            widgets.insert(0, self._earlier_button())
+        if not items:
+            widgets.append(empty)
+        if widgets:
+            await self.mount_all(widgets)
+        self.scroll_end(animate=False)
+        self.anchor()
+
+    def _earlier_button(self) -> Button:
+        hidden = len(self._hidden_items)
+        return Button(
+            Content(f"Show {min(RECENT_ITEMS, hidden)} earlier of {hidden}"),
+            id="show-earlier",
+            compact=True,
+        )
+
+    @on(Button.Pressed, "#show-earlier")
+    async def _show_earlier(self, event: Button.Pressed) -> None:
+        from tui.widgets.chat_items import item_widget
+
+        event.stop()
+        batch = self._hidden_items[-RECENT_ITEMS:]
+        self._hidden_items = self._hidden_items[:-RECENT_ITEMS]
+        await event.button.remove()
+        widgets: list[Widget] = [item_widget(item) for item in batch]
+        if self._hidden_items:
+            widgets.insert(0, self._earlier_button())
+        await self.mount_all(widgets, before=0 if self.children else None)
 
     def focus_latest(self, kind: str) -> None:
         """Focus the newest chip or answer choice (`chip`) or tool row (`tool`) in the log;
