@@ -32,6 +32,7 @@ class _Attached(BaseModel):
     message: int
     block: int
     names: list[str]
+    ids: list[str] = []
 
 
 class _Grant(BaseModel):

@@ -67,6 +67,7 @@ def _plain_attached(value: Any) -> bool:
         and type(value.get("message")) is int
         and type(value.get("block")) is int
         and _texts(value.get("names"))
+        and ("ids" not in value or _texts(value["ids"]))
     )
 
 

@@ -86,7 +86,8 @@ class Conversation:
     discovered: list[str] = field(default_factory=list)
     attachments: list[dict[str, Any]] = field(default_factory=list)
     attached: list[dict[str, Any]] = field(default_factory=list)
-    """Files sent with a user text: `{"message": i, "block": j, "names": [...]}`."""
+    """Files sent with a user text: `{"message": i, "block": j, "names": [...], "ids": [...]}`
+    (ids: the attachments' ids, which tell apart two files of one name; older files have none)."""
     granted: list[dict[str, Any]] = field(default_factory=list)
     """"Allow for this conversation" grants: `{"tool", "identity", "message"}` (see
     `permissions.Grant`); a rewind drops those given in the messages it removes."""
@@ -114,20 +115,23 @@ class Conversation:
         """Add one assistant message (text and/or toolUse blocks)."""
         self.messages.append({"role": "assistant", "content": list(message["content"])})
 
-    def mark(self) -> tuple[int, int, str]:
-        """Where the conversation stands before a turn, for `unsend`."""
+    def mark(self) -> tuple[int, int, str, int]:
+        """Where the conversation stands before a turn (its records of attached files
+        included), for `unsend`."""
         last = len(self.messages[-1]["content"]) if self.messages else 0
-        return (len(self.messages), last, self.title)
+        return (len(self.messages), last, self.title, len(self.attached))
 
-    def unsend(self, mark: tuple[int, int, str]) -> bool:
-        """Take back the user content added since `mark` when the model never answered it
-        (a turn that failed before any reply); False, changing nothing, if it did answer."""
-        count, last, title = mark
+    def unsend(self, mark: tuple[int, int, str, int]) -> bool:
+        """Take back the user content added since `mark`, and the record of the files sent
+        with it, when the model never answered it (a turn that failed before any reply);
+        False, changing nothing, if it did answer."""
+        count, last, title, attached = mark
         if any(message["role"] == "assistant" for message in self.messages[count:]):
             return False
         del self.messages[count:]
         if count:
             del self.messages[count - 1]["content"][last:]
+        del self.attached[attached:]  # else the next message's index would claim those files
         self.title = title
         self.saved = None
         return True

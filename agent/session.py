@@ -138,6 +138,9 @@ class ChatSession:
         self._caller_key: tuple[str, bool] | None = None
         self._memory = CachePointMemory(paths.state_dir() / "cache_points.json")
         self.last_record: TurnRecord | None = None
+        self.last_turn_kept = False
+        """Whether the last turn's message stays in the conversation (False: a turn that failed
+        before any answer took it back, so the user can send it again as it was)."""
         self._system: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -258,13 +261,20 @@ class ChatSession:
     ) -> TurnEnded:
         """Run one turn for the user's text (and files). Blocking; one turn at a time."""
         with self._lock:
+            self.last_turn_kept = False
             self.refresh_tools()
             added = [self.attach(path) for path in attachments]
+            mark = self.conversation.mark()
             content: list[dict[str, Any]] = [{"text": text}]
             if added:
                 message, block = self.conversation.next_user_block()
                 self.conversation.attached.append(
-                    {"message": message, "block": block, "names": [a.name for a in added]}
+                    {
+                        "message": message,
+                        "block": block,
+                        "names": [a.name for a in added],
+                        "ids": [a.id for a in added],
+                    }
                 )
                 listing = "; ".join(
                     f"{a.name} (id {a.id}, {a.kind}, {counted(a.size, 'byte')})" for a in added
@@ -301,11 +311,20 @@ class ChatSession:
                 cancel=cancel,
             )
             self.last_record = runner.record
-            mark = self.conversation.mark()
-            ended = runner.run(content)
-            if ended.reason == "error" and self.conversation.unsend(mark):
-                self._forget_unanswered()
+            try:
+                ended = runner.run(content)
+            except BaseException:  # e.g. saving failed: an unanswered message is taken back
+                self.last_turn_kept = not self._take_back(mark)
+                raise
+            self.last_turn_kept = ended.reason != "error" or not self._take_back(mark)
             return ended
+
+    def _take_back(self, mark: tuple[int, int, str, int]) -> bool:
+        """Take back the turn's message if the model never answered it (see `unsend`)."""
+        if not self.conversation.unsend(mark):
+            return False
+        self._forget_unanswered()
+        return True
 
     def _save(self, on_event: Callable[[TurnEvent], None]) -> None:
         """Save after a step; say so when the chat had to go on under a new id (see
@@ -338,17 +357,19 @@ class ChatSession:
         return self.conversation.user_text_indexes()
 
     def files_sent_with(self, message_index: int) -> list[Path]:
-        """The files attached to that user message, so a rewind can put them back beside the
-        text it returns (the conversation keeps only their names per message)."""
+        """The files attached to that user message that still exist, so a rewind can put them
+        back beside the text it returns. Found by attachment id; a record from before ids
+        were kept names its files only, so a name two attachments share is not guessed."""
         paths: list[Path] = []
         for entry in self.conversation.attached:
             if entry["message"] != message_index:
                 continue
-            for name in entry["names"]:
-                try:
-                    paths.append(self.attachments.find(name).path)
-                except TabletalkError:  # a name the set no longer holds: nothing to restore
-                    continue
+            ids = entry.get("ids") or []
+            by_id = len(ids) == len(entry["names"])
+            for wanted in ids if by_id else entry["names"]:
+                matches = [a for a in self.attachments if (a.id if by_id else a.name) == wanted]
+                if len(matches) == 1 and matches[0].path.is_file():
+                    paths.append(matches[0].path)
         return paths
 
     def rewind(self, message_index: int) -> str:

@@ -265,9 +265,12 @@ class ChatPanel(Vertical):
 
         message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
         fix = getattr(error, "fix", None)
-        failed = TurnEnded("error", error=f"The message was not sent: {message}", fix=fix)
+        kept = getattr(getattr(self.app, "session", None), "last_turn_kept", False)
+        said = "The turn failed" if kept else "The message was not sent"
+        failed = TurnEnded("error", error=f"{said}: {message}", fix=fix)
         self.feed.put(self.turn, failed)  # after the events the turn already sent
-        self._give_back(self.turn)
+        if not kept:  # a message the conversation kept would be sent twice
+            self._give_back(self.turn)
 
     def _give_back(self, turn: int) -> None:
         """The failed turn's text (and its files that still exist) back in an empty composer,
