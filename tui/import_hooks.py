@@ -48,22 +48,31 @@ class _Deferred(ModuleType):
             value = serve(self, name)
             if value is not NOT_SERVED:
                 return value
-        return getattr(run_body(self), name)
+        with _lock:  # another thread running the body holds it until the body is done
+            if isinstance(self, _Deferred) and LOADER_KEY not in self.__dict__:
+                # The body is running in this thread (an import cycle): as any module
+                # part-way through its import, it lacks what it has not set yet.
+                raise AttributeError(
+                    f"partially initialized module {self.__name__!r} has no attribute {name!r}"
+                )
+            run_body(self)
+        return getattr(self, name)
 
 
 def run_body(module: ModuleType) -> ModuleType:
-    """Run a deferred module's body in `module` (once) and make it a plain module."""
+    """Run a deferred module's body in `module` (once) and make it a plain module. The module
+    stays deferred while its body runs, so another thread asking it for a name waits on the
+    lock for the whole module instead of finding a half-built plain one."""
     with _lock:
-        if isinstance(module, _Deferred):
-            changed: Any = module  # a module's class can be swapped; mypy says not
+        if isinstance(module, _Deferred) and LOADER_KEY in module.__dict__:
             loader = module.__dict__.pop(LOADER_KEY)
-            changed.__class__ = ModuleType
             try:
                 loader.exec_module(module)
             except BaseException:
-                changed.__class__ = _Deferred
                 module.__dict__[LOADER_KEY] = loader
                 raise
+            changed: Any = module  # a module's class can be swapped; mypy says not
+            changed.__class__ = ModuleType
     return module
 
 

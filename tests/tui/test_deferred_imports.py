@@ -86,3 +86,45 @@ def test_a_failing_body_stays_deferred_and_raises_again() -> None:
     else:
         raise AssertionError("a dunder name ran the body")
     assert Failing.calls == 2
+
+
+def test_a_thread_asking_while_the_body_runs_waits_for_the_whole_module(tmp_path) -> None:
+    """Thread A starts a deferred module's slow body; thread B asks for a name the body sets
+    last. B got AttributeError from a half-built module (urllib3 would then have taken ssl
+    for missing); it now waits and gets the value."""
+    import importlib
+    import sys
+    import threading
+
+    from tui import import_hooks
+
+    (tmp_path / "tt_slow_body.py").write_text(
+        "import time\nfirst = 1\ntime.sleep(0.5)\nsecond = 2\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import_hooks.defer(["tt_slow_body"])
+        module = importlib.import_module("tt_slow_body")
+        assert import_hooks.is_deferred(module)
+        got: dict[str, object] = {}
+
+        def ask(name: str) -> None:
+            try:
+                got[name] = getattr(module, name)
+            except AttributeError as exc:
+                got[name] = exc
+
+        a = threading.Thread(target=ask, args=("first",))
+        a.start()
+        while "first" not in module.__dict__:  # A's body is running
+            threading.Event().wait(0.01)
+        b = threading.Thread(target=ask, args=("second",))
+        b.start()
+        a.join(10)
+        b.join(10)
+        assert got == {"first": 1, "second": 2}
+        assert not import_hooks.is_deferred(module)
+    finally:
+        import_hooks.unhook(["tt_slow_body"])
+        sys.modules.pop("tt_slow_body", None)
+        sys.path.remove(str(tmp_path))
