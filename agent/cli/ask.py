@@ -117,6 +117,29 @@ def shown_input(tool_input: dict[str, Any]) -> str:
     return "\n".join(f"  {key}: {value}" for key, value in fields) or "  (no input)"
 
 
+class _PromptCancelled(Exception):
+    """Ctrl+C while a prompt waits for its answer: the call is denied and the turn stops."""
+
+
+_prompt_up = threading.Event()
+"""Set while a prompt reads its answer, so Ctrl+C ends the wait instead of being retried."""
+
+
+def _read_answer() -> str:
+    """One line from the terminal, lower-cased; "n" when Ctrl+C stopped the turn meanwhile
+    (readline is retried after a signal, so a later "y" would still have allowed the call)."""
+    _prompt_up.set()
+    try:
+        line = sys.stdin.readline()
+        _prompt_up.clear()
+        return line.strip().lower()
+    except _PromptCancelled:
+        print(file=sys.stderr)
+        return "n"
+    finally:
+        _prompt_up.clear()
+
+
 def terminal_prompter(request: PermissionRequest) -> Decision:
     """Ask on the terminal (stderr/stdin) whether a gated call may run, or a tool's question."""
     if request.question:
@@ -124,7 +147,7 @@ def terminal_prompter(request: PermissionRequest) -> Decision:
         while True:
             print("  [y] yes  [n] no: ", end="", file=sys.stderr)
             sys.stderr.flush()
-            answer = sys.stdin.readline().strip().lower()
+            answer = _read_answer()
             if answer in ("y", "yes"):
                 return "allow_once"
             if answer in ("n", "no", ""):
@@ -133,7 +156,7 @@ def terminal_prompter(request: PermissionRequest) -> Decision:
     while True:
         print("  [y] once  [a] for this conversation  [n] deny: ", end="", file=sys.stderr)
         sys.stderr.flush()
-        answer = sys.stdin.readline().strip().lower()
+        answer = _read_answer()
         if answer in ("y", "yes"):
             return "allow_once"
         if answer in ("a", "always"):
@@ -256,11 +279,16 @@ def _ctrl_c_stops(cancel: threading.Event) -> Iterator[threading.Event]:
         yield interrupted  # signal handlers can only be set from the main thread
         return
     previous = signal.getsignal(signal.SIGINT)
+    if previous in (signal.SIG_IGN, None):  # ignored (nohup, `&`), or a handler set from C
+        yield interrupted
+        return
 
     def stop(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGINT, previous)
         interrupted.set()
         cancel.set()
+        if _prompt_up.is_set():
+            raise _PromptCancelled
 
     signal.signal(signal.SIGINT, stop)
     try:

@@ -330,3 +330,36 @@ def test_a_missing_config_file_is_named(
     assert main(["tools", "--config", str(tmp_path / "nope.toml")]) == 2
     err = capsys.readouterr().err
     assert "nope.toml does not exist" in err and "fix:" in err
+
+
+def test_ctrl_c_at_a_permission_prompt_denies_the_call_and_stops_the_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl+C while `ask` waited at "[y] once [a] ... [n] deny" only stopped the turn: the
+    prompt went on waiting (readline is retried after a signal) and a "y" typed next still
+    allowed the call. The prompt now ends at once with a denial."""
+    import signal
+    import threading
+
+    from agent.cli import ask
+    from agent.permissions import PermissionRequest
+
+    read_end, write_end = os.pipe()
+    monkeypatch.setattr(sys, "stdin", os.fdopen(read_end))
+    cancel = threading.Event()
+    interrupt = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    typed = threading.Timer(1.5, os.write, (write_end, b"y\n"))
+    request = PermissionRequest("runQuery", {"query": "SELECT 1"}, "manual", "c1", "read")
+    before = signal.getsignal(signal.SIGINT)
+    interrupt.start()
+    typed.start()
+    try:
+        with ask._ctrl_c_stops(cancel) as interrupted:
+            decision = ask.terminal_prompter(request)
+    finally:
+        interrupt.cancel()
+        typed.join()
+        os.close(write_end)
+    assert decision == "deny"
+    assert interrupted.is_set() and cancel.is_set()
+    assert signal.getsignal(signal.SIGINT) is before
