@@ -8,8 +8,9 @@ that change (same id, same pre-image, the original staging time): update + updat
 values (newer wins); create + update merges into the create; update + delete becomes a delete.
 Staging anything on an item staged for deletion, a create on a staged item, or a delete of an
 item that only exists as a staged create is refused with the way out. `stage` stages an update
-whose values equal the current ones all the same (the diff shows old = new); the write tools
-call `stage_unless_unchanged`, which stages nothing for it and says so (`Unchanged`).
+whose values equal the current ones all the same (the diff shows old = new); stageItem
+calls `stage_unless_unchanged`, which stages nothing for it and says so (`Unchanged`); a bulk
+edit still stages such items.
 
 Commits and crashes: see `agent.staging.commit`; every operation first settles a commit that
 was interrupted (`agent.staging.settle`), so nothing shown, diffed, discarded, rebased or
