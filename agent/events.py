@@ -54,9 +54,10 @@ class Usage:
         return counts
 
 
-def estimated_tokens(text: str) -> int:
-    """Output tokens `text` took, estimated at about four characters a token."""
-    return -(-len(text) // 4)
+def estimated_tokens(characters: int) -> int:
+    """Output tokens that many characters of text took, at about four characters a token
+    (the agent's count for a stopped step and the app's while an answer streams)."""
+    return -(-characters // 4)
 
 
 @dataclass(frozen=True)

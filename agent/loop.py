@@ -157,7 +157,7 @@ class TurnRunner:
                     {"content": [{"text": (partial + "\n\n" if partial else "") + STOPPED_TEXT}]}
                 )
                 if partial:  # billed, though the stream never reached its usage
-                    self._add_usage(Usage(estimated_output=estimated_tokens(partial)))
+                    self._add_usage(Usage(estimated_output=estimated_tokens(len(partial))))
                 self._dirty = True
                 return self._end("stopped", partial, step)
             except TabletalkError as exc:

@@ -246,7 +246,9 @@ class TabletalkApp(TabActions, AppActions, App[int]):
     def show_streaming(self, characters: int) -> None:
         """The answer streaming in: its output tokens estimated (about four characters each)
         until the model reports the step's usage."""
-        self.status.streaming = -(-characters // 4)
+        from agent.events import estimated_tokens
+
+        self.status.streaming = estimated_tokens(characters)
 
     def _store_retrying(self, text: str, state: str) -> None:
         """From any thread: the store's retry status into the header; giving up is also a
