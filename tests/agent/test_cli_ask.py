@@ -347,18 +347,27 @@ def test_ctrl_c_at_a_permission_prompt_denies_the_call_and_stops_the_turn(
     read_end, write_end = os.pipe()
     monkeypatch.setattr(sys, "stdin", os.fdopen(read_end))
     cancel = threading.Event()
-    interrupt = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    typed = threading.Timer(1.5, os.write, (write_end, b"y\n"))
+
+    def interrupt_at_the_prompt() -> None:  # Ctrl+C once the prompt waits, whatever the load
+        if ask._prompt_up.wait(30):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def type_yes_after_it() -> None:  # what a retried readline would have read
+        cancel.wait(30)
+        os.write(write_end, b"y\n")
+
     request = PermissionRequest("runQuery", {"query": "SELECT 1"}, "manual", "c1", "read")
     before = signal.getsignal(signal.SIGINT)
-    interrupt.start()
-    typed.start()
+    threads = [threading.Thread(target=f) for f in (interrupt_at_the_prompt, type_yes_after_it)]
     try:
         with ask._ctrl_c_stops(cancel) as interrupted:
+            for thread in threads:
+                thread.start()
             decision = ask.terminal_prompter(request)
     finally:
-        interrupt.cancel()
-        typed.join()
+        cancel.set()
+        for thread in threads:
+            thread.join(30)
         os.close(write_end)
     assert decision == "deny"
     assert interrupted.is_set() and cancel.is_set()
