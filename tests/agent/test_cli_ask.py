@@ -161,12 +161,14 @@ def test_ctrl_c_stops_the_turn_and_keeps_what_was_printed(
         text=True,
         env={**os.environ, **scripted_bedrock.env()},
     )
+    assert process.stdout is not None
+    printed = ""
     deadline = time.monotonic() + 30
-    while not scripted_bedrock.requests and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)  # a few pieces of the answer are printed
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=30)
+    while "A slow answer." not in printed and time.monotonic() < deadline:
+        printed += process.stdout.read(1)  # the answer is flushed piece by piece
+    process.send_signal(signal.SIGINT)  # once some of the answer is on the screen
+    rest, err = process.communicate(timeout=30)
+    out = printed + rest
     assert process.returncode == 130, err
     assert "A slow answer." in out and "-- stopped" in err, err
     conversation_id = err.rsplit("conversation ", 1)[1].split()[0]
