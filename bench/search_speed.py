@@ -1,7 +1,7 @@
 """Search speed: index build time and per-query latency (median, p95) of KeywordRanker on
 synthetic catalogs of 100, 1,000 and 10,000 tools (MCP-style `server__verbObject` names,
 template descriptions), with short, long and misspelled queries. Also: reading the static
-tables once per process (neighbours.json, wordvectors.bin) and a fresh ranker's first query,
+tables once per process (neighbours.json, wordvectors.bin, generalvectors.bin) and a fresh ranker's first query,
 which builds what it keeps per catalog for them (word neighbours, tool vectors).
 
     .venv/bin/python bench/search_speed.py [--sizes 100 1000 10000] [--queries 300] [--json]
@@ -144,6 +144,7 @@ def table_load_ms() -> dict[str, float]:
     for name, load in (
         ("neighbours.json", ranker_module.neighbours),
         ("wordvectors.bin", vectors_module.word_vectors),
+        ("generalvectors.bin", vectors_module.general_vectors),
     ):
         load.cache_clear()
         start = time.perf_counter()

@@ -25,7 +25,7 @@ from agent.search.text import (
     stem,
     words,
 )
-from agent.search.word_vectors import CatalogVectors, word_vectors
+from agent.search.word_vectors import CatalogVectors, general_vectors, word_vectors
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class RankerParams:
     vector_min_cosine: float = 0.3  # the cosine under which vectors order but do not vouch
     vector_vouch: float = 2.0  # what vectors vouch for (the score's scale), per standard deviation
     vector_unseen: float = 0.5  # a request token no tool uses, as a share of the top IDF
+    general: float = 6.0  # general-English vectors (generalvectors.bin): order only, per
+    general_floor: float = 2.0  # standard deviation over this many over the catalog's mean
 
 
 EXPANSION_CACHE_SIZE = 4096  # query words remembered per ranker
@@ -244,15 +246,32 @@ class KeywordRanker:
         """The catalog's static vectors (name words, keywords, description), built at the first
         query that uses them; None without the table or with the vector weight at 0."""
         table = word_vectors() if self.params.vector > 0 else None
+        return (
+            None if table is None else CatalogVectors(self._texts, table, self.params.vector_unseen)
+        )
+
+    @cached_property
+    def _general_vectors(self) -> CatalogVectors | None:
+        """The catalog's general-English vectors, like `_vectors` (None without the table or
+        with the `general` weight at 0)."""
+        table = general_vectors() if self.params.general > 0 else None
         if table is None:
             return None
         texts = [
+            [*split_identifier(doc.name), *" ".join(doc.keywords).split(), *doc.description.split()]
+            for doc in self.docs
+        ]
+        return CatalogVectors(texts, table)
+
+    @cached_property
+    def _texts(self) -> list[list[str]]:
+        """Each tool's lower-case words for the vectors: name words, keywords, description."""
+        return [
             split_identifier(doc.name)
             + [word for phrase in doc.keywords for word in words(phrase)]
             + words(doc.description)
             for doc in self.docs
         ]
-        return CatalogVectors(texts, table, self.params.vector_unseen)
 
     # --- query -------------------------------------------------------------------------
 
@@ -277,7 +296,9 @@ class KeywordRanker:
         else:
             for other in [] if self._is_known_word(word) else self._near_spellings(word):
                 for candidate in self._surface_to_terms[other]:
-                    alternatives[candidate] = max(alternatives.get(candidate, 0.0), self.params.fuzzy)
+                    alternatives[candidate] = max(
+                        alternatives.get(candidate, 0.0), self.params.fuzzy
+                    )
             if not alternatives:
                 for other in self._prefixed(word):
                     for candidate in self._surface_to_terms[other]:
@@ -301,7 +322,7 @@ class KeywordRanker:
         """Whether the word-vector table knows `word` whole: a real word ('wave'), not a typo
         to correct into a catalog word one edit away ('wav')."""
         vectors = self._vectors
-        return vectors is not None and word in vectors.table.index
+        return vectors is not None and vectors.table.knows(word)
 
     def _near_spellings(self, word: str) -> list[str]:
         """Catalog words with the same first letter within one edit (two from 8 letters up),
@@ -395,20 +416,28 @@ class KeywordRanker:
         vectors: cosine more than `vector_floor` standard deviations over the catalog's mean)
         gain `vector` per standard deviation beyond the floor; the rest gain nothing. Returns
         the part of each gain the vectors do not vouch for: all of it under `vector_min_cosine`,
-        else what exceeds `vector_vouch` per standard deviation."""
-        vectors = self._vectors
-        if vectors is None:
-            return {}
+        else what exceeds `vector_vouch` per standard deviation. The general-English vectors
+        add `general` per deviation over `general_floor` and vouch for nothing: they are a
+        little near many tools, so they order but never make a request look answered."""
         p = self.params
-        floor, weight = p.vector_floor, p.vector
         query_words = words(query)[: MAX_QUERY_WORDS * 4]
         unvouched: dict[int, float] = {}
-        for index, z, cosine in vectors.standing(query_words, floor):
-            gain = weight * (z - floor)
-            totals[index] = totals.get(index, 0.0) + gain
-            vouched = p.vector_vouch * (z - floor) if cosine >= p.vector_min_cosine else 0.0
-            if gain > vouched:
-                unvouched[index] = gain - vouched
+        vectors = self._vectors
+        if vectors is not None:
+            floor = p.vector_floor
+            for index, z, cosine in vectors.standing(query_words, floor):
+                gain = p.vector * (z - floor)
+                totals[index] = totals.get(index, 0.0) + gain
+                vouched = p.vector_vouch * (z - floor) if cosine >= p.vector_min_cosine else 0.0
+                if gain > vouched:
+                    unvouched[index] = gain - vouched
+        general = self._general_vectors
+        if general is not None:
+            chunks = query.split()[: MAX_QUERY_WORDS * 4]  # as the model reads it: cased
+            for index, z, _ in general.standing(chunks, p.general_floor):
+                gain = p.general * (z - p.general_floor)
+                totals[index] = totals.get(index, 0.0) + gain
+                unvouched[index] = unvouched.get(index, 0.0) + gain
         return unvouched
 
     def _add_phrase_bonus(

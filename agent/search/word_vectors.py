@@ -2,7 +2,9 @@
 with no model at run time.
 
 `wordvectors.bin` holds an int8 vector per WordPiece token, distilled from the sentence model
-all-MiniLM-L6-v2 (Apache-2.0) by bench/build_word_vectors.py. A text's vector is the IDF-weighted
+all-MiniLM-L6-v2 (Apache-2.0) by bench/build_word_vectors.py; `generalvectors.bin` one per
+SentencePiece-BPE token of WordLlama (MIT), a static model trained on general English
+(bench/build_general_vectors.py). A text's vector is the IDF-weighted
 sum of its tokens' vectors (IDF from the catalog, so words every tool shares count little).
 The similarity of one request with a whole catalog is exact integer arithmetic on Python ints
 used as wide registers: each of the vector's dimensions is one int holding that coordinate of
@@ -17,15 +19,17 @@ import math
 import operator
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from agent.search.bpe import WORD_START, bpe_pieces
 from agent.search.text import STOP_WORDS
 
 MAGIC = b"tabletalk-word-vectors 1"
 VECTORS_FILE = Path(__file__).with_name("wordvectors.bin")
+GENERAL_FILE = Path(__file__).with_name("generalvectors.bin")
 MAX_TEXT_TOKENS = 256  # tokens of one text that count; the rest are ignored
 PIECE_CACHE_SIZE = 8192  # words whose split is remembered per catalog
 MAX_WORD_CHARS = 40  # longer "words" (hashes, pasted blobs) have no vector
@@ -54,11 +58,13 @@ def _from_int(value: int, count: int) -> array[int]:
 
 @dataclass(frozen=True)
 class WordVectorTable:
-    """WordPiece tokens → rows of `dims` signed bytes, stored offset by +128."""
+    """Tokens → rows of `dims` signed bytes, stored offset by +128. Words split into WordPiece
+    tokens, or by byte-pair merges when the table has `ranks` (merge pair → order learnt)."""
 
     dims: int
     index: dict[str, int]
     rows: bytes
+    ranks: Mapping[tuple[str, str], int] | None = None
 
     def packed(self, token: str) -> int | None:
         """The token's row packed as one int (see module docstring), or None if unknown."""
@@ -67,11 +73,24 @@ class WordVectorTable:
             return None
         return _to_int(list(self.rows[row * self.dims : (row + 1) * self.dims]))
 
+    @property
+    def mean_pooled(self) -> bool:
+        """Whether texts are read as the model reads them: cased, every token counting once
+        (a byte-pair table of a static model), rather than lower-case content words weighted
+        by IDF (a table distilled from a contextual model)."""
+        return self.ranks is not None
+
+    def knows(self, word: str) -> bool:
+        """Whether the table has `word` as one token (a real word, not a made-up one)."""
+        return (WORD_START + word if self.ranks is not None else word) in self.index
+
     def pieces(self, word: str) -> list[str]:
-        """WordPiece split of a lower-case word (longest known prefix first, then `##` pieces);
-        empty when some part is not in the table, as the model would read it as [UNK]."""
+        """The tokens of a word; empty when some part is not in the table (the model would
+        read it as unknown). WordPiece: longest known prefix first, then `##` pieces."""
         if len(word) > MAX_WORD_CHARS:
             return []
+        if self.ranks is not None:
+            return bpe_pieces(word, self.index, self.ranks)
         found: list[str] = []
         start = 0
         while start < len(word):
@@ -102,13 +121,17 @@ def load_table(path: Path) -> WordVectorTable | None:
         header = json.loads(header_line)
         dims = int(header["dims"])
         tokens = [str(token) for token in header["tokens"]]
+        ranks = None
+        if header.get("split") == "bpe":
+            pairs = (str(merge).split(" ") for merge in header["merges"])
+            ranks = {(left, right): rank for rank, (left, right) in enumerate(pairs)}
     except (ValueError, KeyError, TypeError):
         return None
     if dims <= 0 or len(rows) != dims * len(tokens):
         return None
     offset = bytes((byte + _OFFSET) & 0xFF for byte in range(256))
     return WordVectorTable(
-        dims, {token: i for i, token in enumerate(tokens)}, rows.translate(offset)
+        dims, {token: i for i, token in enumerate(tokens)}, rows.translate(offset), ranks
     )
 
 
@@ -116,6 +139,12 @@ def load_table(path: Path) -> WordVectorTable | None:
 def word_vectors() -> WordVectorTable | None:
     """The shipped table, read once per process (None if the file is missing or unreadable)."""
     return load_table(VECTORS_FILE)
+
+
+@cache
+def general_vectors() -> WordVectorTable | None:
+    """The shipped general-English table (WordLlama), read once per process, or None."""
+    return load_table(GENERAL_FILE)
 
 
 class CatalogVectors:
@@ -144,9 +173,10 @@ class CatalogVectors:
             for token in set(tokens):
                 document_frequency[token] = document_frequency.get(token, 0) + 1
         self._weights = {
-            token: self._weight(frequency) for token, frequency in document_frequency.items()
+            token: 1 if table.mean_pooled else self._weight(frequency)
+            for token, frequency in document_frequency.items()
         }
-        self._unseen_weight = max(1, round(unseen * self._weight(0)))
+        self._unseen_weight = 1 if table.mean_pooled else max(1, round(unseen * self._weight(0)))
         packed: dict[str, int | None] = {}
         vectors = [self._unit(self._sum(tokens, packed)) for tokens in pieces]
         dims = table.dims
@@ -173,7 +203,9 @@ class CatalogVectors:
             if pieces is None:
                 if len(cache) >= PIECE_CACHE_SIZE:
                     cache.clear()
-                skip = word in STOP_WORDS or len(word) < 2 or not any(c.isalpha() for c in word)
+                skip = not self.table.mean_pooled and (
+                    word in STOP_WORDS or len(word) < 2 or not any(c.isalpha() for c in word)
+                )
                 pieces = cache[word] = [] if skip else self.table.pieces(word)
             tokens.extend(pieces)
             if len(tokens) >= MAX_TEXT_TOKENS:
@@ -216,7 +248,11 @@ class CatalogVectors:
         (units of 127²); None when no query word has a vector or the catalog is empty."""
         # A request word counts only if the catalog uses it or the table knows it whole: the
         # pieces of a made-up word ('xyzzy' → x ##y ##zz ##y) carry no meaning of their own.
-        known = [word for word in words if word in self._catalog_words or word in self.table.index]
+        known = [
+            word
+            for word in words
+            if self.table.mean_pooled or word in self._catalog_words or self.table.knows(word)
+        ]
         query = self._unit(self._sum(self._pieces(known), {}))
         if query is None or not self.count:
             return None

@@ -267,8 +267,34 @@ def test_vectors_may_order_tools_without_vouching_for_them():
     query = "latest waves in australia"
     vouching = KeywordRanker(WORLD)
     never = KeywordRanker(WORLD, RankerParams(vector_min_cosine=1.01))
-    words_only = KeywordRanker(WORLD, RankerParams(vector=0.0))
+    words_only = KeywordRanker(WORLD, RankerParams(vector=0.0, general=0.0))
     assert names(words_only, query)[0] == "stock_quote"
     assert names(vouching, query) == names(never, query) == ["surf_report", "stock_quote"]
     assert never.rank(query)[0].score == pytest.approx(words_only.rank(query)[0].score)
     assert vouching.rank(query)[0].score > never.rank(query)[0].score
+
+
+def test_general_vectors_reorder_but_never_make_a_request_look_answered():
+    # The general-English table puts the company's figures nearest to a request about a
+    # firm's liabilities, but it vouches for nothing: no word, neighbour or software-table
+    # vector vouches either, so search says nothing fits rather than guess.
+    docs = [*WORLD, SearchDoc("company_facts", "Financial statements and key figures of listed firms.")]
+    ranker = KeywordRanker(docs)
+    request = "What are the liabilities of GlaxoSmithKline?"
+    general = ranker._general_vectors
+    assert general is not None
+    standing = general.standing(request.split(), ranker.params.general_floor - 0.5)
+    assert [docs[index].name for index, _, _ in standing] == ["company_facts"]
+    assert names(ranker, request) == []
+
+
+def test_without_the_general_table_the_ranker_still_ranks(monkeypatch, tmp_path):
+    from agent.search import word_vectors
+
+    monkeypatch.setattr(word_vectors, "GENERAL_FILE", tmp_path / "missing.bin")
+    word_vectors.general_vectors.cache_clear()
+    try:
+        assert names(KeywordRanker(WORLD), "latest stock price") == ["stock_quote"]
+        assert names(KeywordRanker(WORLD), "how big are the waves at the beach") == ["surf_report"]
+    finally:
+        word_vectors.general_vectors.cache_clear()

@@ -5,10 +5,13 @@ import math
 import random
 from pathlib import Path
 
+import pytest
+
 from agent.search.word_vectors import (
     MAGIC,
     CatalogVectors,
     WordVectorTable,
+    general_vectors,
     load_table,
     word_vectors,
 )
@@ -171,3 +174,52 @@ def test_a_request_word_no_tool_uses_weighs_the_share_it_is_given(tmp_path):
     assert half._unseen_weight == round(half._weight(0) / 2)
     for value, want in zip(got, reference(table, half, texts, query), strict=True):
         assert abs(value - want) < 0.02
+
+
+def test_the_general_table_knows_the_world_the_software_table_does_not():
+    # Requests that need everyday knowledge, read as WordLlama reads them (cased, every
+    # token): the nearest tool is the one a person means.
+    table = general_vectors()
+    assert table is not None
+    tools = {
+        "surf_report": "Swell height and wind at Australian surf spots.",
+        "city_weather": "Current conditions and forecast for a city.",
+        "stock_quote": "Latest price of a stock.",
+        "recipe_finder": "Recipes by ingredient.",
+        "company_facts": "Financial statements and key figures of listed firms.",
+        "flight_status": "Departure and arrival times of a flight.",
+        "movie_times": "Showtimes at cinemas near you.",
+        "book_lookup": "Find a book by title or author.",
+        "pet_care": "Advice on caring for dogs, cats and other pets.",
+    }
+    catalog = CatalogVectors([text.split() for text in tools.values()], table)
+    names = list(tools)
+    for request, tool in [
+        ("how big are the waves at the beach", "surf_report"),
+        ("What are the liabilities of GlaxoSmithKline?", "company_facts"),
+        ("Should I take a jacket to Rome?", "city_weather"),
+        ("Who wrote Pride and Prejudice?", "book_lookup"),
+        ("Is the new Batman film on tonight?", "movie_times"),
+        ("My kitten will not eat", "pet_care"),
+    ]:
+        similarities = catalog.similarities(request.split())
+        assert similarities is not None
+        assert names[similarities.index(max(similarities))] == tool, request
+
+
+def test_a_byte_pair_table_reads_every_token_of_a_text_once(tmp_path):
+    # Mean pooling: stop words and repeated words count like any token, no IDF weighting.
+    path = tmp_path / "bpe.bin"
+    header = json.dumps(
+        {"dims": 2, "split": "bpe", "merges": ["▁ a", "▁ b"], "tokens": ["▁", "a", "b", "▁a", "▁b"]}
+    )
+    rows = bytes([0, 0, 0, 0, 0, 0, 100, 0, 0, 100])
+    path.write_bytes(MAGIC + b"\n" + header.encode() + b"\n" + rows)
+    table = load_table(path)
+    assert table is not None and table.mean_pooled
+    assert table.pieces("a") == ["▁a"]
+    catalog = CatalogVectors([["a"], ["b"]], table)
+    similarities = catalog.similarities(["a", "a", "b"])  # (200, 100) against (1,0) and (0,1)
+    assert similarities is not None
+    assert similarities[0] == pytest.approx(2 / 5**0.5, abs=0.02)
+    assert similarities[1] == pytest.approx(1 / 5**0.5, abs=0.02)
