@@ -42,8 +42,10 @@ from agent.staging.db import (
     busy_error,
 )
 from agent.staging.encoding import dumps, key_json
+from agent.staging.model import BulkStaged
 from agent.staging.staged_batch import StagedBatch
 from agent.stores.base import Item, Key, Op, Store, TableShape
+from agent.stores.sqlite_holds import holds_sql
 from agent.stores.sqlite_json import literal, register
 from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
@@ -127,19 +129,44 @@ def _attach_staging(conn: sqlite3.Connection, staging: Path) -> None:
     conn.execute(f"PRAGMA {STAGING}.secure_delete={SECURE_DELETE}")
 
 
-def _insert_sql(shape: TableShape, op: Op, source: str, items: str) -> str:
+def _join(shape: TableShape) -> tuple[str, str]:
+    """The join of `b` (key columns k0…kn) to the table `t`, and the test of no such row."""
+    keys = shape.key_columns
+    join = " AND ".join(f"t.{quote_ident(k)} = b.k{i}" for i, k in enumerate(keys))
+    return join, f"t.{quote_ident(keys[0])} IS NULL"
+
+
+def _insert_sql(
+    shape: TableShape, op: Op, source: str, items: str, unchanged: str | None = None
+) -> str:
     """INSERT … SELECT of one item row (staging order, key text, the row's values) per row of
     `source` (a FROM item `b` with the key columns k0…kn and the staging order n as its rowid)
     into the item table `items`, joined to the table `t`; a key without a row makes the key
-    text NULL, so the statement fails on the NOT NULL and writes nothing."""
-    keys = shape.key_columns
-    join = " AND ".join(f"t.{quote_ident(k)} = b.k{i}" for i, k in enumerate(keys))
-    missing = f"t.{quote_ident(keys[0])} IS NULL"
+    text NULL, so the statement fails on the NOT NULL and writes nothing. With `unchanged`
+    (a condition on `t`), the rows it holds for are left out and the rest numbered 1…m."""
+    join, missing = _join(shape)
     natives = "".join(f", t.{quote_ident(c.name)}" for c in shape.columns)
+    order, where = "b.n", ""
+    if unchanged is not None:
+        order, where = "row_number() OVER (ORDER BY b.n)", f" WHERE {missing} OR NOT ({unchanged})"
     return (
         f"INSERT INTO {STAGING}.{items} "
-        f"SELECT b.n, CASE WHEN {missing} THEN NULL ELSE {_key_sql(keys)} END{natives} "
-        f"FROM {source} LEFT JOIN main.{quote_ident(shape.name)} t ON {join} ORDER BY b.n"
+        f"SELECT {order}, CASE WHEN {missing} THEN NULL ELSE {_key_sql(shape.key_columns)} END"
+        f"{natives} FROM {source} LEFT JOIN main.{quote_ident(shape.name)} t ON {join}"
+        f"{where} ORDER BY b.n"
+    )
+
+
+def _left_out_sql(shape: TableShape, source: str, unchanged: str) -> str:
+    """The rows of `source` the INSERT left out as `unchanged`: how many, how many items
+    (a query may select one twice), and how many of those have a staged change (staging's
+    `staged_changes`, store and table as the two last parameters)."""
+    join, missing = _join(shape)
+    return (
+        "SELECT count(*), count(DISTINCT k), count(s.id) FROM ("
+        f"SELECT {_key_sql(shape.key_columns)} AS k FROM {source} "
+        f"JOIN main.{quote_ident(shape.name)} t ON {join} WHERE NOT {missing} AND ({unchanged})"
+        f") LEFT JOIN {STAGING}.staged_changes s ON s.store = ? AND s.tbl = ? AND s.key_json = k"
     )
 
 
@@ -160,9 +187,12 @@ def stage_set_based(
     origin: str,
     now: str,
     guard: AbstractContextManager[object],
-) -> StagedBatch | None:
-    """Stage `op` with `values` on the items of `raw_keys` in one statement; None when the
-    row-by-row path must decide (nothing was written then)."""
+    *,
+    skip_unchanged: bool = False,
+) -> BulkStaged | None:
+    """Stage `op` with `values` on the items of `raw_keys` in one statement (with
+    `skip_unchanged`, not on those already holding them); None when the row-by-row path must
+    decide (nothing was written then)."""
     if store.sqlite_file is None or not raw_keys or not shape.key_columns:
         return None
     unique = list(
@@ -177,7 +207,7 @@ def stage_set_based(
             f"INSERT INTO {BULK} ({key_cols}) VALUES (?{', ?' * (width - 1)})", unique
         )
 
-    return _run(_Insert(store, staging, shape, op, values, origin, now), fill, guard)
+    return _run(_Insert(store, staging, shape, op, values, origin, now, skip_unchanged), fill, guard)
 
 
 def stage_query_set_based(
@@ -190,9 +220,12 @@ def stage_query_set_based(
     origin: str,
     now: str,
     guard: AbstractContextManager[object],
-) -> StagedBatch | None:
-    """Stage `op` with `values` on the items `query` selects, its keys never read into Python;
-    None when the row-by-row path must decide (nothing was written then)."""
+    *,
+    skip_unchanged: bool = False,
+) -> BulkStaged | None:
+    """Stage `op` with `values` on the items `query` selects (with `skip_unchanged`, those not
+    already holding them), its keys never read into Python; None when the row-by-row path
+    must decide (nothing was written then)."""
     if store.sqlite_file is None or not shape.key_columns:
         return None
     body = query.strip()
@@ -227,7 +260,7 @@ def stage_query_set_based(
             raise _Undecided
         check_pre_image_names(shape, found)
 
-    return _run(_Insert(store, staging, shape, op, values, origin, now), fill, guard)
+    return _run(_Insert(store, staging, shape, op, values, origin, now, skip_unchanged), fill, guard)
 
 
 def _only_the_store(
@@ -263,13 +296,21 @@ class _Insert:
     values: Item
     origin: str
     now: str
+    skip_unchanged: bool = False
+    """Leave out the items that already hold `values` (an update; `sqlite_holds.holds_sql`)."""
+
+    def unchanged_sql(self) -> tuple[str, list[Any]] | None:
+        """The condition on `t` of an item the update would not change, or None (stage all)."""
+        if not self.skip_unchanged or self.op != "update":
+            return None
+        return holds_sql("t", self.shape.columns, self.values)
 
 
 def _run(
     insert: _Insert,
     fill: Callable[[sqlite3.Connection], None],
     guard: AbstractContextManager[object],
-) -> StagedBatch | None:
+) -> BulkStaged | None:
     """Select the items (`fill`: the model's query may run up to its time limit), then, under
     `guard` (the caller's lock), run the INSERT in one short staging transaction; None (nothing
     written) when it cannot. The selection runs before the transaction, as the row-by-row path
@@ -349,9 +390,10 @@ def _expand_the_tables(conn: sqlite3.Connection, insert: _Insert) -> None:
         batches.expand(conn, insert.store.identity, STAGING)
 
 
-def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
-    """The staging transaction of `_run`: the batch's header and items (`staging.batches`);
-    an interruption is rolled back and raised."""
+def _write(insert: _Insert, conn: sqlite3.Connection) -> BulkStaged | None:
+    """The staging transaction of `_run`: the batch's header and items (`staging.batches`),
+    without the items left out as unchanged (none staged when every one is); an interruption
+    is rolled back and raised."""
     store, shape, op, values, origin, now = (
         insert.store, insert.shape, insert.op, insert.values, insert.origin, insert.now
     )  # fmt: skip
@@ -368,8 +410,8 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
                 raise busy_error(insert.staging) from exc
             raise
         _expand_the_tables(conn, insert)
-        (count,) = conn.execute(f"SELECT count(*) FROM {BULK}").fetchone()
-        start = _free_start(conn, count)
+        (selected,) = conn.execute(f"SELECT count(*) FROM {BULK}").fetchone()
+        start = _free_start(conn, selected)
         if start is None:
             raise _Undecided
         stamp = file_stamp(store_file)
@@ -383,21 +425,37 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
         assert batch is not None
         items = batches.items_table(batch)
         conn.execute(batches.create_items_sql(STAGING, batch, columns))
-        written = conn.execute(_insert_sql(shape, op, f"{BULK} b", items)).rowcount
-        if written != count or count == 0 or _clashes(conn, insert, batch):
-            raise _Undecided  # nothing selected, or an item already staged: row by row
+        judged = insert.unchanged_sql()
+        condition, params = judged if judged is not None else (None, [])
+        sql = _insert_sql(shape, op, f"{BULK} b", items, condition)
+        count = conn.execute(sql, params).rowcount
+        left_rows = left_out = 0
+        if condition is not None and count < selected:
+            found = conn.execute(
+                _left_out_sql(shape, f"{BULK} b", condition), [*params, store.identity, shape.name]
+            ).fetchone()
+            left_rows, left_out, left_staged = found
+            if left_staged:
+                raise _Undecided  # row by row folds into the item's change, or leaves it out
+        if count + left_rows != selected or selected == 0:
+            raise _Undecided  # nothing selected: row by row says so
+        if count == 0:  # every item already holds the values: nothing is staged
+            conn.execute("ROLLBACK")
+            return BulkStaged([], unchanged=left_out)
+        if _clashes(conn, insert, batch):
+            raise _Undecided  # an item already staged: row by row
         if conn.execute(_finite_sql(items, shape)).fetchone() is not None:
             raise _Undecided  # JSON cannot hold it: row by row says so
         small = count < COMPACT_MIN
         read = (1, count if small else PREFIX)
         first = conn.execute(StagedBatch.read_sql(f"{STAGING}.{items}", columns, op), read)
         rows = first.fetchall()  # the rest is read when asked for (most callers read a few)
-        unchanged = stamp is not None and file_stamp(store_file) == stamp
+        same_file = stamp is not None and file_stamp(store_file) == stamp
         # The store changed while it was read: the pre-images are exact, but no stamp vouches
         # for them, so a commit compares each one.
         conn.execute(
             f"UPDATE {STAGING}.staged_batches SET count = ?, snapshot = ? WHERE batch = ?",
-            (count, stamp if unchanged else None, batch),
+            (count, stamp if same_file else None, batch),
         )
         if small:  # every staged batch, in order (compact ones come after every row)
             batches.expand(conn, db=STAGING)
@@ -412,4 +470,4 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
     names = None if op == "create" else tuple(columns)
     shared = (store.identity, shape.name, op, values, origin, now)
     where = None if small else (insert.staging, batch)
-    return StagedBatch(shared, start, names, count, rows, where)
+    return BulkStaged(StagedBatch(shared, start, names, count, rows, where), unchanged=left_out)
