@@ -33,6 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from agent.staging import batches
+from agent.staging.bulk_sql import (
+    STAGING,
+    finite_sql,
+    insert_sql,
+    key_json_function,
+    left_out_sql,
+    left_out_staged_sql,
+)
 from agent.staging.checks import MAX_ITEMS_PER_CALL, check_pre_image_names
 from agent.staging.db import (
     BUSY_TIMEOUT_S,
@@ -41,23 +49,19 @@ from agent.staging.db import (
     busy,
     busy_error,
 )
-from agent.staging.encoding import dumps, key_json
+from agent.staging.encoding import dumps
 from agent.staging.model import BulkStaged
 from agent.staging.staged_batch import StagedBatch
 from agent.stores.base import Item, Key, Op, Store, TableShape
 from agent.stores.sqlite_holds import holds_sql
-from agent.stores.sqlite_json import literal, register
+from agent.stores.sqlite_json import register
 from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
-    json_value,
-    quote_ident,
     stopped_error,
     timeout_error,
 )
 from agent.stores.sqlite_snapshot import file_stamp
 
-STAGING = "tt_stage"
-"""The staging database's name on the shared connection (the store's file is `main`)."""
 SCRATCH = "tt_scratch"
 """The in-memory database on the shared connection that holds the selected keys."""
 BULK = f"{SCRATCH}.tt_bulk"
@@ -77,30 +81,6 @@ ID_ATTEMPTS = 5
 10,000 staged changes draw twice)."""
 
 
-def _key_json(names: tuple[str, ...]) -> Callable[..., str]:
-    """The SQL function that renders a key exactly as `encoding.key_json` does; a blob in a
-    key fails the statement (its JSON text names no blob: the row-by-row path refuses it)."""
-
-    def render(*values: Any) -> str:
-        if any(type(v) is bytes for v in values):
-            raise ValueError("a key holds a blob")
-        return key_json({n: json_value(v) for n, v in zip(names, values, strict=True)})
-
-    return render
-
-
-def _key_sql(keys: tuple[str, ...]) -> str:
-    """`encoding.key_json` of row `t`'s key: inline for one integer, else through tt_key."""
-    args = ", ".join(f"t.{quote_ident(k)}" for k in keys)
-    if len(keys) == 1 and keys[0].isidentifier():
-        c = f"t.{quote_ident(keys[0])}"
-        prefix = literal(f'{{"{keys[0]}":')
-        return (
-            f"CASE typeof({c}) WHEN 'integer' THEN {prefix} || {c} || '}}' ELSE tt_key({args}) END"
-        )
-    return f"tt_key({args})"
-
-
 def _connect(store_file: Path, keys: tuple[str, ...]) -> sqlite3.Connection:
     """The store's file read-only as `main` (so a query's table names are the store's), an
     in-memory scratch database for the selected keys, and the SQL functions the statement
@@ -115,7 +95,7 @@ def _connect(store_file: Path, keys: tuple[str, ...]) -> sqlite3.Connection:
         conn.execute(f"ATTACH ':memory:' AS {SCRATCH}")
         conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         register(conn)
-        conn.create_function("tt_key", len(keys), _key_json(keys), deterministic=True)
+        conn.create_function("tt_key", len(keys), key_json_function(keys), deterministic=True)
     except BaseException:
         conn.close()
         raise
@@ -127,54 +107,6 @@ def _attach_staging(conn: sqlite3.Connection, staging: Path) -> None:
     conn.execute(f"ATTACH ? AS {STAGING}", (staging.resolve().as_uri(),))
     conn.execute(f"PRAGMA {STAGING}.synchronous=FULL")
     conn.execute(f"PRAGMA {STAGING}.secure_delete={SECURE_DELETE}")
-
-
-def _join(shape: TableShape) -> tuple[str, str]:
-    """The join of `b` (key columns k0…kn) to the table `t`, and the test of no such row."""
-    keys = shape.key_columns
-    join = " AND ".join(f"t.{quote_ident(k)} = b.k{i}" for i, k in enumerate(keys))
-    return join, f"t.{quote_ident(keys[0])} IS NULL"
-
-
-def _insert_sql(
-    shape: TableShape, op: Op, source: str, items: str, unchanged: str | None = None
-) -> str:
-    """INSERT … SELECT of one item row (staging order, key text, the row's values) per row of
-    `source` (a FROM item `b` with the key columns k0…kn and the staging order n as its rowid)
-    into the item table `items`, joined to the table `t`; a key without a row makes the key
-    text NULL, so the statement fails on the NOT NULL and writes nothing. With `unchanged`
-    (a condition on `t`), the rows it holds for are left out and the rest numbered 1…m."""
-    join, missing = _join(shape)
-    natives = "".join(f", t.{quote_ident(c.name)}" for c in shape.columns)
-    order, where = "b.n", ""
-    if unchanged is not None:
-        order, where = "row_number() OVER (ORDER BY b.n)", f" WHERE {missing} OR NOT ({unchanged})"
-    return (
-        f"INSERT INTO {STAGING}.{items} "
-        f"SELECT {order}, CASE WHEN {missing} THEN NULL ELSE {_key_sql(shape.key_columns)} END"
-        f"{natives} FROM {source} LEFT JOIN main.{quote_ident(shape.name)} t ON {join}"
-        f"{where} ORDER BY b.n"
-    )
-
-
-def _left_out_sql(shape: TableShape, source: str, unchanged: str) -> str:
-    """The rows of `source` the INSERT left out as `unchanged`: how many, how many items
-    (a query may select one twice), and how many of those have a staged change (staging's
-    `staged_changes`, store and table as the two last parameters)."""
-    join, missing = _join(shape)
-    return (
-        "SELECT count(*), count(DISTINCT k), count(s.id) FROM ("
-        f"SELECT {_key_sql(shape.key_columns)} AS k FROM {source} "
-        f"JOIN main.{quote_ident(shape.name)} t ON {join} WHERE NOT {missing} AND ({unchanged})"
-        f") LEFT JOIN {STAGING}.staged_changes s ON s.store = ? AND s.tbl = ? AND s.key_json = k"
-    )
-
-
-def _finite_sql(items: str, shape: TableShape) -> str:
-    """A row of `items` holding a non-finite REAL (which JSON cannot write: the row path's
-    statement fails on it, so this one must too)."""
-    tests = " OR ".join(f"{quote_ident(c.name)} IN (9e999, -9e999)" for c in shape.columns)
-    return f"SELECT 1 FROM {STAGING}.{items} WHERE {tests} LIMIT 1"
 
 
 def stage_set_based(
@@ -361,15 +293,21 @@ def _free_start(conn: sqlite3.Connection, count: int) -> int | None:
     return None
 
 
+def _table_has_rows(conn: sqlite3.Connection, insert: _Insert) -> bool:
+    """True when the edit's table has a staged change as a `staged_changes` row."""
+    mine = (insert.store.identity, insert.shape.name)
+    found = conn.execute(
+        f"SELECT 1 FROM {STAGING}.staged_changes WHERE store = ? AND tbl = ? LIMIT 1", mine
+    ).fetchone()
+    return found is not None
+
+
 def _clashes(conn: sqlite3.Connection, insert: _Insert, batch: int) -> bool:
     """True when an item of this edit already has a staged change (the row-by-row path folds
     or refuses); the caller turned the table's other compact edits into rows first."""
-    mine = (insert.store.identity, insert.shape.name)
-    rows = conn.execute(
-        f"SELECT 1 FROM {STAGING}.staged_changes WHERE store = ? AND tbl = ? LIMIT 1", mine
-    ).fetchone()
-    if rows is None:
+    if not _table_has_rows(conn, insert):
         return False
+    mine = (insert.store.identity, insert.shape.name)
     found = conn.execute(
         f"SELECT 1 FROM {STAGING}.{batches.items_table(batch)} b JOIN {STAGING}.staged_changes s "
         "ON s.store = ? AND s.tbl = ? AND s.key_json = b.tt_key LIMIT 1",
@@ -427,15 +365,17 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> BulkStaged | None:
         conn.execute(batches.create_items_sql(STAGING, batch, columns))
         judged = insert.unchanged_sql()
         condition, params = judged if judged is not None else (None, [])
-        sql = _insert_sql(shape, op, f"{BULK} b", items, condition)
+        sql = insert_sql(shape, op, f"{BULK} b", items, condition)
         count = conn.execute(sql, params).rowcount
         left_rows = left_out = 0
         if condition is not None and count < selected:
-            found = conn.execute(
-                _left_out_sql(shape, f"{BULK} b", condition), [*params, store.identity, shape.name]
-            ).fetchone()
-            left_rows, left_out, left_staged = found
-            if left_staged:
+            source = f"{BULK} b"
+            sql = left_out_sql(shape, source, condition)
+            left_rows, left_out = conn.execute(sql, params).fetchone()
+            mine = [store.identity, shape.name]
+            if _table_has_rows(conn, insert) and conn.execute(
+                left_out_staged_sql(shape, source, condition), [*params, *mine]
+            ).fetchone():
                 raise _Undecided  # row by row folds into the item's change, or leaves it out
         if count + left_rows != selected or selected == 0:
             raise _Undecided  # nothing selected: row by row says so
@@ -444,7 +384,7 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> BulkStaged | None:
             return BulkStaged([], unchanged=left_out)
         if _clashes(conn, insert, batch):
             raise _Undecided  # an item already staged: row by row
-        if conn.execute(_finite_sql(items, shape)).fetchone() is not None:
+        if conn.execute(finite_sql(items, shape)).fetchone() is not None:
             raise _Undecided  # JSON cannot hold it: row by row says so
         small = count < COMPACT_MIN
         read = (1, count if small else PREFIX)

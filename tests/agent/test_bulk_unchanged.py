@@ -49,10 +49,18 @@ def statuses(ctx: ToolContext) -> dict[int, str]:
     return {r["id"]: r["status"] for r in ctx.store.query("SELECT id, status FROM orders").rows}
 
 
+TWICE = "SELECT id FROM orders UNION ALL SELECT id FROM orders WHERE id IN "
+
+
 @pytest.mark.parametrize(
     "selection",
-    [{"query": "SELECT id FROM orders"}, {"keys": [{"id": i} for i in range(1, 41)]}],
-    ids=["query", "keys"],
+    [
+        {"query": "SELECT id FROM orders"},
+        {"keys": [{"id": i} for i in range(1, 41)]},
+        {"query": TWICE + "(2, 3)"},  # items left out selected twice count once
+        {"query": TWICE + "(2, 20)"},  # a staged one too (row by row)
+    ],
+    ids=["query", "keys", "query naming held items twice", "query naming a staged item twice"],
 )
 def test_items_that_already_hold_the_values_are_left_out_and_counted(
     ctx: ToolContext, selection: dict[str, Any]
