@@ -7,10 +7,12 @@ One change per item: staging again on an item that already has a staged change f
 that change (same id, same pre-image, the original staging time): update + update merges the
 values (newer wins); create + update merges into the create; update + delete becomes a delete.
 Staging anything on an item staged for deletion, a create on a staged item, or a delete of an
-item that only exists as a staged create is refused with the way out. `stage` stages an update
-whose values equal the current ones all the same (the diff shows old = new); stageItem
-calls `stage_unless_unchanged`, which stages nothing for it and says so (`Unchanged`); a bulk
-edit still stages such items.
+item that only exists as a staged create is refused with the way out. `stage` and `stage_many`
+stage what they are told, also an update whose values equal the current ones (the diff shows
+old = new); stageItem and bulkEdit call `stage_unless_unchanged` and
+`stage_many_unless_unchanged` (`agent.staging.area_bulk`), which leave such updates out and
+say so (`Unchanged`, `BulkStaged`), and drop a staged update that the new values take back to
+what the item holds (`agent.staging.unchanged`).
 
 Commits and crashes: see `agent.staging.commit`; every operation first settles a commit that
 was interrupted (`agent.staging.settle`), so nothing shown, diffed, discarded, rebased or
