@@ -149,11 +149,11 @@ def run(orders: int, items: int, repeat: int, status: str = NEW_STATUS) -> dict[
             floor_db = shutil.copy(source, tmp / f"floor{round_no}.sqlite")
             floors.append(floor_seconds(Path(floor_db), query, status))
             db = shutil.copy(source, tmp / f"staged{round_no}.sqlite")
-            stage, commit, left_out = staged_seconds(
+            stage_clock, commit_clock, left_out = staged_seconds(
                 Path(db), tmp / f"staging{round_no}.sqlite", query, items, status
             )
-            stages.append(stage)
-            commits.append(commit)
+            stages.append(stage_clock)
+            commits.append(commit_clock)
         target = store_settings(source)
         staging_conn = open_staging_db(tmp / "staging0.sqlite")  # as StagingArea opens it
         staging = write_settings(staging_conn)

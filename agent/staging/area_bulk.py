@@ -144,12 +144,14 @@ class BulkStaging:
         """One INSERT … SELECT on a SQLite store of the items `keys` names or selects (a
         query: `staging.bulk`); None: stage row by row."""
         now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        stage = stage_query_set_based if isinstance(keys, str) else stage_set_based
-        # A query runs outside the lock; only the INSERT takes it.
-        return stage(
-            self.store, self.path, info, op, keys, values, origin, now, self._settled(),
-            skip_unchanged=skip_unchanged,
-        )  # fmt: skip
+        where = (self.store, self.path, info, op)
+        if isinstance(keys, str):  # the query runs outside the lock; only the INSERT takes it
+            return stage_query_set_based(
+                *where, keys, values, origin, now, self._settled(), skip_unchanged=skip_unchanged
+            )
+        return stage_set_based(
+            *where, keys, values, origin, now, self._settled(), skip_unchanged=skip_unchanged
+        )
 
     @contextlib.contextmanager
     def _settled(self) -> Iterator[None]:
