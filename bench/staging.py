@@ -1,6 +1,10 @@
 """Benchmark: stage one update on 10,000 orders (selected by a query) and commit it, against the
 floor of a single executemany UPDATE of the same rows in one transaction.
 
+Staging goes the way bulkEdit stages (`stage_many_unless_unchanged`): orders that already have
+the new status are left out in the same INSERT … SELECT, and the commit writes the others
+(`--status` picks the new status; one no order has, e.g. `held`, stages all 10,000).
+
 The floor is like-for-like with the real commit: it writes the same target file with the
 journal mode and synchronous setting that `SQLiteStore`'s write connection has (read from a
 store opened on the floor's copy and set explicitly on the floor's connection). For the demo
@@ -10,7 +14,8 @@ fsynced at commit). The staging database costs come on top, and are counted: it 
 synchronous=FULL (the WAL is fsynced at every staging transaction but the one removing landed
 changes, which an interrupted-commit record covers), see agent/staging/db.py and commit.py.
 
-Run: `.venv/bin/python bench/staging.py [--orders 100000] [--items 10000] [--repeat 5] [--json]`.
+Run: `.venv/bin/python bench/staging.py [--orders 100000] [--items 10000] [--repeat 5]
+[--status shipped] [--json]`.
 Targets: stage + commit ≤ 2× the floor (issue 15); peak memory < 200 MB.
 """
 
@@ -77,7 +82,7 @@ def store_settings(db: Path) -> dict[str, str]:
         store.close()
 
 
-def floor_seconds(db: Path, query: str) -> Clock:
+def floor_seconds(db: Path, query: str, status: str) -> Clock:
     """One executemany UPDATE of the selected rows in one transaction: the least work possible,
     on a connection set up exactly as the store's write connection (journal, synchronous)."""
     settings = store_settings(db)
@@ -90,40 +95,50 @@ def floor_seconds(db: Path, query: str) -> Clock:
     with Clock() as clock:
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany(
-            "UPDATE orders SET status = ? WHERE id = ?", [(NEW_STATUS, i) for i in ids]
+            "UPDATE orders SET status = ? WHERE id = ?", [(status, i) for i in ids]
         )
         conn.execute("COMMIT")
     conn.close()
     return clock
 
 
-def staged_seconds(db: Path, staging: Path, query: str, items: int) -> tuple[Clock, Clock]:
-    """(stage, commit) clocks of the same update through StagingArea; checks it landed."""
+def staged_seconds(
+    db: Path, staging: Path, query: str, items: int, status: str
+) -> tuple[Clock, Clock, int]:
+    """(stage, commit) clocks of the same update through StagingArea, and how many orders it
+    left out as already holding `status`; checks the rest landed."""
     store = SQLiteStore.open(db)
     area = StagingArea(store, staging)
     with Clock() as stage_clock:
-        staged = area.stage_many("orders", query=query, set={"status": NEW_STATUS}, origin="bench")
+        outcome = area.stage_many_unless_unchanged(
+            "orders", query=query, set={"status": status}, origin="bench"
+        )
+    staged = len(outcome.changes)
     with Clock() as commit_clock:
         report = area.commit()
-    if len(staged) != items or len(report.committed) != items or report.conflicts:
-        raise SystemExit(f"bench failed: staged {len(staged)}, report {report}")
+    if staged + outcome.unchanged != items or len(report.committed) != staged or report.conflicts:
+        raise SystemExit(f"bench failed: staged {staged}, {outcome.unchanged} left out, {report}")
     if area.count() != 0:
         raise SystemExit("bench failed: changes left in staging after commit")
+    quoted = status.replace("'", "''")
+    other = store.query(f"SELECT count(*) AS n FROM orders WHERE id IN ({query}) AND status != '{quoted}'")
+    if other.rows[0]["n"] != 0:
+        raise SystemExit(f"bench failed: {other.rows[0]['n']} selected orders lack the status")
     area.close()
     store.close()
-    return stage_clock, commit_clock
+    return stage_clock, commit_clock, outcome.unchanged
 
 
-def peak_python_mb(db: Path, staging: Path, query: str, items: int) -> float:
+def peak_python_mb(db: Path, staging: Path, query: str, items: int, status: str) -> float:
     """tracemalloc's peak of Python allocations during one stage + commit, in MB."""
     tracemalloc.start()
-    staged_seconds(db, staging, query, items)
+    staged_seconds(db, staging, query, items, status)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak / 1e6
 
 
-def run(orders: int, items: int, repeat: int) -> dict[str, Any]:
+def run(orders: int, items: int, repeat: int, status: str = NEW_STATUS) -> dict[str, Any]:
     """Build the scaled demo DB once, then time `repeat` rounds, each on fresh copies."""
     query = selection_query(orders, items)
     with tempfile.TemporaryDirectory(prefix="tabletalk-bench-") as tmp_name:
@@ -132,19 +147,19 @@ def run(orders: int, items: int, repeat: int) -> dict[str, Any]:
         floors, stages, commits = [], [], []
         for round_no in range(repeat):
             floor_db = shutil.copy(source, tmp / f"floor{round_no}.sqlite")
-            floors.append(floor_seconds(Path(floor_db), query))
+            floors.append(floor_seconds(Path(floor_db), query, status))
             db = shutil.copy(source, tmp / f"staged{round_no}.sqlite")
-            stage, commit = staged_seconds(
-                Path(db), tmp / f"staging{round_no}.sqlite", query, items
+            stage_clock, commit_clock, left_out = staged_seconds(
+                Path(db), tmp / f"staging{round_no}.sqlite", query, items, status
             )
-            stages.append(stage)
-            commits.append(commit)
+            stages.append(stage_clock)
+            commits.append(commit_clock)
         target = store_settings(source)
         staging_conn = open_staging_db(tmp / "staging0.sqlite")  # as StagingArea opens it
         staging = write_settings(staging_conn)
         staging_conn.close()
         mem_db = shutil.copy(source, tmp / "memory.sqlite")
-        peak_mb = peak_python_mb(Path(mem_db), tmp / "staging-memory.sqlite", query, items)
+        peak_mb = peak_python_mb(Path(mem_db), tmp / "staging-memory.sqlite", query, items, status)
     floor = statistics.median(c.wall for c in floors)
     stage = statistics.median(c.wall for c in stages)
     commit = statistics.median(c.wall for c in commits)
@@ -153,6 +168,8 @@ def run(orders: int, items: int, repeat: int) -> dict[str, Any]:
     return {
         "orders": orders,
         "items": items,
+        "status": status,
+        "left_out_unchanged": left_out,
         "repeat": repeat,
         "stage_s": round(stage, 4),
         "commit_s": round(commit, 4),
@@ -178,15 +195,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--orders", type=int, default=100_000)
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5, help="rounds; medians are reported")
+    parser.add_argument("--status", default=NEW_STATUS, help="the status every order is set to")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    figures = run(args.orders, args.items, max(1, args.repeat))
+    figures = run(args.orders, args.items, max(1, args.repeat), args.status)
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
     rows = [
         ("orders in table", f"{figures['orders']:,}"),
-        ("items updated", f"{figures['items']:,}"),
+        ("items selected", f"{figures['items']:,}"),
+        (f"left out: already {figures['status']}", f"{figures['left_out_unchanged']:,}"),
         ("stage (median)", f"{figures['stage_s'] * 1000:.0f} ms"),
         ("commit (median)", f"{figures['commit_s'] * 1000:.0f} ms"),
         ("stage + commit", f"{figures['stage_plus_commit_s'] * 1000:.0f} ms"),

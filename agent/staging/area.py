@@ -7,10 +7,12 @@ One change per item: staging again on an item that already has a staged change f
 that change (same id, same pre-image, the original staging time): update + update merges the
 values (newer wins); create + update merges into the create; update + delete becomes a delete.
 Staging anything on an item staged for deletion, a create on a staged item, or a delete of an
-item that only exists as a staged create is refused with the way out. `stage` stages an update
-whose values equal the current ones all the same (the diff shows old = new); stageItem
-calls `stage_unless_unchanged`, which stages nothing for it and says so (`Unchanged`); a bulk
-edit still stages such items.
+item that only exists as a staged create is refused with the way out. `stage` and `stage_many`
+stage what they are told, also an update whose values equal the current ones (the diff shows
+old = new); stageItem and bulkEdit call `stage_unless_unchanged` and
+`stage_many_unless_unchanged` (`agent.staging.area_bulk`), which leave such updates out and
+say so (`Unchanged`, `BulkStaged`), and drop a staged update that the new values take back to
+what the item holds (`agent.staging.unchanged`).
 
 Commits and crashes: see `agent.staging.commit`; every operation first settles a commit that
 was interrupted (`agent.staging.settle`), so nothing shown, diffed, discarded, rebased or
@@ -23,31 +25,25 @@ import builtins
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agent import paths
 from agent.errors import InDoubtError, StagingError, TabletalkError
 from agent.staging import batches, history, write
+from agent.staging.area_bulk import BulkStaging
 from agent.staging.area_history import CommitHistory
-from agent.staging.bulk import stage_query_set_based, stage_set_based
 from agent.staging.checks import (
     MAX_ITEMS_PER_CALL,
     TableShape,
-    bulk_op,
     check_key_values,
-    check_pre_image_names,
-    keys_from_query,
-    too_many,
     validate_values,
 )
 from agent.staging.commit import Pending, commit_changes, pending_all, pending_chosen
 from agent.staging.db import (
     COLUMNS,
     commits_in_progress,
-    data_version,
     open_staging_db,
     snapshot,
     transaction,
@@ -68,7 +64,7 @@ __all__ = ["MAX_ITEMS_PER_CALL", "StagingArea"]
 LIST_HINT = "See the staged changes and their ids with `tabletalk staged list`."
 
 
-class StagingArea(CommitHistory):
+class StagingArea(CommitHistory, BulkStaging):
     """Pending changes of one store, persisted in the shared staging database."""
 
     def __init__(
@@ -165,27 +161,17 @@ class StagingArea(CommitHistory):
         own_only: bool = False,
     ) -> StagedChange | Unchanged:
         """`stage`, except that an update which would change nothing stages nothing and
-        returns `Unchanged` (`write.unchanged_update`; compared as a commit compares,
-        `Store.holds`). An update changing any value is staged whole, as asked. The store is
-        read outside the staging transaction: when another process wrote staging meanwhile
-        (its commit of this item may have landed after the read), the update is staged."""
+        returns `Unchanged`, and one taking the item's staged update back to what the item
+        holds drops that change (`Unchanged.withdrawn`); judged as a commit judges
+        (`Store.holds`, `staging.unchanged`). An update changing any value is staged whole."""
         if op != "update":
             return self.stage(table, op, key, values, origin, own_only=own_only)
         table, entry, clean = self._one_item(table, op, key, values)
-        _, normalized, item = entry
-        self._settle()
-        with self._lock:
-            seen = data_version(self._conn)
-        held = item is not None and self.store.holds(table, normalized, clean)
-        with self._lock, transaction(self._conn) as conn:
-            held = held and data_version(conn) == seen
-            identity = self.store.identity
-            unchanged = write.unchanged_update(conn, identity, table, entry, clean, held=held)
-            if unchanged is not None:
-                return unchanged
-            return write.write_changes(
-                conn, identity, table, op, [entry], clean, origin, own_only=own_only
-            )[0]
+        left, changes = self._write_unless_unchanged(table, [entry], clean, origin, own_only)
+        if left.withdrawn:
+            (dropped,) = left.withdrawn
+            return Unchanged(table, entry[1], clean, dropped.id, withdrawn=True)
+        return left.unchanged[0] if left.unchanged else changes[0]
 
     def _one_item(
         self, table: str, op: Op, key: Key, values: Item | None
@@ -198,60 +184,6 @@ class StagingArea(CommitHistory):
             check_key_values(self.store, info, normalized, values or {})
         item = self.store.get_item(info.name, normalized)
         return info.name, (key_json(normalized), normalized, item), clean
-
-    @gc_paused
-    def stage_many(
-        self,
-        table: str,
-        *,
-        keys: list[Key] | None = None,
-        query: str | None = None,
-        set: Item | None = None,  # noqa: A002 - the bulkEdit contract's name
-        delete: bool = False,
-        origin: str = "cli",
-        own_only: bool = False,
-    ) -> Sequence[StagedChange]:
-        """Stage one update (`set`) or a delete on many items, all or nothing (≤ 10,000);
-        `own_only` as for `stage`."""
-        op = bulk_op(keys, query, set, delete)
-        info = self._shape(table)
-        clean = validate_values(info, op, set, check_value=self.store.value_checker)
-        if query is not None:
-            staged = self._stage_set_based(info, op, query, clean, origin)
-            if staged is not None:
-                return staged
-        raw_keys = keys if keys is not None else keys_from_query(self.store, info, query or "")
-        if len(raw_keys) > MAX_ITEMS_PER_CALL:
-            raise too_many(len(raw_keys))
-        check_pre_image_names(info, len(raw_keys))
-        staged = self._stage_set_based(info, op, raw_keys, clean, origin)
-        if staged is not None:
-            return staged
-        entries = write.item_entries(self.store, info, raw_keys)
-        if not entries:
-            return []
-        return self._write(info.name, op, entries, clean, origin, own_only)
-
-    def _stage_set_based(
-        self, info: TableShape, op: Op, keys: builtins.list[Key] | str, values: Item, origin: str
-    ) -> Sequence[StagedChange] | None:
-        """One INSERT … SELECT on a SQLite store of the items `keys` names or selects (a
-        query: `staging.bulk`); None: stage row by row."""
-        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        if isinstance(keys, str):  # the query runs outside the lock; only the INSERT takes it
-            return stage_query_set_based(
-                self.store, self.path, info, op, keys, values, origin, now, self._settled()
-            )
-        return stage_set_based(
-            self.store, self.path, info, op, keys, values, origin, now, self._settled()
-        )
-
-    @contextlib.contextmanager
-    def _settled(self) -> Iterator[None]:
-        """Hold this area's lock with any interrupted commit settled (for a staging write)."""
-        with self._lock:
-            self._settle()
-            yield
 
     def _shape(self, table: str) -> TableShape:
         """The table's name, columns and key; the SQLite store answers without counting rows."""

@@ -33,6 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from agent.staging import batches
+from agent.staging.bulk_sql import (
+    STAGING,
+    finite_sql,
+    insert_sql,
+    key_json_function,
+    left_out_sql,
+    left_out_staged_sql,
+)
 from agent.staging.checks import MAX_ITEMS_PER_CALL, check_pre_image_names
 from agent.staging.db import (
     BUSY_TIMEOUT_S,
@@ -41,21 +49,19 @@ from agent.staging.db import (
     busy,
     busy_error,
 )
-from agent.staging.encoding import dumps, key_json
+from agent.staging.encoding import dumps
+from agent.staging.model import BulkStaged
 from agent.staging.staged_batch import StagedBatch
 from agent.stores.base import Item, Key, Op, Store, TableShape
-from agent.stores.sqlite_json import literal, register
+from agent.stores.sqlite_holds import holds_sql
+from agent.stores.sqlite_json import register
 from agent.stores.sqlite_readonly import (
     QUERY_TIMEOUT_S,
-    json_value,
-    quote_ident,
     stopped_error,
     timeout_error,
 )
 from agent.stores.sqlite_snapshot import file_stamp
 
-STAGING = "tt_stage"
-"""The staging database's name on the shared connection (the store's file is `main`)."""
 SCRATCH = "tt_scratch"
 """The in-memory database on the shared connection that holds the selected keys."""
 BULK = f"{SCRATCH}.tt_bulk"
@@ -75,30 +81,6 @@ ID_ATTEMPTS = 5
 10,000 staged changes draw twice)."""
 
 
-def _key_json(names: tuple[str, ...]) -> Callable[..., str]:
-    """The SQL function that renders a key exactly as `encoding.key_json` does; a blob in a
-    key fails the statement (its JSON text names no blob: the row-by-row path refuses it)."""
-
-    def render(*values: Any) -> str:
-        if any(type(v) is bytes for v in values):
-            raise ValueError("a key holds a blob")
-        return key_json({n: json_value(v) for n, v in zip(names, values, strict=True)})
-
-    return render
-
-
-def _key_sql(keys: tuple[str, ...]) -> str:
-    """`encoding.key_json` of row `t`'s key: inline for one integer, else through tt_key."""
-    args = ", ".join(f"t.{quote_ident(k)}" for k in keys)
-    if len(keys) == 1 and keys[0].isidentifier():
-        c = f"t.{quote_ident(keys[0])}"
-        prefix = literal(f'{{"{keys[0]}":')
-        return (
-            f"CASE typeof({c}) WHEN 'integer' THEN {prefix} || {c} || '}}' ELSE tt_key({args}) END"
-        )
-    return f"tt_key({args})"
-
-
 def _connect(store_file: Path, keys: tuple[str, ...]) -> sqlite3.Connection:
     """The store's file read-only as `main` (so a query's table names are the store's), an
     in-memory scratch database for the selected keys, and the SQL functions the statement
@@ -113,7 +95,7 @@ def _connect(store_file: Path, keys: tuple[str, ...]) -> sqlite3.Connection:
         conn.execute(f"ATTACH ':memory:' AS {SCRATCH}")
         conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         register(conn)
-        conn.create_function("tt_key", len(keys), _key_json(keys), deterministic=True)
+        conn.create_function("tt_key", len(keys), key_json_function(keys), deterministic=True)
     except BaseException:
         conn.close()
         raise
@@ -127,29 +109,6 @@ def _attach_staging(conn: sqlite3.Connection, staging: Path) -> None:
     conn.execute(f"PRAGMA {STAGING}.secure_delete={SECURE_DELETE}")
 
 
-def _insert_sql(shape: TableShape, op: Op, source: str, items: str) -> str:
-    """INSERT … SELECT of one item row (staging order, key text, the row's values) per row of
-    `source` (a FROM item `b` with the key columns k0…kn and the staging order n as its rowid)
-    into the item table `items`, joined to the table `t`; a key without a row makes the key
-    text NULL, so the statement fails on the NOT NULL and writes nothing."""
-    keys = shape.key_columns
-    join = " AND ".join(f"t.{quote_ident(k)} = b.k{i}" for i, k in enumerate(keys))
-    missing = f"t.{quote_ident(keys[0])} IS NULL"
-    natives = "".join(f", t.{quote_ident(c.name)}" for c in shape.columns)
-    return (
-        f"INSERT INTO {STAGING}.{items} "
-        f"SELECT b.n, CASE WHEN {missing} THEN NULL ELSE {_key_sql(keys)} END{natives} "
-        f"FROM {source} LEFT JOIN main.{quote_ident(shape.name)} t ON {join} ORDER BY b.n"
-    )
-
-
-def _finite_sql(items: str, shape: TableShape) -> str:
-    """A row of `items` holding a non-finite REAL (which JSON cannot write: the row path's
-    statement fails on it, so this one must too)."""
-    tests = " OR ".join(f"{quote_ident(c.name)} IN (9e999, -9e999)" for c in shape.columns)
-    return f"SELECT 1 FROM {STAGING}.{items} WHERE {tests} LIMIT 1"
-
-
 def stage_set_based(
     store: Store,
     staging: Path,
@@ -160,9 +119,12 @@ def stage_set_based(
     origin: str,
     now: str,
     guard: AbstractContextManager[object],
-) -> StagedBatch | None:
-    """Stage `op` with `values` on the items of `raw_keys` in one statement; None when the
-    row-by-row path must decide (nothing was written then)."""
+    *,
+    skip_unchanged: bool = False,
+) -> BulkStaged | None:
+    """Stage `op` with `values` on the items of `raw_keys` in one statement (with
+    `skip_unchanged`, not on those already holding them); None when the row-by-row path must
+    decide (nothing was written then)."""
     if store.sqlite_file is None or not raw_keys or not shape.key_columns:
         return None
     unique = list(
@@ -177,7 +139,7 @@ def stage_set_based(
             f"INSERT INTO {BULK} ({key_cols}) VALUES (?{', ?' * (width - 1)})", unique
         )
 
-    return _run(_Insert(store, staging, shape, op, values, origin, now), fill, guard)
+    return _run(_Insert(store, staging, shape, op, values, origin, now, skip_unchanged), fill, guard)
 
 
 def stage_query_set_based(
@@ -190,9 +152,12 @@ def stage_query_set_based(
     origin: str,
     now: str,
     guard: AbstractContextManager[object],
-) -> StagedBatch | None:
-    """Stage `op` with `values` on the items `query` selects, its keys never read into Python;
-    None when the row-by-row path must decide (nothing was written then)."""
+    *,
+    skip_unchanged: bool = False,
+) -> BulkStaged | None:
+    """Stage `op` with `values` on the items `query` selects (with `skip_unchanged`, those not
+    already holding them), its keys never read into Python; None when the row-by-row path
+    must decide (nothing was written then)."""
     if store.sqlite_file is None or not shape.key_columns:
         return None
     body = query.strip()
@@ -227,7 +192,7 @@ def stage_query_set_based(
             raise _Undecided
         check_pre_image_names(shape, found)
 
-    return _run(_Insert(store, staging, shape, op, values, origin, now), fill, guard)
+    return _run(_Insert(store, staging, shape, op, values, origin, now, skip_unchanged), fill, guard)
 
 
 def _only_the_store(
@@ -263,13 +228,21 @@ class _Insert:
     values: Item
     origin: str
     now: str
+    skip_unchanged: bool = False
+    """Leave out the items that already hold `values` (an update; `sqlite_holds.holds_sql`)."""
+
+    def unchanged_sql(self) -> tuple[str, list[Any]] | None:
+        """The condition on `t` of an item the update would not change, or None (stage all)."""
+        if not self.skip_unchanged or self.op != "update":
+            return None
+        return holds_sql("t", self.shape.columns, self.values)
 
 
 def _run(
     insert: _Insert,
     fill: Callable[[sqlite3.Connection], None],
     guard: AbstractContextManager[object],
-) -> StagedBatch | None:
+) -> BulkStaged | None:
     """Select the items (`fill`: the model's query may run up to its time limit), then, under
     `guard` (the caller's lock), run the INSERT in one short staging transaction; None (nothing
     written) when it cannot. The selection runs before the transaction, as the row-by-row path
@@ -320,15 +293,21 @@ def _free_start(conn: sqlite3.Connection, count: int) -> int | None:
     return None
 
 
+def _table_has_rows(conn: sqlite3.Connection, insert: _Insert) -> bool:
+    """True when the edit's table has a staged change as a `staged_changes` row."""
+    mine = (insert.store.identity, insert.shape.name)
+    found = conn.execute(
+        f"SELECT 1 FROM {STAGING}.staged_changes WHERE store = ? AND tbl = ? LIMIT 1", mine
+    ).fetchone()
+    return found is not None
+
+
 def _clashes(conn: sqlite3.Connection, insert: _Insert, batch: int) -> bool:
     """True when an item of this edit already has a staged change (the row-by-row path folds
     or refuses); the caller turned the table's other compact edits into rows first."""
-    mine = (insert.store.identity, insert.shape.name)
-    rows = conn.execute(
-        f"SELECT 1 FROM {STAGING}.staged_changes WHERE store = ? AND tbl = ? LIMIT 1", mine
-    ).fetchone()
-    if rows is None:
+    if not _table_has_rows(conn, insert):
         return False
+    mine = (insert.store.identity, insert.shape.name)
     found = conn.execute(
         f"SELECT 1 FROM {STAGING}.{batches.items_table(batch)} b JOIN {STAGING}.staged_changes s "
         "ON s.store = ? AND s.tbl = ? AND s.key_json = b.tt_key LIMIT 1",
@@ -349,9 +328,10 @@ def _expand_the_tables(conn: sqlite3.Connection, insert: _Insert) -> None:
         batches.expand(conn, insert.store.identity, STAGING)
 
 
-def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
-    """The staging transaction of `_run`: the batch's header and items (`staging.batches`);
-    an interruption is rolled back and raised."""
+def _write(insert: _Insert, conn: sqlite3.Connection) -> BulkStaged | None:
+    """The staging transaction of `_run`: the batch's header and items (`staging.batches`),
+    without the items left out as unchanged (none staged when every one is); an interruption
+    is rolled back and raised."""
     store, shape, op, values, origin, now = (
         insert.store, insert.shape, insert.op, insert.values, insert.origin, insert.now
     )  # fmt: skip
@@ -368,8 +348,8 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
                 raise busy_error(insert.staging) from exc
             raise
         _expand_the_tables(conn, insert)
-        (count,) = conn.execute(f"SELECT count(*) FROM {BULK}").fetchone()
-        start = _free_start(conn, count)
+        (selected,) = conn.execute(f"SELECT count(*) FROM {BULK}").fetchone()
+        start = _free_start(conn, selected)
         if start is None:
             raise _Undecided
         stamp = file_stamp(store_file)
@@ -383,21 +363,39 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
         assert batch is not None
         items = batches.items_table(batch)
         conn.execute(batches.create_items_sql(STAGING, batch, columns))
-        written = conn.execute(_insert_sql(shape, op, f"{BULK} b", items)).rowcount
-        if written != count or count == 0 or _clashes(conn, insert, batch):
-            raise _Undecided  # nothing selected, or an item already staged: row by row
-        if conn.execute(_finite_sql(items, shape)).fetchone() is not None:
+        judged = insert.unchanged_sql()
+        condition, params = judged if judged is not None else (None, [])
+        sql = insert_sql(shape, op, f"{BULK} b", items, condition)
+        count = conn.execute(sql, params).rowcount
+        left_rows = left_out = 0
+        if condition is not None and count < selected:
+            source = f"{BULK} b"
+            sql = left_out_sql(shape, source, condition)
+            left_rows, left_out = conn.execute(sql, params).fetchone()
+            mine = [store.identity, shape.name]
+            if _table_has_rows(conn, insert) and conn.execute(
+                left_out_staged_sql(shape, source, condition), [*params, *mine]
+            ).fetchone():
+                raise _Undecided  # row by row folds into the item's change, or leaves it out
+        if count + left_rows != selected or selected == 0:
+            raise _Undecided  # nothing selected: row by row says so
+        if count == 0:  # every item already holds the values: nothing is staged
+            conn.execute("ROLLBACK")
+            return BulkStaged([], unchanged=left_out)
+        if _clashes(conn, insert, batch):
+            raise _Undecided  # an item already staged: row by row
+        if conn.execute(finite_sql(items, shape)).fetchone() is not None:
             raise _Undecided  # JSON cannot hold it: row by row says so
         small = count < COMPACT_MIN
         read = (1, count if small else PREFIX)
         first = conn.execute(StagedBatch.read_sql(f"{STAGING}.{items}", columns, op), read)
         rows = first.fetchall()  # the rest is read when asked for (most callers read a few)
-        unchanged = stamp is not None and file_stamp(store_file) == stamp
+        same_file = stamp is not None and file_stamp(store_file) == stamp
         # The store changed while it was read: the pre-images are exact, but no stamp vouches
         # for them, so a commit compares each one.
         conn.execute(
             f"UPDATE {STAGING}.staged_batches SET count = ?, snapshot = ? WHERE batch = ?",
-            (count, stamp if unchanged else None, batch),
+            (count, stamp if same_file else None, batch),
         )
         if small:  # every staged batch, in order (compact ones come after every row)
             batches.expand(conn, db=STAGING)
@@ -412,4 +410,4 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> StagedBatch | None:
     names = None if op == "create" else tuple(columns)
     shared = (store.identity, shape.name, op, values, origin, now)
     where = None if small else (insert.staging, batch)
-    return StagedBatch(shared, start, names, count, rows, where)
+    return BulkStaged(StagedBatch(shared, start, names, count, rows, where), unchanged=left_out)

@@ -1,6 +1,8 @@
 """How a new change folds into an item's already-staged change (one change per item).
 
-See the rules in `agent.staging.area`'s docstring; `fold` is the single place they live.
+See the rules in `agent.staging.area`'s docstring; `fold` is the single place they live. An
+update folding a staged update back to what the item holds drops it instead: that needs the
+store's judgement, read before the staging transaction (`agent.staging.unchanged`).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,12 +44,33 @@ class StagedChange:
 @dataclass(frozen=True)
 class Unchanged:
     """An update that would change nothing, so nothing was staged: the item already holds
-    every value (`change_id` None), or its staged change `change_id` already sets them."""
+    every value (`change_id` None), or its staged change `change_id` already sets them; or
+    (`withdrawn`) folding it into staged change `change_id` takes that change back to what the
+    item holds, so the change was dropped."""
 
     table: str
     key: Key
     values: Item
     change_id: str | None = None
+    withdrawn: bool = False
+
+
+@dataclass(frozen=True)
+class BulkStaged:
+    """What a bulk edit that skips no-ops did: the changes it staged (new or folded), how many
+    matched items it left out because they hold the values already (`unchanged`) or their
+    staged change already sets them (`already_staged`), and the ids of the staged changes it
+    dropped because the new values take them back to what their items hold (`withdrawn`)."""
+
+    changes: Sequence[StagedChange]
+    unchanged: int = 0
+    already_staged: int = 0
+    withdrawn: list[str] = field(default_factory=list)
+
+    @property
+    def matched(self) -> int:
+        """The items the edit named or selected."""
+        return len(self.changes) + self.unchanged + self.already_staged + len(self.withdrawn)
 
 
 @dataclass(frozen=True)

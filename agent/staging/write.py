@@ -17,7 +17,7 @@ from agent.staging.checks import in_commit_error, others_change_error, summarize
 from agent.staging.db import COLUMNS, commits_in_progress, rows_in
 from agent.staging.encoding import dumps, key_json, loads, maybe_json, row_to_change, take_ids
 from agent.staging.merge import check_new, fold, joined_origin
-from agent.staging.model import StagedChange, Unchanged
+from agent.staging.model import StagedChange
 from agent.stores.base import Item, Key, Op, Store, TableShape
 from agent.text_plural import noun
 
@@ -111,34 +111,6 @@ def write_changes(
         updates,
     )
     return results
-
-
-def unchanged_update(
-    conn: sqlite3.Connection,
-    identity: str,
-    table: str,
-    entry: tuple[str, Key, Item | None],
-    values: Item,
-    *,
-    held: bool,
-) -> Unchanged | None:
-    """Inside the staging transaction: whether an update of one item (`entry` as for
-    `write_changes`) would change nothing. With a staged change on the item, when that change
-    already sets every one of `values` to the same JSON (a value of another type, 1 against
-    1.0, is a change: the store may keep them apart); without one, when the store said the
-    item holds them all (`held`, judged as a commit judges). None: stage it."""
-    item_key, key, _item = entry
-    rows = staged_rows(conn, identity, table, [item_key])
-    if not rows:
-        return Unchanged(table, key, dict(values)) if held else None
-    staged = row_to_change(rows[0])
-    if staged.op == "delete":
-        return None  # folding refuses it, with the way out
-    same = all(
-        name in staged.values and dumps(staged.values[name]) == dumps(value)
-        for name, value in values.items()
-    )
-    return Unchanged(table, key, dict(values), staged.id) if same else None
 
 
 def staged_rows(

@@ -301,6 +301,12 @@ class Store(ABC):
         a few reads instead of one per pair override it."""
         return [self.holds(table, key, values, whole=whole) for key, values in checks]
 
+    def holds_as_read(self, table: str, item: Item | None, values: Item) -> bool | None:
+        """Whether `item`, as `get_item(s)` just returned it, holds `values` as `holds` would
+        judge; None when only a new read can tell (the default, and SQLite, which compares
+        in SQL with the column's affinity), so callers ask `holds`/`holds_many`."""
+        return None
+
     @abstractmethod
     def query(self, sql: str, limit: int | None = None) -> QueryResult:
         """Run one read-only statement in `query_language`; at most `limit` rows."""

@@ -2,15 +2,17 @@
 column's affinity applies to the value, as when it is written, but not the column's collation:
 under NOCASE 'abc' IS 'ABC', yet writing 'ABC' changes the row), and in a column without
 affinity the storage class too (1 IS 1.0 there, yet writing 1.0 stores a REAL). A few compound
-statements answer many rows."""
+statements answer many rows; `holds_sql` is the same judgement as an SQL condition, for the
+set-based bulk path (tests check the two agree)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from agent.stores.base import Item, Key
+from agent.stores.base import Column, Item, Key
 from agent.stores.sqlite_readonly import json_value, quote_ident
 from agent.stores.sqlite_schema import TableSchema, affinity, normalize_with
 
@@ -70,6 +72,34 @@ def holds_many(
                     for raw, equal, value, bare in zip(found, same, expected, untyped, strict=True)
                 )
     return result
+
+
+def holds_sql(row: str, columns: Sequence[Column], values: Item) -> tuple[str, list[Any]] | None:
+    """An SQL condition, and its parameters, true where row `row` (a table alias) holds
+    `values` as `holds_many` judges it: `column IS ? COLLATE BINARY`, in a column without
+    affinity the storage class too, a blob its marker (`sqlite_json.register`'s `tt_blob`).
+    None when no row can hold them (a name that is no column). Never NULL."""
+    by_name = {c.name.lower(): c for c in columns}
+    tests: list[str] = []
+    params: list[Any] = []
+    for name, value in values.items():
+        column = by_name.get(name.lower())
+        if column is None:
+            return None
+        ref = f"{row}.{quote_ident(column.name)}"
+        if value is None:
+            tests.append(f"{ref} IS NULL")
+            continue
+        test = f"{ref} IS ? COLLATE BINARY"
+        params.append(value)
+        if affinity(column.type) == "BLOB":  # no affinity: the value is stored as it is
+            kind = _STORAGE_CLASSES.get(type(value))
+            test = f"({test} AND typeof({ref}) = '{kind}')" if kind else "0"
+        if isinstance(value, str) and value.startswith("<blob "):  # a blob's marker
+            test = f"({test} OR (typeof({ref}) = 'blob' AND tt_blob({ref}) = ?))"
+            params.append(json.dumps(value, ensure_ascii=False))
+        tests.append(test)
+    return " AND ".join(tests) or "1", params
 
 
 def _stored_as(raw: Any, equal: bool, value: Any, untyped: bool) -> bool:

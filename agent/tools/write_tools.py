@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,7 +23,7 @@ from agent.tools.base import (
 )
 
 if TYPE_CHECKING:
-    from agent.staging.model import Unchanged
+    from agent.staging.model import BulkStaged, Unchanged
     from agent.stores.base import TableInfo
 
 MAX_LISTED_IDS = 20
@@ -191,8 +192,23 @@ def stage_item(ctx: ToolContext, args: StageItemInput) -> dict[str, Any]:
 
 def unchanged_summary(ctx: ToolContext, unchanged: Unchanged) -> dict[str, Any]:
     """What the model sees when an update would change nothing: `staged: 0`, and why, so it
-    does not stage the same thing again."""
+    does not stage the same thing again; or that it took a staged change back to what the
+    item holds, so that change was dropped (`withdrawn`)."""
     names = ", ".join(unchanged.values)
+    if unchanged.withdrawn:
+        return {
+            "staged": 0,
+            "withdrawn": True,
+            "table": unchanged.table,
+            "key": unchanged.key,
+            "changeId": unchanged.change_id,
+            "message": f"Staged change {unchanged.change_id} was dropped: with these values "
+            f"({names}) it would set only what the item already holds, so there is nothing "
+            "left to commit for it.",
+            "next": "Tell the user the change was withdrawn and the item keeps its current "
+            "values; stage it again only if they want different values.",
+            "pendingTotal": ctx.staging.count(),
+        }
     if unchanged.change_id is None:
         message = (
             f"Nothing was staged: the item already has these values ({names}), so this update "
@@ -217,12 +233,13 @@ def unchanged_summary(ctx: ToolContext, unchanged: Unchanged) -> dict[str, Any]:
 
 
 def bulk_edit(ctx: ToolContext, args: BulkEditInput) -> dict[str, Any]:
-    """bulkEdit: stage one update or delete on many items (keys or a query)."""
+    """bulkEdit: stage one update or delete on many items (keys or a query), leaving out the
+    items an update would not change and saying how many."""
     info = require_table(ctx, args.table)
     if args.set and ctx.store.value_checker is None:
         require_columns(info, list(args.set), "set")
     try:
-        changes = ctx.staging.stage_many(
+        outcome = ctx.staging.stage_many_unless_unchanged(
             info.name,
             keys=args.keys,
             query=args.query,
@@ -233,12 +250,69 @@ def bulk_edit(ctx: ToolContext, args: BulkEditInput) -> dict[str, Any]:
         )
     except TabletalkError as exc:
         raise _for_model(exc) from exc
-    if not changes:
+    if not outcome.matched:
         raise ToolFailure(
             "no items matched, so nothing was staged",
             "check the selection with countItems or runQuery, then call bulkEdit again",
         )
-    return staged_summary(ctx, changes)
+    left_out = outcome.unchanged + outcome.already_staged
+    if not outcome.changes:
+        out: dict[str, Any] = {"staged": 0, "table": info.name}
+    else:
+        out = staged_summary(ctx, outcome.changes)
+    out["matched"] = outcome.matched
+    out["unchanged"] = left_out
+    if outcome.withdrawn:
+        out["withdrawn"] = list(outcome.withdrawn[:MAX_LISTED_IDS])
+    if left_out or outcome.withdrawn:
+        out["message"] = bulk_message(outcome, args.set or {})
+    if not outcome.changes:
+        out["next"] = (
+            "Do not stage it again. Tell the user the items already have these values, or ask "
+            "which values they want if they meant different ones."
+        )
+        out["pendingTotal"] = ctx.staging.count()
+    return out
+
+
+def bulk_message(outcome: BulkStaged, values: dict[str, Any]) -> str:
+    """One sentence on what a bulk update left out and staged: "Matched 40 items; 12 already
+    have status="shipped" and were left out; staged 28 changes." """
+    shown = ", ".join(f"{name}={_short_json(value)}" for name, value in list(values.items())[:4])
+    if len(values) > 4:
+        shown += f" (and {len(values) - 4} more)"
+    held, pre, gone = outcome.unchanged, outcome.already_staged, len(outcome.withdrawn)
+    matched, staged = outcome.matched, len(outcome.changes)
+    every = held + pre + gone == matched
+    parts = []
+    if held:
+        lead = f"all {counted(matched, 'matched item')}" if held == matched else f"{held:,}"
+        parts.append(f"{lead} already {noun(held, 'has', 'have')} {shown}")
+    if pre:
+        it = "it" if len(values) == 1 else "them"
+        parts.append(f"{pre:,} {noun(pre, 'has', 'have')} a staged change that already sets {it}")
+    left = held + pre
+    clauses = []
+    if len(parts) == 1:
+        clauses.append(f"{parts[0]} and {noun(left, 'was', 'were')} left out")
+    elif parts:
+        clauses.append(" and ".join(parts) + f", so {noun(left, 'it was', 'they were')} left out")
+    if gone:
+        clauses.append(
+            f"{counted(gone, 'staged change')} {noun(gone, 'was', 'were')} dropped, since "
+            f"{noun(gone, 'its item already has', 'their items already have')} these values"
+        )
+    if every:
+        return "Nothing was staged: " + "; ".join(clauses) + "."
+    return f"Matched {counted(matched, 'item')}; " + "; ".join(clauses) + (
+        f"; staged {counted(staged, 'change')}."
+    )
+
+
+def _short_json(value: Any) -> str:
+    """A value as JSON, cut to 60 characters."""
+    text = json.dumps(json_value(value)[0], ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def list_staged_changes(ctx: ToolContext, args: ListStagedInput) -> dict[str, Any]:

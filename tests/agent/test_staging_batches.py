@@ -76,7 +76,7 @@ def test_a_compact_bulk_edit_reads_and_becomes_the_rows_the_row_by_row_path_writ
     compact.review()
     assert compact.list() == list(staged)
     compact.close()
-    monkeypatch.setattr("agent.staging.area.stage_set_based", lambda *a: None)
+    monkeypatch.setattr("agent.staging.area_bulk.stage_set_based", lambda *a, **k: None)
     by_rows = StagingArea(store, tmp_path / "rows.sqlite")
     assert [
         c.pre_image for c in by_rows.stage_many("t", keys=keys, set={"s": "new"}, origin="o")

@@ -428,6 +428,10 @@ class DynamoDBStore(Store):
         pairs = zip(items, checks, strict=True)
         return [holds_item(item, values, whole) for item, (_key, values) in pairs]
 
+    def holds_as_read(self, table: str, item: Item | None, values: Item) -> bool | None:
+        """`holds` judged on an item already read: the same comparison, no second read."""
+        return holds_item(item, values, False)
+
     def size_label(self, table: str) -> str:
         """Key schema and DynamoDB's approximate item count (no scan)."""
         return size_label(self.key_attributes(table), self._describe(table))
