@@ -98,12 +98,16 @@ class ExternalTool:
     """A tool from outside the built-in catalog (an MCP server): its row, schema and runner.
 
     `identity` names what the tool is independently of its model-facing name (which can
-    shift when servers are added): permission grants are bound to it."""
+    shift when servers are added): permission grants and saved discoveries are bound to it.
+    `server` and `server_tool` are the server's config name and the tool's own name there,
+    which a permission prompt shows (both untrusted text)."""
 
     row: ToolRow
     input_schema: dict[str, Any]
     runner: Runner
     identity: str = ""
+    server: str = ""
+    server_tool: str = ""
 
     def spec(self, description: str) -> dict[str, Any]:
         return spec_entry(self.row.name, description, self.input_schema)
@@ -173,6 +177,13 @@ class Toolset:
         if external is not None:
             return external.identity or f"external:{name}"
         return name
+
+    def source(self, name: str) -> tuple[str, str] | None:
+        """(server, the tool's own name there) of an external tool; None for a built-in one."""
+        external = self.external.get(name)
+        if external is None:
+            return None
+        return external.server, external.server_tool or name
 
     def is_gated(self, name: str) -> bool:
         row = self._by_name.get(name)
