@@ -267,7 +267,7 @@ class TurnRunner:
             if outcome.result:
                 asked = self._apply_effects(use.name, outcome) or asked
         self.conversation.append_user(blocks)
-        self.conversation.discovered = list(self.active.discovered)
+        self.conversation.discovered = [self.toolset.identity(n) for n in self.active.discovered]
         self.conversation.granted = [grant.to_dict() for grant in self.gate.grants]
         self.save()
         self._dirty = False

@@ -171,12 +171,22 @@ class Toolset:
         return None
 
     def identity(self, name: str) -> str:
-        """What a permission grant for `name` covers: an external tool's `identity` (its
-        server, own name and server config), a built-in tool's name (stable across runs)."""
+        """What a permission grant for `name` covers and a saved discovery names: an external
+        tool's `identity` (its server, own name and server config), a built-in tool's name
+        (stable across runs)."""
         external = self.external.get(name)
         if external is not None:
             return external.identity or f"external:{name}"
         return name
+
+    def named(self, identities: Iterable[str]) -> list[str]:
+        """The names the tools saved as `identities` (see `identity`) have now, in order. One
+        that no tool has now (its server gone or reconfigured; an older file's plain name of an
+        external tool, which may now be another server's) is left out, never guessed."""
+        by_identity: dict[str, str] = {}
+        for name in self._by_name:
+            by_identity.setdefault(self.identity(name), name)
+        return [by_identity[identity] for identity in identities if identity in by_identity]
 
     def source(self, name: str) -> tuple[str, str] | None:
         """(server, the tool's own name there) of an external tool; None for a built-in one."""
