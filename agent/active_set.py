@@ -1,7 +1,8 @@
 """The active set: the tools sent to the model at each step.
 
 Inline tools in catalog order, then discovered tools in discovery order. Append-only, so
-the request prefix stays stable for prompt caching; discoveries last the conversation.
+the request prefix stays stable for prompt caching; discoveries last the conversation (saved
+by what each tool is, `Toolset.identity`, and resolved to its current name when resumed).
 """
 
 from __future__ import annotations

@@ -84,6 +84,10 @@ class Conversation:
     title: str = ""
     messages: list[dict[str, Any]] = field(default_factory=list)
     discovered: list[str] = field(default_factory=list)
+    """Tools the model found, in discovery order, by what they are (`Toolset.identity`: a
+    built-in tool's name, an external tool's server, own name and config digest), not by the
+    name the model called them, which another server's tool may get once the config changes.
+    An older file's plain names read the same way (an external one resolves to nothing)."""
     attachments: list[dict[str, Any]] = field(default_factory=list)
     attached: list[dict[str, Any]] = field(default_factory=list)
     """Files sent with a user text: `{"message": i, "block": j, "names": [...], "ids": [...]}`

@@ -267,7 +267,7 @@ class TurnRunner:
             if outcome.result:
                 asked = self._apply_effects(use.name, outcome) or asked
         self.conversation.append_user(blocks)
-        self.conversation.discovered = list(self.active.discovered)
+        self.conversation.discovered = [self.toolset.identity(n) for n in self.active.discovered]
         self.conversation.granted = [grant.to_dict() for grant in self.gate.grants]
         self.save()
         self._dirty = False
@@ -353,6 +353,7 @@ def check_permission(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | Non
     row = runner.toolset.row(use.name)
     if row is None or not runner.toolset.is_gated(use.name):
         return None
+    server, server_tool = runner.toolset.source(use.name) or ("", "")
     request = PermissionRequest(
         use.name,
         use.input or {},
@@ -361,6 +362,8 @@ def check_permission(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | Non
         row.access.value,
         identity=runner.toolset.identity(use.name),
         message=len(runner.conversation.messages) - 1,  # the assistant message with the call
+        server=server,
+        server_tool=server_tool,
     )
     try:
         verdict = runner.gate.check(request)

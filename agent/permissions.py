@@ -45,10 +45,31 @@ class PermissionRequest:
     message: int = 0
     """The index of the conversation message holding the call: a grant given now is recorded
     there, so a rewind to before it drops the grant."""
+    server: str = ""
+    """An external tool's MCP server (its name in the config); empty for a built-in tool."""
+    server_tool: str = ""
+    """An external tool's own name on its server (the model calls it by `tool`)."""
 
     @property
     def grant_identity(self) -> str:
         return self.identity or self.tool
+
+
+def tool_source(request: PermissionRequest) -> str:
+    """Where an external tool comes from, for its permission prompt: `the MCP server "notes",
+    where it is named "shout.loud"`; empty for a built-in tool. Both names are untrusted
+    (the config's and the server's), so they are quoted as JSON strings (quotes and control
+    characters escaped) and front ends must not read the result as markup."""
+    if not request.server:
+        return ""
+    words = f"the MCP server {_quoted(request.server)}"
+    if request.server_tool and request.server_tool != request.tool:
+        words += f", where it is named {_quoted(request.server_tool)}"
+    return words
+
+
+def _quoted(name: str) -> str:
+    return json.dumps(name, ensure_ascii=False)
 
 
 Prompter = Callable[[PermissionRequest], Decision]
@@ -98,6 +119,8 @@ class AuditLog:
         }
         if request.client:
             entry["client"] = request.client
+        if request.server:
+            entry["server"] = request.server
         line = json.dumps(entry, separators=(",", ":")) + "\n"
         with self._lock:
             try:

@@ -125,7 +125,7 @@ class ChatSession:
             settings.tools.always_loaded, settings.tools.discoverable
         )
         self._met = met_requirements(store)
-        self._offer(conversation.discovered)
+        self._offer(self._all_tools.named(conversation.discovered))
         self.gate = PermissionGate(
             settings.mode, prompter, AuditLog(), grants_of(conversation.granted)
         )
@@ -145,10 +145,12 @@ class ChatSession:
         self._lock = threading.Lock()
 
     def _offer(self, discovered: Iterable[str]) -> None:
-        """The toolset, active set and searcher for the requirements the store meets now."""
+        """The toolset, active set (`discovered`: names) and searcher for the requirements
+        the store meets now; the conversation keeps only the discoveries still offered."""
         self.toolset = self._all_tools.available(self._met)
         known = [n for n in discovered if self.toolset.row(n) is not None]
         self.active = ActiveSet(self.toolset.inline_names(), known)
+        self.conversation.discovered = [self.toolset.identity(n) for n in self.active.discovered]
         self.searcher = ToolSearcher(
             self.toolset,
             self.active,

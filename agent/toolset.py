@@ -98,12 +98,16 @@ class ExternalTool:
     """A tool from outside the built-in catalog (an MCP server): its row, schema and runner.
 
     `identity` names what the tool is independently of its model-facing name (which can
-    shift when servers are added): permission grants are bound to it."""
+    shift when servers are added): permission grants and saved discoveries are bound to it.
+    `server` and `server_tool` are the server's config name and the tool's own name there,
+    which a permission prompt shows (both untrusted text)."""
 
     row: ToolRow
     input_schema: dict[str, Any]
     runner: Runner
     identity: str = ""
+    server: str = ""
+    server_tool: str = ""
 
     def spec(self, description: str) -> dict[str, Any]:
         return spec_entry(self.row.name, description, self.input_schema)
@@ -167,12 +171,29 @@ class Toolset:
         return None
 
     def identity(self, name: str) -> str:
-        """What a permission grant for `name` covers: an external tool's `identity` (its
-        server, own name and server config), a built-in tool's name (stable across runs)."""
+        """What a permission grant for `name` covers and a saved discovery names: an external
+        tool's `identity` (its server, own name and server config), a built-in tool's name
+        (stable across runs)."""
         external = self.external.get(name)
         if external is not None:
             return external.identity or f"external:{name}"
         return name
+
+    def named(self, identities: Iterable[str]) -> list[str]:
+        """The names the tools saved as `identities` (see `identity`) have now, in order. One
+        that no tool has now (its server gone or reconfigured; an older file's plain name of an
+        external tool, which may now be another server's) is left out, never guessed."""
+        by_identity: dict[str, str] = {}
+        for name in self._by_name:
+            by_identity.setdefault(self.identity(name), name)
+        return [by_identity[identity] for identity in identities if identity in by_identity]
+
+    def source(self, name: str) -> tuple[str, str] | None:
+        """(server, the tool's own name there) of an external tool; None for a built-in one."""
+        external = self.external.get(name)
+        if external is None:
+            return None
+        return external.server, external.server_tool or name
 
     def is_gated(self, name: str) -> bool:
         row = self._by_name.get(name)

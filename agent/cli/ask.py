@@ -152,7 +152,15 @@ def terminal_prompter(request: PermissionRequest) -> Decision:
                 return "allow_once"
             if answer in ("n", "no", ""):
                 return "deny"
-    print(f"\nAllow {request.tool} with this input?\n{shown_input(request.input)}", file=sys.stderr)
+    from agent.permissions import tool_source
+
+    source = tool_source(request)
+    origin = f" (from {printable_line(source)})" if source else ""
+    print(
+        f"\nAllow {printable_line(request.tool)}{origin} with this input?\n"
+        f"{shown_input(request.input)}",
+        file=sys.stderr,
+    )
     while True:
         print("  [y] once  [a] for this conversation  [n] deny: ", end="", file=sys.stderr)
         sys.stderr.flush()

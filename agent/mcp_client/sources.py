@@ -281,6 +281,8 @@ class McpSources:
                         clean_input_schema(tool.input_schema),
                         self._runner(server, tool.name),
                         tool_identity(server.name, tool.name, fingerprint),
+                        server.name,
+                        tool.name,
                     )
                 )
         return tools

@@ -52,6 +52,13 @@ MAX_CONNECTIONS = 128
 """Open connections at once; a few clients need a few each (a POST and a GET stream)."""
 BACKLOG = 64
 """Connections waiting to be accepted; also how many the server accepts in one go."""
+MAX_CLIENT_REQUESTS = 8
+"""Requests one token may have in flight at once (waiting for the user's consent, a tool call
+running, an open event stream): one client holding many cannot take the connections others
+need. A client's next request over it is answered 429 at once."""
+BUSY_CODE = -32000
+"""The JSON-RPC error code of a request refused for its client's in-flight limit (a server error:
+the request was well formed)."""
 SCOPE_KEY = "tabletalk.client"
 
 Consent = Callable[[McpClient], Awaitable[bool]]
@@ -115,14 +122,39 @@ async def _refuse(send: Send, status: int, message: str, fix: str, **headers: st
     await send({"type": "http.response.body", "body": body})
 
 
+async def _refuse_busy(send: Send, client: McpClient, limit: int) -> None:
+    """429 for a client over its in-flight limit, as a JSON-RPC error (the SDK's clients show
+    its message) that says what to do."""
+    fix = (
+        f"Wait for one of them to finish before sending another (at most {limit} at once per "
+        "token), or give each client its own token (`tabletalk mcp token create NAME`)."
+    )
+    message = f"Too many requests at once from MCP client {client.name!r}. {fix}"
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": None,
+        "error": {"code": BUSY_CODE, "message": message, "data": {"fix": fix}},
+    }).encode()
+    headers = [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"retry-after", b"1"),
+    ]
+    await send({"type": "http.response.start", "status": 429, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 @dataclass
 class Guard:
-    """ASGI middleware: loopback Host/Origin (403), then a valid bearer token (401)."""
+    """ASGI middleware: loopback Host/Origin (403), then a valid bearer token (401), then at
+    most `client_limit` requests in flight per token (429), counted from before the consent
+    prompt to the end of the response."""
 
     app: ASGIApp
     tokens: TokenBook
     consent: Consent | None = None
     consented: set[str] = field(default_factory=set)
+    client_limit: int = MAX_CLIENT_REQUESTS
+    in_flight: dict[str, int] = field(default_factory=dict)
+    """Requests being served per client name (one event loop: no lock needed)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -151,6 +183,20 @@ class Guard:
                 **{"www-authenticate": 'Bearer realm="tabletalk"'},
             )
             return
+        held = self.in_flight.get(client.name, 0)
+        if held >= self.client_limit:
+            await _refuse_busy(send, client, self.client_limit)
+            return
+        self.in_flight[client.name] = held + 1
+        try:
+            await self._serve(client, scope, receive, send)
+        finally:
+            left = self.in_flight.pop(client.name) - 1
+            if left:
+                self.in_flight[client.name] = left
+
+    async def _serve(self, client: McpClient, scope: Scope, receive: Receive, send: Send) -> None:
+        """A verified client's request: asked about (a first call), then served."""
         if not await self._allowed(client):
             await _refuse(
                 send, 403, f"The user denied client {client.name!r}; its token is revoked",
@@ -223,7 +269,7 @@ def build_app(backend: McpBackend, tokens: TokenBook, consent: Consent | None = 
     app = Starlette(
         routes=[Route(PATH, endpoint=StreamableHTTPASGIApp(manager))], lifespan=lifespan
     )
-    return Guard(app, tokens, consent)
+    return Guard(app, tokens, consent, client_limit=MAX_CLIENT_REQUESTS)
 
 
 def bind_sockets(host: str, port: int) -> list[socket.socket]:

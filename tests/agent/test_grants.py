@@ -176,6 +176,7 @@ def test_an_external_grant_never_covers_another_servers_tool_after_the_config_ch
             session.conversation_id,
             toolset,
         )
+        resumed.active.add(name)  # found again: the saved discovery was the other tool
         resumed.active.add(renamed)
         resumed.run_turn("save another note")
         assert asked_again.asked == [name], "the other server's tool is asked for"
@@ -212,5 +213,6 @@ def test_an_external_grant_does_not_cover_a_server_reconfigured_under_the_same_n
             session.conversation_id,
             toolset,
         )
+        resumed.active.add(name)  # found again: the saved discovery was another server's
         resumed.run_turn("save another note")
         assert asked_again.asked == [name]

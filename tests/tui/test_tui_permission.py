@@ -174,3 +174,40 @@ async def test_a_grant_goes_with_the_turn_a_rewind_removes(make_app, scripted_be
         await pilot.press("y")
         await settle(app, pilot)
         assert [line.status for line in app.query(ToolLine)][-2:] == ["success", "success"]
+
+
+async def test_the_prompt_for_an_external_tool_names_its_server_as_configured(
+    make_app, scripted_bedrock
+) -> None:
+    """A gated tool of a configured MCP server: the prompt named only `_b_notes_b___shout_loud`
+    (the model-facing name), not the server nor the tool's own name there. Both are untrusted,
+    so a server name that looks like markup shows as written."""
+    import sys
+    from pathlib import Path
+
+    from agent.config import McpServerSettings
+
+    server = Path(__file__).resolve().parents[1] / "support" / "mcp_echo_server.py"
+    hostile = "[b]notes[/b]"
+    app = make_app(
+        mcp_servers={hostile: McpServerSettings(command=sys.executable, args=[str(server)])}
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.session is not None
+        name = next(
+            n for n, tool in app.session.toolset.external.items() if tool.row.name.endswith("loud")
+        )
+        app.session.active.add(name)
+        scripted_bedrock.add(
+            Reply(tool_uses=[ToolUse(name, {"text": "hello"})]), Reply(text="Shouted.")
+        )
+        screen = await _send_until_prompt(app, pilot, "shout hello")
+        shown = "\n".join(str(static.render()) for static in screen.query(Static))
+        assert name in shown
+        assert 'the MCP server "[b]notes[/b]"' in shown, shown
+        assert 'named "shout.loud"' in shown, shown
+        assert "writes your data to a file" not in shown
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.query(ToolLine).last().status == "error"

@@ -1,4 +1,5 @@
-"""The permission prompt: names the gated tool and its input; allow once, for the chat, or deny."""
+"""The permission prompt: names the gated tool (and an external tool's MCP server) and its
+input; allow once, for the chat, or deny."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from agent.permissions import Decision, PermissionRequest, shortest_first
+from agent.permissions import Decision, PermissionRequest, shortest_first, tool_source
 
 ACCESS_WORDS = {
     "read": "it reads your data",
@@ -20,6 +21,11 @@ ACCESS_WORDS = {
     "export": "it writes your data to a file",
     "write": "it changes your data",
 }
+EXTERNAL_ACCESS_WORDS = {
+    "read": "its server says it only reads",
+    "export": "it may send data or change things outside tabletalk",
+}
+"""An external tool's access, as its row has it: a readOnlyHint is only its server's claim."""
 
 
 class PermissionScreen(ModalScreen[Decision]):
@@ -55,7 +61,9 @@ class PermissionScreen(ModalScreen[Decision]):
 
     def compose(self) -> ComposeResult:
         request = self.request
-        does = ACCESS_WORDS.get(request.access, f"access: {request.access}")
+        source = tool_source(request)
+        words = EXTERNAL_ACCESS_WORDS if source else ACCESS_WORDS
+        does = words.get(request.access, f"access: {request.access}")
         with Vertical() as box:
             box.border_title = "Confirm" if request.question else "Permission needed"
             if request.question:
@@ -67,6 +75,11 @@ class PermissionScreen(ModalScreen[Decision]):
                         (request.tool, "bold"),
                         f" ({does}) with this input:",
                     )
+                )
+            if source:  # Text, not markup: the server's and the tool's names are untrusted
+                yield Static(
+                    Text.assemble("From ", (source, "bold"), " (an external tool)."),
+                    id="tool-source",
                 )
             with VerticalScroll(id="tool-input"):
                 yield Static(
