@@ -27,6 +27,7 @@ from agent.staging.review import ChangeFilter, ChangeGroup
 from agent.stores.base import transaction_plan
 from agent.stores.references import ReferencingRows
 from agent.text_plural import counted
+from tui.key_hints import app_key
 from tui.messages import signature
 from tui.widgets.change_list import ChangeList
 from tui.widgets.fitted_lines import FittedLines, Line
@@ -92,7 +93,16 @@ def relabel(button: Button, label: Content) -> None:
 class StagingPanel(TabPane, StagingActions):
     """The panel; `show(changes)` re-reads what it shows when the staged set changed."""
 
-    BINDINGS = [Binding("slash", "focus_filter", "Filter", id="staging.filter", show=False)]
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter", id="staging.filter", show=False),
+        Binding(
+            "c",
+            "commit_staged",
+            "Commit",
+            id="staging.commit",
+            tooltip="Commit what is staged (asks first; changes in conflict stay staged)",
+        ),
+    ]
 
     DEFAULT_CSS = """
     StagingPanel { padding: 0 1; }
@@ -299,6 +309,8 @@ class StagingPanel(TabPane, StagingActions):
         )
         if self.conflicts:
             summary += f" · {len(self.conflicts):,} in conflict (filter is:conflict)"
+        if count > len(self.conflicts):
+            summary += f" · {app_key(self.app, 'staging.commit', 'c')} commits"
         plan = transaction_plan(self.staging_watch.area.store, count)
         if plan:
             summary += f"\nCommitting them takes {plan}."
