@@ -141,3 +141,49 @@ async def test_a_remapped_commit_key_is_the_one_the_footer_and_hint_name(
         await pilot.press("x")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen)
+
+
+def _listed(app) -> list[str]:
+    options = app.query_one("#staging-list").options
+    return [o.id for o in options if o.id != "staging-empty"]
+
+
+async def test_once_no_conflict_is_left_the_conflict_filter_lets_new_changes_show(
+    make_app, demo_store, demo_path
+) -> None:
+    area = StagingArea(demo_store)
+    stale = area.stage("orders", "update", {"id": 7}, {"status": "refunded"}, origin="test")
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'lost' WHERE id = 7")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await _open_panel(app, pilot)
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        assert panel.query_one("#staging-filter").value == "is:conflict"
+        area.discard(ids=[stale.id])  # rejected elsewhere (the CLI, another panel)
+        fresh = area.stage("orders", "update", {"id": 9}, {"status": "packed"}, origin="test")
+        app.staging_watch._check()
+        await settle(app, pilot)
+        assert panel.conflicts == {}
+        assert _listed(app) == [fresh.id], "the new change is hidden by a filter of no conflict"
+        assert panel.query_one("#staging-filter").value == ""
+
+
+async def test_refresh_clears_the_conflict_filter_with_the_conflicts(
+    make_app, demo_store, demo_path
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage("orders", "update", {"id": 7}, {"status": "refunded"}, origin="test")
+    other = area.stage("orders", "update", {"id": 8}, {"status": "packed"}, origin="test")
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'lost' WHERE id = 7")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_panel(app, pilot)
+        await pilot.click("#commit-all")
+        await settle(app, pilot)
+        assert other.id not in _listed(app)
+        await pilot.click("#refresh")
+        await settle(app, pilot)
+        assert other.id in _listed(app), "Refresh forgot the conflicts but kept hiding the rest"

@@ -9,6 +9,7 @@ shows, this class what it changes.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on
@@ -61,9 +62,7 @@ class StagingActions(Widget):
         def done(report: Any) -> None:
             for change_id in [*report.refreshed, *report.dropped]:
                 self.conflicts.pop(change_id, None)
-            if not self.conflicts and self.filter.ids is not None:
-                self._filter_input.value = ""
-                self.filter = ChangeFilter()
+            self.drop_conflict_filter()
             self._shown = None
             if report.refused:
                 self.app.notify(report.describe(), severity="warning", markup=False)
@@ -76,8 +75,18 @@ class StagingActions(Widget):
     def _refresh(self) -> None:
         """Re-read the staged changes; conflicts are checked again at the next commit."""
         self.conflicts.clear()
+        self.drop_conflict_filter()
         self._shown = None
         self.staging_watch.refresh_now()
+
+    def drop_conflict_filter(self) -> None:
+        """Once no change is in conflict, `is:conflict` leaves the filter: it would match
+        nothing, hiding every change staged next."""
+        if self.conflicts or self.filter.ids is None:
+            return
+        self.filter = replace(self.filter, ids=None)
+        words = self._filter_input.value.split()
+        self._filter_input.value = " ".join(w for w in words if w != "is:conflict")
 
     @on(Button.Pressed, "#commit-all")
     @on(Button.Pressed, "#commit-clean")

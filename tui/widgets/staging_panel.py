@@ -224,6 +224,7 @@ class StagingPanel(TabPane, StagingActions):
         self.changes = changes
         ids = {c.id for c in changes}
         self.conflicts = {k: v for k, v in self.conflicts.items() if k in ids}
+        self.drop_conflict_filter()
         self._summaries_read = False
         self.load(self.snapshot.offset)
 
