@@ -9,6 +9,7 @@ from agent.staging import StagingArea
 from tests.tui.helpers import SIZE, settle
 from tui.screens.confirm import ConfirmScreen
 from tui.widgets.footer import KeyFooter
+from tui.widgets.staged_change import ChangeCard, ChangeDetailScreen
 from tui.widgets.staging_panel import StagingPanel
 
 
@@ -187,3 +188,27 @@ async def test_refresh_clears_the_conflict_filter_with_the_conflicts(
         await pilot.click("#refresh")
         await settle(app, pilot)
         assert other.id in _listed(app), "Refresh forgot the conflicts but kept hiding the rest"
+
+
+async def test_enter_right_after_ctrl_s_opens_the_first_change(make_app, demo_store) -> None:
+    change = StagingArea(demo_store).stage(
+        "orders", "update", {"id": 1}, {"status": "x"}, origin="t"
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_panel(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ChangeDetailScreen), (
+            "Enter did nothing: no change had the cursor"
+        )
+        assert app.screen.query_one(ChangeCard).change.id == change.id
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("slash", "x", "enter")  # a filter applied: the list is filled again
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ChangeDetailScreen)

@@ -390,6 +390,8 @@ class StagingPanel(TabPane, StagingActions):
             highlighted, self._land = self._land % len(snap.page), None
         if highlighted is not None:
             self._list.highlighted = min(highlighted, len(snap.page) - 1)
+        elif self._list.has_focus:
+            self._list.highlight_first()
 
     def _show_orphans(self, orphans: list[ReferencingRows]) -> None:
         """One short warning; the commit's confirmation lists each reference in full."""
