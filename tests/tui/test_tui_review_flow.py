@@ -212,3 +212,27 @@ async def test_enter_right_after_ctrl_s_opens_the_first_change(make_app, demo_st
         await pilot.press("enter")
         await settle(app, pilot)
         assert isinstance(app.screen, ChangeDetailScreen)
+
+
+async def test_over_a_modal_the_footer_names_the_modal_keys(make_app, demo_store) -> None:
+    StagingArea(demo_store).stage("orders", "update", {"id": 1}, {"status": "x"}, origin="t")
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open_panel(app, pilot)
+        footer = app.query_one(KeyFooter)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ChangeDetailScreen)
+        drawn = footer.render().plain
+        assert "Commit" not in drawn and "Staged" not in drawn, drawn  # keys that do nothing here
+        assert "esc Close" in drawn, drawn
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        drawn = footer.render().plain
+        assert "y Yes" in drawn and "Commit" not in drawn, drawn
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert "c Commit" in footer.render().plain, "the panel's keys are back"

@@ -98,17 +98,15 @@ class StagingActions(Widget):
         self.commit_staged(ask=True)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The commit key is hidden while the filter box has the keyboard (there it types) and
-        dimmed while nothing is staged or a commit runs."""
+        """The commit key is dimmed while nothing is staged or a commit runs (in the filter box
+        it types: Textual leaves keys an Input takes out of the footer)."""
         if action != "commit_staged":
             return True
-        if self.app.focused is self._filter_input:
-            return False
         return None if not self.changes or self.has_class("-committing") else True
 
     def on_key(self, event: events.Key) -> None:
         """The commit key pressed while nothing is staged says why it does nothing."""
-        if self.changes or self.app.focused is self._filter_input:
+        if self.changes:
             return
         if any(
             b.action == "commit_staged" for b in self._bindings.key_to_bindings.get(event.key, ())
