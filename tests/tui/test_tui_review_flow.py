@@ -236,3 +236,19 @@ async def test_over_a_modal_the_footer_names_the_modal_keys(make_app, demo_store
         await pilot.press("n")
         await settle(app, pilot)
         assert "c Commit" in footer.render().plain, "the panel's keys are back"
+
+
+async def test_the_commit_hint_keeps_its_key_and_word_on_one_line_at_80_columns(
+    make_app, demo_store
+) -> None:
+    area = StagingArea(demo_store)
+    area.stage_many(
+        "orders", query="SELECT id FROM orders WHERE id <= 1500", set={"status": "x"}, origin="t"
+    )
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = await _open_panel(app, pilot)
+        assert "1,500 staged changes" in str(panel.query_one("#staging-summary").render())
+        left = [strip.text[:45].rstrip() for strip in app.screen._compositor.render_strips()]
+        assert not any(line.endswith("· c") for line in left), left[:6]
+        assert any("c commits ·" in line for line in left), left[:6]

@@ -310,8 +310,8 @@ class StagingPanel(TabPane, StagingActions):
         )
         if self.conflicts:
             summary += f" · {len(self.conflicts):,} in conflict (filter is:conflict)"
-        if count > len(self.conflicts):
-            summary += f" · {app_key(self.app, 'staging.commit', 'c')} commits"
+        if count > len(self.conflicts):  # first, so a wrap never parts the key from its word
+            summary = f"{app_key(self.app, 'staging.commit', 'c')} commits · {summary}"
         plan = transaction_plan(self.staging_watch.area.store, count)
         if plan:
             summary += f"\nCommitting them takes {plan}."
