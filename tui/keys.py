@@ -65,6 +65,11 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
         "other words: text, is:conflict",
     ),
     (
+        "staging.commit",
+        "c",
+        "Staging panel: commit what is staged (asks first; changes in conflict stay staged)",
+    ),
+    (
         "—",
         "down/pgdn, up/pgup",
         "Staging panel: past the last (first) change of a page, the next (previous) page",

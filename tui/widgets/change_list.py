@@ -1,5 +1,6 @@
 """The staging panel's list of changes: one page of them, where moving past either end of the
-page asks for the next or previous page, so the keyboard reaches every staged change."""
+page asks for the next or previous page, so the keyboard reaches every staged change; the
+keyboard arriving puts the cursor on the first change."""
 
 from __future__ import annotations
 
@@ -16,6 +17,17 @@ class ChangeList(OptionList):
         def __init__(self, step: int) -> None:
             super().__init__()
             self.step = step
+
+    def on_focus(self) -> None:
+        """The cursor on the first change when the keyboard arrives without one, so Enter
+        opens it (an OptionList starts with no option highlighted)."""
+        self.highlight_first()
+
+    def highlight_first(self) -> None:
+        """Highlight the first option when none is and it can be chosen (not the empty line)."""
+        if self.highlighted is None and self.option_count:
+            if not self.get_option_at_index(0).disabled:
+                self.highlighted = 0
 
     def _at(self, edge: int) -> bool:
         last = self.option_count - 1

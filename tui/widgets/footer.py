@@ -5,7 +5,8 @@ laid out on its own), stays empty until the first bindings signal, and then rebu
 them on every such signal (five times while the app starts). This footer draws the same line
 (compact style: `key description`, one space apart, the palette key on the right after a thin
 bar) as one renderable, with the first frame, and redraws only when what it shows changed. A
-click on a key presses it, hovering shows its tooltip, as in Textual's.
+click on a key presses it, hovering shows its tooltip, as in Textual's. Under a modal screen it
+shows the modal's keys: the screen's own do nothing there.
 """
 
 from __future__ import annotations
@@ -76,22 +77,43 @@ class KeyFooter(Widget, can_focus=False):
         self._hovered: FooterEntry | None = None
         self._spans: list[tuple[int, int, FooterEntry]] = []
         self._shown: list[str] = []
+        self._modal: Screen[object] | None = None
+        """The modal screen above this footer's screen, whose keys it shows."""
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+        self.app.screen_change_signal.subscribe(self, self._screen_changed)
         self._read_bindings()
 
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
+        self.app.screen_change_signal.unsubscribe(self)
+        if self._modal is not None:
+            self._modal.bindings_updated_signal.unsubscribe(self)
+            self._modal = None
+
+    def _screen_changed(self, screen: Screen[object]) -> None:
+        """A modal above this footer's screen: its keys are the ones that work, so they are
+        the ones shown (the screen's own come back when it closes)."""
+        modal = screen if screen.is_modal and screen is not self.screen else None
+        if modal is self._modal or not self.is_attached:
+            return
+        if self._modal is not None:
+            self._modal.bindings_updated_signal.unsubscribe(self)
+        self._modal = modal
+        if modal is not None:
+            modal.bindings_updated_signal.subscribe(self, self._bindings_changed)
+        self._read_bindings()
 
     def _bindings_changed(self, screen: Screen[object]) -> None:
-        if self.is_attached and screen is self.screen:
+        if self.is_attached and screen is (self._modal or self.screen):
             self._read_bindings()
 
     def _read_bindings(self) -> None:
-        """The shown bindings of the focused chain; redraw only if they changed."""
+        """The shown bindings of the focused chain (of the modal on top, if any); redraw only
+        if they changed."""
         app = self.app
-        active = self.screen.active_bindings
+        active = (self._modal or self.screen).active_bindings
         seen: set[str] = set()
         entries: list[FooterEntry] = []
         for _, binding, enabled, tooltip in active.values():

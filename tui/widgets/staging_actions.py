@@ -8,9 +8,11 @@ shows, this class what it changes.
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import events, on
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button
@@ -19,6 +21,7 @@ from agent.errors import StagedSetMoved
 from agent.staging import StagedChange
 from agent.staging.review import ChangeFilter
 from agent.text_plural import counted, noun
+from tui.key_hints import app_key
 from tui.messages import signature
 
 if TYPE_CHECKING:
@@ -59,9 +62,7 @@ class StagingActions(Widget):
         def done(report: Any) -> None:
             for change_id in [*report.refreshed, *report.dropped]:
                 self.conflicts.pop(change_id, None)
-            if not self.conflicts and self.filter.ids is not None:
-                self._filter_input.value = ""
-                self.filter = ChangeFilter()
+            self.drop_conflict_filter()
             self._shown = None
             if report.refused:
                 self.app.notify(report.describe(), severity="warning", markup=False)
@@ -74,17 +75,69 @@ class StagingActions(Widget):
     def _refresh(self) -> None:
         """Re-read the staged changes; conflicts are checked again at the next commit."""
         self.conflicts.clear()
+        self.drop_conflict_filter()
         self._shown = None
         self.staging_watch.refresh_now()
 
-    @on(Button.Pressed, "#commit-all")
-    def _commit_all_pressed(self) -> None:
-        self.confirm_commit([c.id for c in self.changes], expect=self.changes)
+    def drop_conflict_filter(self) -> None:
+        """Once no change is in conflict, `is:conflict` leaves the filter: it would match
+        nothing, hiding every change staged next."""
+        if self.conflicts or self.filter.ids is None:
+            return
+        self.filter = replace(self.filter, ids=None)
+        words = self._filter_input.value.split()
+        self._filter_input.value = " ".join(w for w in words if w != "is:conflict")
 
+    @on(Button.Pressed, "#commit-all")
     @on(Button.Pressed, "#commit-clean")
-    def _commit_clean_pressed(self) -> None:
-        clean = [c for c in self.changes if c.id not in self.conflicts]
-        self.confirm_commit([c.id for c in clean], expect=self.changes)
+    def _commit_pressed(self) -> None:
+        self.commit_staged(ask=False)
+
+    def action_commit_staged(self) -> None:
+        """The panel's commit key: what the commit button commits, after asking."""
+        self.commit_staged(ask=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The commit key is dimmed while nothing is staged or a commit runs (in the filter box
+        it types: Textual leaves keys an Input takes out of the footer)."""
+        if action != "commit_staged":
+            return True
+        return None if not self.changes or self.has_class("-committing") else True
+
+    def on_key(self, event: events.Key) -> None:
+        """The commit key pressed while nothing is staged says why it does nothing."""
+        if self.changes:
+            return
+        if any(
+            b.action == "commit_staged" for b in self._bindings.key_to_bindings.get(event.key, ())
+        ):
+            event.stop()
+            self._say_nothing_to_commit()
+
+    def _say_nothing_to_commit(self) -> None:
+        self.app.notify(
+            "Nothing is staged, so there is nothing to commit. Ask in the chat for an edit: "
+            "the assistant stages it here for you to review first.",
+            markup=False,
+        )
+
+    def commit_staged(self, *, ask: bool) -> None:
+        """Commit every staged change not in conflict (the commit buttons; the key asks first)."""
+        if not self.changes:
+            self._say_nothing_to_commit()
+            return
+        clean = [c.id for c in self.changes if c.id not in self.conflicts]
+        if not clean:
+            n = len(self.changes)
+            every = noun(n, "The staged change conflicts", f"All {n:,} staged changes conflict")
+            self.app.notify(
+                f"{every} with the table as it is now: take the current values (Take current) "
+                "or reject them first.",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.confirm_commit(clean, expect=self.changes, ask=ask)
 
     @on(Button.Pressed, "#commit-matching")
     def _commit_matching_pressed(self) -> None:
@@ -165,8 +218,11 @@ class StagingActions(Widget):
             markup=False,
         )
 
-    def confirm_commit(self, ids: list[str], *, expect: list[StagedChange] | None = None) -> None:
-        """Commit `ids`; when they delete items other rows still reference, ask once more."""
+    def confirm_commit(
+        self, ids: list[str], *, expect: list[StagedChange] | None = None, ask: bool = False
+    ) -> None:
+        """Commit `ids`; ask first when `ask`, or when they delete items other rows still
+        reference (one question says both)."""
         from tui.screens.confirm import ConfirmScreen
 
         if not self.snapshot.complete:
@@ -179,22 +235,38 @@ class StagingActions(Widget):
         chosen = set(ids)
         deleting = {c.table for c in self.changes if c.op == "delete" and c.id in chosen}
         orphans = [o for o in self.snapshot.orphans if o.reference.target in deleting]
-        if not orphans:
+        if not orphans and not ask:
             self.commit(ids, expect=expect)
             return
-        rows = sum(o.count for o in orphans)
-        question = (
-            f"The deletes in this commit leave {counted(rows, 'row')} pointing at "
-            "items that will be gone:\n"
-            + "\n".join(f"• {o.describe()}" for o in orphans)
-            + "\nCommit anyway?"
-        )
+        parts = [self._commit_question(chosen)] if ask else []
+        if orphans:
+            rows = sum(o.count for o in orphans)
+            parts.append(
+                f"The deletes in this commit leave {counted(rows, 'row')} pointing at "
+                "items that will be gone:\n"
+                + "\n".join(f"• {o.describe()}" for o in orphans)
+                + "\nCommit anyway?"
+            )
 
         def answered(yes: bool | None) -> None:
             if yes:
                 self.commit(ids, expect=expect)
 
-        self.app.push_screen(ConfirmScreen("Orphaned rows", question, yes="Commit"), answered)
+        title = "Orphaned rows" if orphans else "Commit"
+        self.app.push_screen(ConfirmScreen(title, "\n\n".join(parts), yes="Commit"), answered)
+
+    def _commit_question(self, chosen: set[str]) -> str:
+        """`Commit 3 staged changes (orders 2, products 1) to the tables?` and what stays."""
+        tables = Counter(c.table for c in self.changes if c.id in chosen)
+        where = ", ".join(f"{t} {n:,}" for t, n in sorted(tables.items()))
+        question = f"Commit {counted(len(chosen), 'staged change')} ({where}) to the tables?"
+        if self.conflicts:
+            left = len(self.conflicts)
+            question += (
+                f" The {counted(left, 'change')} in conflict {noun(left, 'stays', 'stay')} staged."
+            )
+        history = app_key(self.app, "history", "f9")
+        return question + f" A commit can be reverted later from the history ({history})."
 
     def commit(self, ids: list[str], *, expect: list[StagedChange] | None = None) -> None:
         """Commit exactly `ids` on a worker, with a progress bar. With `expect` (the set the

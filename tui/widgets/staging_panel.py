@@ -27,6 +27,7 @@ from agent.staging.review import ChangeFilter, ChangeGroup
 from agent.stores.base import transaction_plan
 from agent.stores.references import ReferencingRows
 from agent.text_plural import counted
+from tui.key_hints import app_key
 from tui.messages import signature
 from tui.widgets.change_list import ChangeList
 from tui.widgets.fitted_lines import FittedLines, Line
@@ -92,7 +93,16 @@ def relabel(button: Button, label: Content) -> None:
 class StagingPanel(TabPane, StagingActions):
     """The panel; `show(changes)` re-reads what it shows when the staged set changed."""
 
-    BINDINGS = [Binding("slash", "focus_filter", "Filter", id="staging.filter", show=False)]
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter", id="staging.filter", show=False),
+        Binding(
+            "c",
+            "commit_staged",
+            "Commit",
+            id="staging.commit",
+            tooltip="Commit what is staged (asks first; changes in conflict stay staged)",
+        ),
+    ]
 
     DEFAULT_CSS = """
     StagingPanel { padding: 0 1; }
@@ -214,6 +224,7 @@ class StagingPanel(TabPane, StagingActions):
         self.changes = changes
         ids = {c.id for c in changes}
         self.conflicts = {k: v for k, v in self.conflicts.items() if k in ids}
+        self.drop_conflict_filter()
         self._summaries_read = False
         self.load(self.snapshot.offset)
 
@@ -299,6 +310,8 @@ class StagingPanel(TabPane, StagingActions):
         )
         if self.conflicts:
             summary += f" · {len(self.conflicts):,} in conflict (filter is:conflict)"
+        if count > len(self.conflicts):  # first, so a wrap never parts the key from its word
+            summary = f"{app_key(self.app, 'staging.commit', 'c')} commits · {summary}"
         plan = transaction_plan(self.staging_watch.area.store, count)
         if plan:
             summary += f"\nCommitting them takes {plan}."
@@ -377,6 +390,8 @@ class StagingPanel(TabPane, StagingActions):
             highlighted, self._land = self._land % len(snap.page), None
         if highlighted is not None:
             self._list.highlighted = min(highlighted, len(snap.page) - 1)
+        elif self._list.has_focus:
+            self._list.highlight_first()
 
     def _show_orphans(self, orphans: list[ReferencingRows]) -> None:
         """One short warning; the commit's confirmation lists each reference in full."""
