@@ -9,6 +9,7 @@ credential that opened them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
 import json
@@ -34,7 +35,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent.errors import TabletalkError
 from agent.mcp_server.server import Caller, CallRecord, McpBackend, build_server
-from agent.mcp_server.tokens import McpClient, TokenBook
+from agent.mcp_server.tokens import McpClient, TokenBook, token_hash
 
 log = logging.getLogger("agent.mcp_server.http")
 
@@ -62,7 +63,8 @@ the request was well formed)."""
 SCOPE_KEY = "tabletalk.client"
 
 Consent = Callable[[McpClient], Awaitable[bool]]
-"""Asks the user whether a client that never called before may go on (the app's prompt)."""
+"""Asks the user whether a client that never called before may go on (the app's prompt); the
+guard asks it once per token, however many of the token's requests wait for the answer."""
 
 
 def check_bind_host(host: str) -> str:
@@ -146,15 +148,19 @@ async def _refuse_busy(send: Send, client: McpClient, limit: int) -> None:
 class Guard:
     """ASGI middleware: loopback Host/Origin (403), then a valid bearer token (401), then at
     most `client_limit` requests in flight per token (429), counted from before the consent
-    prompt to the end of the response."""
+    prompt to the end of the response. A new token's requests share one consent question."""
 
     app: ASGIApp
     tokens: TokenBook
     consent: Consent | None = None
     consented: set[str] = field(default_factory=set)
+    """Hashes of the tokens the user allowed while this server runs (not names: a token issued
+    again under an allowed name is a new token, asked about again)."""
     client_limit: int = MAX_CLIENT_REQUESTS
     in_flight: dict[str, int] = field(default_factory=dict)
     """Requests being served per client name (one event loop: no lock needed)."""
+    asking: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
+    """Token hash → the consent question open for it, which each of its requests awaits."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -174,8 +180,8 @@ class Guard:
                 "Only clients on this machine may call tabletalk (DNS-rebinding protection).",
             )
             return
-        client = await self._client(headers.get("authorization", ""))
-        if client is None:
+        found = await self._client(headers.get("authorization", ""))
+        if found is None:
             await _refuse(
                 send, 401, "A valid tabletalk token is required",
                 "Create one with `tabletalk mcp token create NAME --level read` and send it "
@@ -183,21 +189,24 @@ class Guard:
                 **{"www-authenticate": 'Bearer realm="tabletalk"'},
             )
             return
+        client, key = found
         held = self.in_flight.get(client.name, 0)
         if held >= self.client_limit:
             await _refuse_busy(send, client, self.client_limit)
             return
         self.in_flight[client.name] = held + 1
         try:
-            await self._serve(client, scope, receive, send)
+            await self._serve(client, key, scope, receive, send)
         finally:
             left = self.in_flight.pop(client.name) - 1
             if left:
                 self.in_flight[client.name] = left
 
-    async def _serve(self, client: McpClient, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _serve(
+        self, client: McpClient, key: str, scope: Scope, receive: Receive, send: Send
+    ) -> None:
         """A verified client's request: asked about (a first call), then served."""
-        if not await self._allowed(client):
+        if not await self._allowed(client, key):
             await _refuse(
                 send, 403, f"The user denied client {client.name!r}; its token is revoked",
                 "Ask the user for a new token.",
@@ -209,23 +218,37 @@ class Guard:
         )
         await self.app(scope, receive, send)
 
-    async def _client(self, authorization: str) -> McpClient | None:
+    async def _client(self, authorization: str) -> tuple[McpClient, str] | None:
+        """The client a bearer token names and the token's hash (what consent is keyed by)."""
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        return await anyio.to_thread.run_sync(self.tokens.verify, token.strip())
+        client = await anyio.to_thread.run_sync(self.tokens.verify, token.strip())
+        return None if client is None else (client, token_hash(token.strip()))
 
-    async def _allowed(self, client: McpClient) -> bool:
-        """A client that never called before is asked about once (in the app)."""
-        if self.consent is None or client.last_used is not None:
+    async def _allowed(self, client: McpClient, key: str) -> bool:
+        """A token that never called before is asked about once (in the app): its concurrent
+        requests all await the one question (`_ask`), so the app shows one prompt per token
+        and a denial refuses every one of them."""
+        if self.consent is None or client.last_used is not None or key in self.consented:
             return True
-        if client.name in self.consented:
-            return True
-        if await self.consent(client):
-            self.consented.add(client.name)
-            return True
-        await anyio.to_thread.run_sync(self.tokens.revoke, client.name)
-        return False
+        question = self.asking.get(key)
+        if question is None:
+            question = asyncio.ensure_future(self._ask(self.consent, client, key))
+            self.asking[key] = question
+        # A request that ends while waiting (its client left) leaves the question to the rest.
+        return await asyncio.shield(question)
+
+    async def _ask(self, consent: Consent, client: McpClient, key: str) -> bool:
+        """The one consent question for token `key`: allowed, or denied and revoked."""
+        try:
+            if await consent(client):
+                self.consented.add(key)
+                return True
+            await anyio.to_thread.run_sync(self.tokens.revoke, client.name)
+            return False
+        finally:
+            self.asking.pop(key, None)
 
 
 def caller_of(ctx: Any) -> Caller:

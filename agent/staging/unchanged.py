@@ -4,9 +4,12 @@ An update is left out when the item already holds every value and has no staged 
 when its staged change already sets every value to the same JSON. An update that folds a
 staged update back to what the item holds drops that change (`withdrawn`). The store is read
 before the staging transaction (no store call holds staging's write lock); inside it, the
-judgement stands only if no other connection wrote staging meanwhile (`PRAGMA data_version`:
-a commit may have cleared a change, another process folded values in) and the fold is still
-the one the store was asked about. Otherwise the update is staged as `stage` would stage it.
+judgement stands only if nothing wrote staging meanwhile (`written`: another connection's
+commits, `PRAGMA data_version`, and this connection's own writes, `total_changes`, since
+another thread of the process may stage or commit through the same area: a commit may have
+cleared a change and changed the item, another stager folded values in) and the fold is still
+the one the store was asked about (the same change, setting the same). Otherwise the update is
+staged as `stage` would stage it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,12 @@ class LeftOut:
     withdrawn: list[StagedChange] = field(default_factory=list)
 
 
+def written(conn: sqlite3.Connection) -> tuple[int, int]:
+    """What moves whenever the staging DB is written: other connections' commits (`PRAGMA
+    data_version`) and this connection's own rows changed (`total_changes`)."""
+    return data_version(conn), conn.total_changes
+
+
 class NoOpCheck:
     """One call's updates of `table` with `values`, judged in three steps: `__init__` reads
     the staged changes (under the area's lock), `ask` asks the store (outside it), `apply`
@@ -50,13 +59,14 @@ class NoOpCheck:
         values: Item,
     ) -> None:
         self.identity, self.table, self.entries, self.values = identity, table, entries, values
-        self.seen = data_version(conn)
+        self.seen = written(conn)
         rows = staged_rows(conn, identity, table, [e[0] for e in entries])
         self._staged = {row[3]: row_to_change(row) for row in rows}
         self.held: set[str] = set()
         """Item keys whose item holds `values` (and had no staged change when read)."""
-        self.back: dict[str, str] = {}
-        """Item key → JSON of the values its staged update would fold into, which it holds."""
+        self.back: dict[str, tuple[str, str]] = {}
+        """Item key → (id of its staged update, JSON of the values that update would fold
+        into, which the item holds)."""
 
     def ask(self, store: Store) -> None:
         """Ask the store which items already hold the values (or the folded ones): from the
@@ -87,7 +97,7 @@ class NoOpCheck:
     def _record(self, check: tuple[str, Key, Item, bool]) -> None:
         item_key, _, wanted, folds = check
         if folds:
-            self.back[item_key] = dumps(wanted)
+            self.back[item_key] = (self._staged[item_key].id, dumps(wanted))
         else:
             self.held.add(item_key)
 
@@ -95,7 +105,7 @@ class NoOpCheck:
         """Inside the staging transaction: split the entries and delete the withdrawn changes.
         A change a running commit holds, or (`own_only`) another origin's, is never dropped:
         it goes on to `write_changes`, which refuses it as a fold."""
-        if data_version(conn) != self.seen:  # another process wrote staging: judged afresh
+        if written(conn) != self.seen:  # staging was written meanwhile: judged afresh
             self.held, self.back = set(), {}
         rows = staged_rows(conn, self.identity, self.table, [e[0] for e in self.entries])
         staged = {row[3]: row_to_change(row) for row in rows}
@@ -125,12 +135,12 @@ class NoOpCheck:
 
     def _folds_back(self, item_key: str, change: StagedChange) -> bool:
         """The store said the item holds what `change` folded with the values would set (as
-        `merge.fold` merges an update into an update), and `change` still sets what it set
-        when the store was asked."""
+        `merge.fold` merges an update into an update), and `change` is still the change it was
+        asked about (its id: not one staged since under a commit's feet) setting what it set."""
         judged = self.back.get(item_key)
-        if judged is None or change.op != "update":
+        if judged is None or change.op != "update" or change.id != judged[0]:
             return False
-        return dumps({**change.values, **self.values}) == judged
+        return dumps({**change.values, **self.values}) == judged[1]
 
     def _sets_already(self, change: StagedChange) -> bool:
         """`change` already sets every value to the same JSON (1 against 1.0 is a change: the

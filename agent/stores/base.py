@@ -45,6 +45,8 @@ class Column:
     type: str
     key_position: int = 0  # 1-based position in the primary key; 0 when not a key column
     not_null: bool = False
+    strict: bool = False
+    """Declared in a SQLite STRICT table, where an ANY column keeps every value as given."""
 
 
 @dataclass(frozen=True)

@@ -183,8 +183,9 @@ class SQLiteStore(Store):
                 return cached[1]
             name = self._resolve_table(table)
             info = self._conn.execute(f"PRAGMA table_info({quote_ident(name)})").fetchall()
+            strict = self._is_strict(name)
             columns = [
-                Column(name=r[1], type=r[2] or "", key_position=r[5], not_null=bool(r[3]))
+                Column(r[1], r[2] or "", key_position=r[5], not_null=bool(r[3]), strict=strict)
                 for r in info
             ]
             keyed = sorted((c for c in columns if c.key_position), key=lambda c: c.key_position)
@@ -206,6 +207,15 @@ class SQLiteStore(Store):
             result = TableSchema(name, tuple(columns), key_columns, rowid_key, row_id)
             self._schemas[table] = (version, result)
             return result
+
+    def _is_strict(self, name: str) -> bool:
+        """Whether `name` is a STRICT table (`PRAGMA table_list`, SQLite 3.37+; an older
+        SQLite cannot open one, so its answer is no)."""
+        try:
+            row = self._conn.execute(f"PRAGMA main.table_list({quote_ident(name)})").fetchone()
+        except sqlite3.Error:
+            return False
+        return bool(row is not None and len(row) > 5 and row[5])
 
     def _resolve_table(self, table: str) -> str:
         tables = self.list_tables()

@@ -14,7 +14,7 @@ from typing import Any
 
 from agent.stores.base import Column, Item, Key
 from agent.stores.sqlite_readonly import json_value, quote_ident
-from agent.stores.sqlite_schema import TableSchema, affinity, normalize_with
+from agent.stores.sqlite_schema import TableSchema, column_affinity, normalize_with
 
 _STORAGE_CLASSES: dict[type, str] = {bool: "integer", int: "integer", float: "real", str: "text"}
 
@@ -50,7 +50,7 @@ def holds_many(
     most_selects = conn.getlimit(sqlite3.SQLITE_LIMIT_COMPOUND_SELECT)
     most_variables = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
     where = " AND ".join(f"{quote_ident(k)} = ?" for k in schema.key_columns)
-    kinds = {column.name: affinity(column.type) for column in schema.columns}
+    kinds = {column.name: column_affinity(column) for column in schema.columns}
     for columns, indexes in groups.items():
         picked = [quote_ident(n) for n in columns]
         listed = ", ".join(["?", *picked, *(f"{c} IS ? COLLATE BINARY" for c in picked)])
@@ -92,7 +92,7 @@ def holds_sql(row: str, columns: Sequence[Column], values: Item) -> tuple[str, l
             continue
         test = f"{ref} IS ? COLLATE BINARY"
         params.append(value)
-        if affinity(column.type) == "BLOB":  # no affinity: the value is stored as it is
+        if column_affinity(column) == "BLOB":  # no affinity: the value is stored as it is
             kind = _STORAGE_CLASSES.get(type(value))
             test = f"({test} AND typeof({ref}) = '{kind}')" if kind else "0"
         if isinstance(value, str) and value.startswith("<blob "):  # a blob's marker

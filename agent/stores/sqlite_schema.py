@@ -56,7 +56,7 @@ class TableSchema:
     def key_types(self) -> tuple[type | None, ...]:
         """The Python type each key column's values already have when no coercion is needed."""
         kinds = {"INTEGER": int, "TEXT": str, "REAL": float}
-        return tuple(kinds.get(affinity(self.column(k).type)) for k in self.key_columns)  # type: ignore[union-attr]
+        return tuple(kinds.get(column_affinity(self.column(k))) for k in self.key_columns)  # type: ignore[arg-type]
 
     def column(self, name: str) -> Column | None:
         """The column called `name` (case-insensitive, as SQLite does), or None."""
@@ -75,6 +75,15 @@ def rowid_alias(column_names: Iterable[str]) -> str | None:
     `rowid` hides the row id under that name), or None when columns take all three."""
     taken = {n.lower() for n in column_names}
     return next((n for n in ROWID_NAMES if n not in taken), None)
+
+
+def column_affinity(column: Column) -> str:
+    """SQLite's affinity of `column`: its declared type's, except that a STRICT table's ANY
+    column has none (it stores each value as given, '5' as text, 1.0 as a REAL), where ANY
+    elsewhere is NUMERIC."""
+    if column.strict and column.type.strip().upper() == "ANY":
+        return "BLOB"
+    return affinity(column.type)
 
 
 def affinity(declared_type: str) -> str:
@@ -106,7 +115,7 @@ def coerce_key_value(table: str, column: Column, value: Any, *, row_id: bool = F
             fix="Rows keyed by a blob cannot be staged here (a create would add a text key); "
             "change them with SQL outside tabletalk.",
         )
-    kind = affinity(column.type)
+    kind = column_affinity(column)
     try:
         coerced = _coerce(kind, value)
     except (ValueError, OverflowError):

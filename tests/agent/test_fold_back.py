@@ -181,3 +181,51 @@ def test_dynamodb_a_change_folded_back_is_dropped(dynamo_ctx: ToolContext) -> No
     assert stage_qty("3")["staged"] == 1, '"3" is a String, not the Number 3'
     assert stage_qty(3.0)["withdrawn"] is True, "3.0 is the Number 3"
     assert dynamo_ctx.staging.count() == 0
+
+
+def test_a_commit_through_the_same_area_meanwhile_is_seen(
+    ctx: ToolContext, items_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Price 5 is held when the store is asked; before the staging transaction another thread
+    of this process stages price 9 and commits it through the same area (its connection, so
+    `PRAGMA data_version` does not move). The update to 5 was left out as held, though the
+    item now holds 9: it must be staged (and its commit meet the 9 as a conflict)."""
+    check = ctx.store.holds_many
+
+    def holds_then_a_commit_lands(*args: Any, **kwargs: Any) -> list[bool]:
+        answer = check(*args, **kwargs)
+        ctx.staging.stage("items", "update", {"id": 1}, {"price": 9})
+        assert ctx.staging.commit().ok
+        return answer
+
+    monkeypatch.setattr(ctx.store, "holds_many", holds_then_a_commit_lands)
+    result = stage(ctx, {"price": 5})
+    assert result["staged"] == 1, result
+    monkeypatch.undo()
+    (change,) = ctx.staging.list()
+    assert change.values == {"price": 5}
+    assert not ctx.staging.commit().ok, "the 9 committed meanwhile is a conflict"
+
+
+def test_a_fold_back_judged_before_a_commit_through_the_same_area_is_not_dropped(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Change 5 → 6 staged; stageItem 5 asks the store (holds 5: a fold back). Meanwhile the
+    same area commits the 6 and stages 6 → 7 on the item: dropping that change as the fold
+    back would lose the 7 the user staged after."""
+    stage(ctx, {"price": 6})
+    check = ctx.store.holds_many
+
+    def holds_then_commit_and_restage(*args: Any, **kwargs: Any) -> list[bool]:
+        answer = check(*args, **kwargs)
+        assert ctx.staging.commit().ok
+        ctx.staging.stage("items", "update", {"id": 1}, {"price": 7})
+        return answer
+
+    monkeypatch.setattr(ctx.store, "holds_many", holds_then_commit_and_restage)
+    result = stage(ctx, {"price": 5})
+    monkeypatch.undo()
+    assert result["staged"] == 1, result
+    (change,) = ctx.staging.list()
+    assert change.values == {"price": 5} and change.pre_image is not None
+    assert change.pre_image["price"] == 6
