@@ -61,6 +61,7 @@ BUSY_CODE = -32000
 """The JSON-RPC error code of a request refused for its client's in-flight limit (a server error:
 the request was well formed)."""
 SCOPE_KEY = "tabletalk.client"
+SLOT_KEY = "tabletalk.slot"
 
 Consent = Callable[[McpClient], Awaitable[bool]]
 """Asks the user whether a client that never called before may go on (the app's prompt); the
@@ -145,6 +146,44 @@ async def _refuse_busy(send: Send, client: McpClient, limit: int) -> None:
 
 
 @dataclass
+class _Slot:
+    """One request's place in its client's in-flight count: held by the HTTP exchange and by
+    each tool call it started (`hold`), given back when the last of them ends, so a call
+    still running after its client hung up or cancelled it keeps counting."""
+
+    counts: dict[str, int]
+    name: str
+    loop: asyncio.AbstractEventLoop
+    holders: int = 1
+
+    def hold(self) -> Callable[[], None]:
+        """Another holder (on the event loop); what it returns gives it back from any thread."""
+        self.holders += 1
+
+        def release() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: the server has ended
+                self.loop.call_soon_threadsafe(self.drop)
+
+        return release
+
+    def drop(self) -> None:
+        """One holder is done (on the event loop); the last gives the client's place back."""
+        self.holders -= 1
+        if self.holders:
+            return
+        left = self.counts.pop(self.name) - 1
+        if left:
+            self.counts[self.name] = left
+
+
+def hold_of(ctx: Any) -> Callable[[], None] | None:
+    """Keep the place of the request of `ctx` for its tool call (`_Slot.hold`)."""
+    request = getattr(ctx, "request", None)
+    slot = request.scope.get(SLOT_KEY) if request is not None else None
+    return slot.hold() if isinstance(slot, _Slot) else None
+
+
+@dataclass
 class Guard:
     """ASGI middleware: loopback Host/Origin (403), then a valid bearer token (401), then at
     most `client_limit` requests in flight per token (429), counted from before the consent
@@ -158,7 +197,8 @@ class Guard:
     again under an allowed name is a new token, asked about again)."""
     client_limit: int = MAX_CLIENT_REQUESTS
     in_flight: dict[str, int] = field(default_factory=dict)
-    """Requests being served per client name (one event loop: no lock needed)."""
+    """Requests being served per client name, a tool call counting until its thread ends
+    (`_Slot`; changed on the event loop only: no lock needed)."""
     asking: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
     """Token hash → the consent question open for it, which each of its requests awaits."""
 
@@ -195,12 +235,12 @@ class Guard:
             await _refuse_busy(send, client, self.client_limit)
             return
         self.in_flight[client.name] = held + 1
+        slot = _Slot(self.in_flight, client.name, asyncio.get_running_loop())
+        scope[SLOT_KEY] = slot
         try:
             await self._serve(client, key, scope, receive, send)
         finally:
-            left = self.in_flight.pop(client.name) - 1
-            if left:
-                self.in_flight[client.name] = left
+            slot.drop()
 
     async def _serve(
         self, client: McpClient, key: str, scope: Scope, receive: Receive, send: Send
@@ -262,7 +302,7 @@ def caller_of(ctx: Any) -> Caller:
 
 def build_app(backend: McpBackend, tokens: TokenBook, consent: Consent | None = None) -> ASGIApp:
     """The whole ASGI app: guard → Starlette → the SDK's streamable HTTP session manager."""
-    server = build_server(backend, caller_of)
+    server = build_server(backend, caller_of, hold_of)
 
     def count_call(record: CallRecord, caller: Caller) -> None:
         if caller.via_token:

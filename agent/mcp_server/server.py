@@ -235,13 +235,20 @@ def error_result(
 
 
 CallerOf = Callable[[Any], Caller]
+HoldOf = Callable[[Any], Callable[[], None] | None]
+"""Takes a place for a request's tool call (the HTTP guard's in-flight count), returning what
+gives it back, callable from any thread, once the call's thread ends; None: no place to hold."""
 """Finds who sent a request from its handler context (HTTP: the request's token)."""
 
 
-def build_server(backend: McpBackend, caller_of: CallerOf | None = None) -> Server[Any]:
+def build_server(
+    backend: McpBackend, caller_of: CallerOf | None = None, hold_of: HoldOf | None = None
+) -> Server[Any]:
     """A low-level MCP server offering each caller its level's tools.
 
-    Without `caller_of` every request is the backend's own (stdio) caller.
+    Without `caller_of` every request is the backend's own (stdio) caller. `hold_of` keeps a
+    tool call's place until its thread ends: a call whose client left or cancelled it still
+    runs (or waits for the backend's lock), so it still counts.
     """
     specs = {level: tool_specs(level) for level in LEVELS}
 
@@ -259,10 +266,17 @@ def build_server(backend: McpBackend, caller_of: CallerOf | None = None) -> Serv
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         token = object()
         caller = who(ctx)
+        release = hold_of(ctx) if hold_of is not None else None
+
+        def run() -> types.CallToolResult:
+            try:
+                return backend.call(params.name, params.arguments, token, caller)
+            finally:
+                if release is not None:
+                    release()
+
         try:
-            return await anyio.to_thread.run_sync(
-                backend.call, params.name, params.arguments, token, caller, abandon_on_cancel=True
-            )
+            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             backend.interrupt(token)  # the client gave up: stop a running query
             raise

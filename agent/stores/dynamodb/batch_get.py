@@ -54,11 +54,12 @@ def get_items(store: DynamoDBStore, table: str, keys: list[Key]) -> list[Item | 
 
 def holds_item(item: Item | None, values: Item, whole: bool) -> bool:
     """Whether `item` holds `values` (null: no such attribute); `whole`: and nothing else.
-    Values compare as DynamoDB compares them (`same_value`: typed, numbers by value)."""
+    Values compare as DynamoDB compares them (`same_value`: typed, numbers by value). An
+    attribute of type NULL reads as None yet is there: null (REMOVE) would change it."""
     if item is None:
         return False
     wanted = {k: v for k, v in values.items() if v is not None}
-    if any(item.get(k) is not None for k, v in values.items() if v is None):
+    if any(k in item for k, v in values.items() if v is None):
         return False
     if whole and item.keys() != wanted.keys():
         return False
