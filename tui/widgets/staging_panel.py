@@ -40,7 +40,12 @@ from tui.widgets.staged_change import (
     conflict_lines,
     origin_text,
 )
-from tui.widgets.staging_actions import CommitProgress, StagingActions
+from tui.widgets.staging_actions import (
+    CommitProgress,
+    StagingActions,
+    matching_conflicts,
+    relabel,
+)
 from tui.widgets.tab_area import TabPane
 
 if TYPE_CHECKING:
@@ -78,16 +83,10 @@ class Snapshot:
     offset: int = 0
     page: list[StagedChange] = field(default_factory=list)
     orphans: list[ReferencingRows] = field(default_factory=list)
+    conflicting: int = 0
+    """How many of the matching changes are known to conflict (a filtered commit skips them)."""
     complete: bool = True
     """False while groups and orphaned rows are still being read (commits wait for them)."""
-
-
-def relabel(button: Button, label: Content) -> None:
-    """Give `button` a new label and lay it out again (a Button keeps the width of its first
-    label otherwise, so "Commit 0" would cut "Commit 1,429" to "Commit")."""
-    if button.label != label:
-        button.label = label
-        button.refresh(layout=True)
 
 
 class StagingPanel(TabPane, StagingActions):
@@ -237,12 +236,13 @@ class StagingPanel(TabPane, StagingActions):
         flt = self.filter
         if flt.ids is not None:
             flt = replace(flt, ids=tuple(i for i in flt.ids if i in self.conflicts))
-        known = self._summaries_read
+        known, conflicted = self._summaries_read, tuple(self.conflicts)
         groups, orphans = self.snapshot.groups, self.snapshot.orphans
 
         def job(area: Any) -> Snapshot:
             review = area.review()
             matching = review.count(flt)
+            conflicting = matching_conflicts(review, flt, conflicted, matching)
             start = max(0, min(offset, (max(matching, 1) - 1) // PAGE * PAGE))
             return Snapshot(
                 total=review.count(),
@@ -252,6 +252,7 @@ class StagingPanel(TabPane, StagingActions):
                 offset=start,
                 page=review.page(flt, offset=start, limit=PAGE),
                 orphans=orphans if known else [],
+                conflicting=conflicting,
                 complete=known,
             )
 
@@ -347,14 +348,7 @@ class StagingPanel(TabPane, StagingActions):
         self.query_one("#page-prev", Button).disabled = snap.offset == 0
         self.query_one("#page-next", Button).disabled = end >= snap.matching
         self.set_class(not self.filter.empty, "-filtered")  # acting on "these" needs a filter
-        for name in ("#commit-matching", "#reject-matching"):
-            button = self.query_one(name, Button)
-            button.disabled = self.filter.empty or not snap.matching or not snap.complete
-            verb = "Commit" if name == "#commit-matching" else "Reject"
-            relabel(
-                button,
-                Content(f"{verb} these" if self.filter.empty else f"{verb} {snap.matching:,}"),
-            )
+        self.label_matching(snap)
         drawn = page_signature(snap, self.conflicts)
         if drawn != self._drawn:  # the same page again (summaries arrived): keep the list as is
             self._drawn = drawn
