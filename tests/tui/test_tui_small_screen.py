@@ -44,3 +44,16 @@ async def test_the_composer_hint_is_whole_at_120_columns(make_app) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
         assert _hint(app)[0] == "⏎ send · ^j new line · esc stop"
+
+
+async def test_the_staging_filter_hint_fits_and_keeps_enter_applies(make_app) -> None:
+    for size, whole in ((SMALL, False), ((120, 36), True)):
+        app = make_app()
+        async with app.run_test(size=size) as pilot:
+            await app.open_staging_panel()
+            await settle(app, pilot)
+            box = app.query_one("#staging-filter")
+            shown = str(box.placeholder)
+            assert len(shown) < box.content_region.width, (size, shown, box.content_region)
+            assert shown.endswith("enter applies") and "table:" in shown, shown
+            assert ("table:NAME op:OP attr:COLUMN words" in shown) is whole, (size, shown)

@@ -31,6 +31,7 @@ from tui.key_hints import app_key
 from tui.messages import signature
 from tui.widgets.change_list import ChangeList
 from tui.widgets.fitted_lines import FittedLines, Line
+from tui.widgets.fitting_input import FittingInput
 from tui.widgets.flow_bar import FlowBar
 from tui.widgets.staged_change import (
     ChangeCard,
@@ -62,8 +63,13 @@ __all__ = [
 
 PAGE = 50
 """Changes per page of the list."""
-FILTER_PLACEHOLDER = "/ filter · table:NAME op:OP attr:COLUMN words · enter applies"
-"""The filter box's hint, most useful first (cut at narrow widths; F1 lists the syntax)."""
+FILTER_PLACEHOLDERS = (
+    "/ filter · table:NAME op:OP attr:COLUMN words · enter applies",
+    "/ filter · table: op: attr: words · enter applies",
+    "/ table: op: attr: words · enter applies",
+    "/ filter · enter applies",
+)
+"""The filter box's hint, longest first: the widest that fits is shown (F1 lists the syntax)."""
 
 
 def page_signature(snap: Snapshot, conflicts: dict[str, Any]) -> tuple[Any, ...]:
@@ -159,9 +165,7 @@ class StagingPanel(TabPane, StagingActions):
         )
         self._take_current.display = False
         self._groups = OptionList(id="staging-groups", compact=True)
-        self._filter_input = Input(
-            placeholder=FILTER_PLACEHOLDER, id="staging-filter", compact=True
-        )
+        self._filter_input = FittingInput(FILTER_PLACEHOLDERS, id="staging-filter", compact=True)
         self._showing = Static("", id="staging-showing")
         self._list = ChangeList(id="staging-list", compact=True)
         self._land: int | None = None
@@ -304,11 +308,7 @@ class StagingPanel(TabPane, StagingActions):
         self.snapshot = snap
         count = snap.total
         tables = ", ".join(f"{t} {n:,}" for t, n in snap.tables)
-        summary = (
-            f"{counted(count, 'staged change')} ({tables})"
-            if count
-            else "Nothing staged."
-        )
+        summary = f"{counted(count, 'staged change')} ({tables})" if count else "Nothing staged."
         if self.conflicts:
             summary += f" · {len(self.conflicts):,} in conflict (filter is:conflict)"
         if count > len(self.conflicts):  # first, so a wrap never parts the key from its word
@@ -409,7 +409,7 @@ class StagingPanel(TabPane, StagingActions):
 
     def set_filter(self, typed: str) -> None:
         """Show only the changes matching `typed` (see ChangeFilter.parse); a bad filter says why."""
-        self._filter_input.placeholder = FILTER_PLACEHOLDER
+        self._filter_input.show_hints(FILTER_PLACEHOLDERS)
         words = typed.split()
         conflicts = "is:conflict" in words
         try:
@@ -426,7 +426,10 @@ class StagingPanel(TabPane, StagingActions):
         event.stop()
         group = self.snapshot.groups[int(event.option.id or 0)]
         self._filter_input.value = ""
-        self._filter_input.placeholder = f"showing the bulk edit “{group.summary()}” (enter: all)"
+        summary = group.summary()
+        self._filter_input.show_hints(
+            (f"showing the bulk edit “{summary}” (enter: all)", f"enter: all · “{summary}”")
+        )
         self.filter = ChangeFilter(table=group.table, op=group.op, values_json=group.values_json)
         self.load(0)
 
