@@ -57,3 +57,40 @@ async def test_the_staging_filter_hint_fits_and_keeps_enter_applies(make_app) ->
             assert len(shown) < box.content_region.width, (size, shown, box.content_region)
             assert shown.endswith("enter applies") and "table:" in shown, shown
             assert ("table:NAME op:OP attr:COLUMN words" in shown) is whole, (size, shown)
+
+
+def _stage_a_review(demo_store) -> None:
+    """What the tmux pass had: a bulk group of order updates and deletes that orphan orders."""
+    from agent.staging import StagingArea
+
+    area = StagingArea(demo_store)
+    for key in range(1, 13):
+        area.stage("orders", "update", {"id": key}, {"status": "cancelled"}, origin="test")
+    for key in (5, 6):
+        area.stage("customers", "delete", {"id": key}, {}, origin="test")
+
+
+async def test_at_80x24_the_staged_list_keeps_most_of_the_panel(make_app, demo_store) -> None:
+    _stage_a_review(demo_store)
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        panel = app.query_one("#staging")
+        assert "pointing at nothing" in str(panel.query_one("#staging-orphans").render())
+        listed = panel.query_one("#staging-list").region.height
+        assert listed >= 12, f"the list has {listed} of the panel's {panel.region.height} rows"
+
+
+async def test_at_120x36_the_panel_header_keeps_everything(make_app, demo_store) -> None:
+    _stage_a_review(demo_store)
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        panel = app.query_one("#staging")
+        groups = panel.query_one("#staging-groups")
+        whole = " ".join(str(groups.get_option_at_index(0).prompt).split())
+        assert whole.startswith("▸ 12 orders: status") and "→ cancelled" in whole, whole
+        assert "1–14 of 14" in str(panel.query_one("#staging-showing").render())
+        assert panel.query_one("#staging-pager").display

@@ -170,8 +170,8 @@ class StagingActions(Widget):
             count = snap.matching - snap.conflicting if committing else snap.matching
             verb = "Commit" if committing else "Reject"
             relabel(button, Content(f"{verb} these" if self.filter.empty else f"{verb} {count:,}"))
-            if committing:
-                button.display = not snap.conflicting or count > 0
+            shown = not self.filter.empty  # acting on "these" needs a filter
+            button.display = shown and (not committing or not snap.conflicting or count > 0)
 
     @on(Button.Pressed, "#commit-matching")
     def _commit_matching_pressed(self) -> None:
