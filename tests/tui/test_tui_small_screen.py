@@ -94,3 +94,53 @@ async def test_at_120x36_the_panel_header_keeps_everything(make_app, demo_store)
         assert whole.startswith("▸ 12 orders: status") and "→ cancelled" in whole, whole
         assert "1–14 of 14" in str(panel.query_one("#staging-showing").render())
         assert panel.query_one("#staging-pager").display
+
+
+async def _open_a_long_conflict(app, pilot, demo_store, demo_path):
+    """A change whose commit conflicted, with long values, opened in its detail at 80x24."""
+    import sqlite3
+
+    from agent.staging import StagingArea
+    from tests.tui.test_tui_staging import open_change
+
+    area = StagingArea(demo_store)
+    change = area.stage("orders", "update", {"id": 7}, {"status": "staged " * 30}, origin="t")
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = ? WHERE id = 7", ("[b]now[/b] " * 30,))
+    await app.open_staging_panel()
+    await settle(app, pilot)
+    await pilot.click("#commit-all")
+    await settle(app, pilot)
+    assert change.id in app.query_one("#staging").conflicts
+    return await open_change(app, pilot, change.id)
+
+
+async def test_the_detail_of_a_known_conflict_offers_no_commit(
+    make_app, demo_store, demo_path
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        card = await _open_a_long_conflict(app, pilot, demo_store, demo_path)
+        labels = [str(b.label) for b in card.query("SmallButton")]
+        assert "Commit this" not in labels, labels
+        assert "Take current" in labels and "Reject" in labels
+
+
+async def test_conflict_values_in_the_detail_wrap_under_themselves(
+    make_app, demo_store, demo_path
+) -> None:
+    from textual.geometry import Region
+
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        card = await _open_a_long_conflict(app, pilot, demo_store, demo_path)
+        conflict = card.query_one(".conflict")
+        width, height = conflict.size
+        rows = [s.text.rstrip() for s in conflict.render_lines(Region(0, 0, width, height))]
+        rows = [row for row in rows if row]
+        assert rows[0].startswith("⚠ conflict"), rows
+        status = next(i for i, row in enumerate(rows) if row.startswith("  status: staged"))
+        assert len(rows) > status + 3, rows
+        assert all(row.startswith("  ") for row in rows[1:status]), rows
+        assert all(row.startswith("    ") for row in rows[status + 1 :]), rows
+        assert "[b]now[/b]" in "".join(rows), "the table's value is shown as text, not markup"
