@@ -28,7 +28,7 @@ class ConfirmScreen(ModalScreen[bool]):
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
     ConfirmScreen > Vertical {
-        width: 64; max-width: 95%; height: auto; max-height: 100%; border: thick $warning;
+        width: 64; max-width: 95%; height: auto; max-height: 90%; border: thick $warning;
         background: $surface; padding: 1 2;
     }
     ConfirmScreen #confirm-body { height: auto; max-height: 100%; scrollbar-size-vertical: 1; }
