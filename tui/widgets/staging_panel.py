@@ -116,7 +116,7 @@ class StagingPanel(TabPane, StagingActions):
     StagingPanel > #staging-orphans { height: auto; color: $error; display: none; }
     StagingPanel.-orphans > #staging-orphans { display: block; }
     StagingPanel FlowBar Button { margin: 0 1 0 0; min-width: 6; }
-    StagingPanel #commit-matching { margin: 0 1 0 2; }
+    StagingPanel #commit-matching { margin: 0 1 0 1; }
     StagingPanel > #commit-progress { display: none; height: 1; }
     StagingPanel.-committing > #commit-progress { display: block; }
     StagingPanel > #staging-groups { height: auto; max-height: 3; border: none; padding: 0; }
