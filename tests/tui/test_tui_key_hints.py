@@ -52,4 +52,4 @@ async def test_default_keys_keep_the_default_text(make_app) -> None:
         assert "review (ctrl+s)" in str(app.chat.log_view.query_one(NoteLine).render())
         home = str(app.query_one(".home-help", Static).render())
         assert "F1 keys · ctrl+p commands · ctrl+s staged changes · f2 full-width chat" in home
-        assert "⏎ send · ^j ⏎ · esc stop" in str(app.chat.query_one(ChatHint).render())
+        assert "⏎ send · ^j new line · esc stop" in str(app.chat.query_one(ChatHint).render())

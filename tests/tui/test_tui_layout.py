@@ -111,7 +111,7 @@ async def test_the_composer_hint_fits_the_sidebar(make_app) -> None:
         await settle(app, pilot)
         hint = app.chat.query_one("#chat-hint")
         text = hint.render()
-        assert "send" in text.plain and text.cell_len <= hint.size.width - 2
+        assert "send" in text.plain and text.cell_len <= hint.size.width
 
 
 async def test_notices_do_not_cover_the_composer(make_app) -> None:

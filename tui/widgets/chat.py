@@ -79,7 +79,7 @@ class ChatPanel(Vertical):
     DEFAULT_CSS = """
     ChatPanel { height: 1fr; }
     ChatPanel > #chat-actions { height: 1; }
-    ChatPanel > #chat-actions > #chat-hint { width: 1fr; height: 1; color: $text-muted; padding: 0 1; }
+    ChatPanel > #chat-actions > #chat-hint { width: 1fr; height: 1; color: $text-muted; padding: 0 0 0 1; }
     ChatPanel > #chat-actions ActionButton { margin: 0 0 0 1; }
     """
 
@@ -294,6 +294,7 @@ class ChatPanel(Vertical):
         self.busy = busy
         self.query_one("#stop", ActionButton).disabled = not busy
         self.query_one("#send", ActionButton).disabled = busy
+        self.query_one(ChatHint).show_busy(busy)
         self.host.set_busy(busy)
 
     # ----- events from the worker -----------------------------------------------------------

@@ -9,15 +9,26 @@ from textual.widgets import Static
 from tui.key_hints import app_key, compact
 
 
-def hints(app: object) -> tuple[str, str, str]:
+def hints(app: object, *, busy: bool = False) -> tuple[str, ...]:
     """The composer's key hint, longest first (the widest that fits is shown), naming the keys
-    send, newline and stop have after `[keys]`: `⏎ send · ^j ⏎ · esc stop` by default."""
+    send, newline and stop have after `[keys]`: `⏎ send · ^j new line · esc stop` when there is
+    room. Narrower, what works now comes first: send and new line while idle, stop while a turn
+    runs (Enter does not send then)."""
     send = compact(app_key(app, "send", "enter"))
     newline = compact(app_key(app, "newline", "ctrl+j"))
     stop = compact(app_key(app, "stop", "escape"))
+    full = f"{send} send · {newline} new line · {stop} stop"
+    if busy:
+        return (
+            full,
+            f"{stop} stop · {newline} new line",
+            f"{stop} stop {newline} newline",
+            f"{stop} stop",
+        )
     return (
-        f"{send} send · {newline} ⏎ · {stop} stop",
-        f"{send} send · {newline} ⏎",
+        full,
+        f"{send} send · {newline} new line",
+        f"{send} send {newline} newline",
         f"{send} send",
     )
 
@@ -42,6 +53,12 @@ class ChatHint(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.completions: list[str] = []
+        self.busy = False
+        """A turn is running: the hint names the stop key first."""
+
+    def show_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.refresh()
 
     def show_completions(self, options: list[str]) -> None:
         self.completions = options
@@ -50,6 +67,6 @@ class ChatHint(Static):
     def render(self) -> Text:
         if self.completions:
             return Text("tab → " + ", ".join(self.completions[:6]), style="bold", no_wrap=True)
-        width = self.size.width - 2
-        shown = hints(self.app)
+        width = self.size.width
+        shown = hints(self.app, busy=self.busy)
         return Text(next((h for h in shown if len(h) <= width), shown[-1]), no_wrap=True)

@@ -99,3 +99,26 @@ def hang(line: Line, width: int) -> list[Content]:
     wrapped = rest.wrap(rest_width) if rest else []
     pad = " " * indent
     return [Content.assemble(lead, first), *(Content.assemble(pad, piece) for piece in wrapped)]
+
+
+class CutLine(Visual):
+    """One line cut to the width it is drawn at, ending in `…` when cut (a bulk group's line
+    where the staging panel is short of rows)."""
+
+    def __init__(self, content: Content) -> None:
+        self.content = content
+
+    def __str__(self) -> str:
+        return self.content.plain
+
+    def render_strips(
+        self, width: int, height: int | None, style: Style, options: RenderOptions
+    ) -> list[Strip]:
+        cut = self.content.truncate(width, ellipsis=True)
+        return cut.render_strips(width, height, style, options)
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return min(self.content.cell_length, container_width)
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return 1

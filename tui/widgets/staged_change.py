@@ -60,18 +60,18 @@ def quoted(value: Any, limit: int | None) -> str:
     return f"'{text}'" if isinstance(value, str) else text
 
 
-def conflict_lines(
+def conflict_parts(
     change: StagedChange, conflict: Any, limit: int | None = CONFLICT_VALUE_LIMIT
-) -> list[str]:
-    """Only what conflicts: `status: staged 'pending' → 'shipped', now 'cancelled'` per
-    attribute (the value it was staged on, the staged value, the table's value now)."""
+) -> tuple[str, list[tuple[str, str]]]:
+    """What conflicts: a heading, then per attribute `staged 'pending' → 'shipped', now
+    'cancelled'` (the value it was staged on, the staged value, the table's value now)."""
     current = conflict.current
     if current is None:
-        return [f"⚠ conflict: the item is gone now ({conflict.reason})"]
+        return f"⚠ conflict: the item is gone now ({conflict.reason})", []
     if change.op == "create":
-        return [f"⚠ conflict: an item with this key exists now ({conflict.reason})"]
+        return f"⚠ conflict: an item with this key exists now ({conflict.reason})", []
     before = change.pre_image or {}
-    lines = []
+    parts = []
     for attribute in sorted(set(before) | set(current)):
         old, now = before.get(attribute), current.get(attribute)
         if old == now:
@@ -81,10 +81,32 @@ def conflict_lines(
             staged = f"staged {quoted(old, limit)} → {quoted(new, limit)}"
         else:
             staged = f"was {quoted(old, limit)}"
-        lines.append(f"  {attribute}: {staged}, now {quoted(now, limit)}")
-    if not lines:
-        return [f"⚠ conflict: {conflict.reason}"]
-    return ["⚠ conflict: changed in the table since it was staged", *lines]
+        parts.append((attribute, f"{staged}, now {quoted(now, limit)}"))
+    if not parts:
+        return f"⚠ conflict: {conflict.reason}", []
+    return "⚠ conflict: changed in the table since it was staged", parts
+
+
+def conflict_lines(
+    change: StagedChange, conflict: Any, limit: int | None = CONFLICT_VALUE_LIMIT
+) -> list[str]:
+    """`conflict_parts` as plain lines: the heading, then `  status: staged … , now …`."""
+    heading, parts = conflict_parts(change, conflict, limit)
+    return [heading, *(f"  {attribute}: {detail}" for attribute, detail in parts)]
+
+
+def conflict_text(
+    change: StagedChange, conflict: Any, limit: int | None, style: str = ""
+) -> list[Line]:
+    """The conflict as lines that wrap under their own text (after `⚠ `, after `  status: `),
+    so a long value never runs back to the left edge."""
+    heading, parts = conflict_parts(change, conflict, limit)
+    mark = "⚠ "
+    lines = [Line(Content.styled(heading.removeprefix(mark), style), Content.styled(mark, style))]
+    for attribute, detail in parts:
+        name = attribute if limit is None else show_value(attribute, NAME_LIMIT)
+        lines.append(Line(Content.styled(detail, style), Content(f"  {name}: ")))
+    return lines
 
 
 def head_text(
@@ -142,13 +164,7 @@ def change_text(
         text = f"… {counted(more, 'more attribute')} (enter: all)"
         lines.append(Line(Content.styled(text, "dim"), Content("  ")))
     if conflict is not None:
-        first, *rest = conflict_lines(change, conflict)
-        lines.append(Line(Content.styled(first, "bold ansi_red")))
-        for text in rest:
-            attribute, _, detail = text.partition(": ")
-            name = show_value(attribute.removeprefix("  "), NAME_LIMIT)
-            lead = Content(f"  {name}: ")
-            lines.append(Line(Content.styled(detail, "bold ansi_red"), lead))
+        lines += conflict_text(change, conflict, CONFLICT_VALUE_LIMIT, "bold ansi_red")
     return FittedLines(head.heading, head.asides, lines)
 
 
@@ -199,7 +215,8 @@ class ChangeCard(Vertical):
         change = self.change
         with Horizontal():
             yield Static(head_text(change, origin_width=None), classes="card-head")
-            yield SmallButton("Commit this", "commit", change.id, variant="success")
+            if self.conflict is None:  # a known conflict would only fail again: Take current
+                yield SmallButton("Commit this", "commit", change.id, variant="success")
             yield SmallButton("Reject", "reject", change.id, variant="error")
         for diff in self.diffs:
             with Horizontal():
@@ -211,10 +228,8 @@ class ChangeCard(Vertical):
                     yield button
         if self.conflict is not None:
             with Horizontal():
-                yield Static(
-                    Content("\n".join(conflict_lines(change, self.conflict, None))),
-                    classes="conflict",
-                )
+                lines = conflict_text(change, self.conflict, None)
+                yield Static(FittedLines(Content(), (), lines), classes="conflict")
                 button = SmallButton("Take current", "take_current", change.id, variant="warning")
                 button.tooltip = "Stage this change on top of the item as it is now"
                 yield button

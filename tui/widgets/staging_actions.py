@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on
+from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button
@@ -29,6 +30,26 @@ if TYPE_CHECKING:
 
     from tui.staging_watch import StagingWatch
     from tui.widgets.staging_panel import Snapshot
+
+
+def relabel(button: Button, label: Content) -> None:
+    """Give `button` a new label and lay it out again (a Button keeps the width of its first
+    label otherwise, so "Commit 0" would cut "Commit 1,429" to "Commit")."""
+    if button.label != label:
+        button.label = label
+        button.refresh(layout=True)
+
+
+def matching_conflicts(
+    review: Any, flt: ChangeFilter, conflicted: tuple[str, ...], matching: int
+) -> int:
+    """How many of the `matching` changes `flt` matches are among the known `conflicted`
+    (all of them under `is:conflict`, whose ids are the conflicts)."""
+    if not conflicted or flt.empty:
+        return 0
+    if flt.ids is not None:
+        return matching
+    return int(review.count(replace(flt, ids=conflicted)))
 
 
 class CommitProgress(Message):
@@ -139,9 +160,37 @@ class StagingActions(Widget):
             return
         self.confirm_commit(clean, expect=self.changes, ask=ask)
 
+    def label_matching(self, snap: Snapshot) -> None:
+        """`Commit 3` / `Reject 4` for what the filter matches; the commit leaves out the
+        changes known to conflict (they would fail again) and is hidden when only those match."""
+        for name in ("#commit-matching", "#reject-matching"):
+            button = self.query_one(name, Button)
+            button.disabled = self.filter.empty or not snap.matching or not snap.complete
+            committing = name == "#commit-matching"
+            count = snap.matching - snap.conflicting if committing else snap.matching
+            verb = "Commit" if committing else "Reject"
+            relabel(button, Content(f"{verb} these" if self.filter.empty else f"{verb} {count:,}"))
+            shown = not self.filter.empty  # acting on "these" needs a filter
+            button.display = shown and (not committing or not snap.conflicting or count > 0)
+
     @on(Button.Pressed, "#commit-matching")
     def _commit_matching_pressed(self) -> None:
         self.act_on_matching("commit")
+
+    def commit_matching(self, found: list[str], expect: list[StagedChange]) -> None:
+        """Commit the matching `found` but the changes known to conflict, or say why not."""
+        clean = [i for i in found if i not in self.conflicts]
+        if clean:
+            self.confirm_commit(clean, expect=expect)
+            return
+        n = len(found)
+        self.app.notify(
+            f"{noun(n, 'The change', f'All {n:,} changes')} the filter matches "
+            f"{noun(n, 'conflicts', 'conflict')} with the table as it is now, so nothing was "
+            "committed: take the current values (Take current) or reject them first.",
+            severity="warning",
+            markup=False,
+        )
 
     @on(Button.Pressed, "#reject-matching")
     def _reject_matching_pressed(self) -> None:
@@ -161,16 +210,20 @@ class StagingActions(Widget):
                 return list(area.review().ids(flt))
 
             if action == "commit":
-                self.staging_watch.read(
-                    ids, done=lambda found: self.confirm_commit(found, expect=expect)
-                )
+                self.staging_watch.read(ids, done=lambda found: self.commit_matching(found, expect))
             else:
                 self.staging_watch.read(
                     ids, done=lambda found: self.reject([c for c in expect if c.id in set(found)])
                 )
 
         verb = "Commit" if action == "commit" else "Discard"
-        question = f"{verb} the {counted(count, 'staged change')} the filter matches?"
+        skipped = self.snapshot.conflicting if action == "commit" else 0
+        question = f"{verb} the {counted(count - skipped, 'staged change')} the filter matches?"
+        if skipped:
+            question += (
+                f" The {counted(skipped, 'change')} in conflict {noun(skipped, 'stays', 'stay')}"
+                " staged."
+            )
         self.app.push_screen(ConfirmScreen(f"{verb} these", question, yes=verb), answered)
 
     @on(Button.Pressed, "#reject-all")

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Button, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
@@ -30,7 +29,8 @@ from agent.text_plural import counted
 from tui.key_hints import app_key
 from tui.messages import signature
 from tui.widgets.change_list import ChangeList
-from tui.widgets.fitted_lines import FittedLines, Line
+from tui.widgets.fitted_lines import CutLine, FittedLines, Line
+from tui.widgets.fitting_input import FittingInput
 from tui.widgets.flow_bar import FlowBar
 from tui.widgets.staged_change import (
     ChangeCard,
@@ -40,7 +40,12 @@ from tui.widgets.staged_change import (
     conflict_lines,
     origin_text,
 )
-from tui.widgets.staging_actions import CommitProgress, StagingActions
+from tui.widgets.staging_actions import (
+    CommitProgress,
+    StagingActions,
+    matching_conflicts,
+    relabel,
+)
 from tui.widgets.tab_area import TabPane
 
 if TYPE_CHECKING:
@@ -57,8 +62,15 @@ __all__ = [
 
 PAGE = 50
 """Changes per page of the list."""
-FILTER_PLACEHOLDER = "/ filter · table:NAME op:OP attr:COLUMN words · enter applies"
-"""The filter box's hint, most useful first (cut at narrow widths; F1 lists the syntax)."""
+SHORT_HEIGHT = 28
+"""Fewer rows than this: bulk groups one line each, no pager row while there is one page."""
+FILTER_PLACEHOLDERS = (
+    "/ filter · table:NAME op:OP attr:COLUMN words · enter applies",
+    "/ filter · table: op: attr: words · enter applies",
+    "/ table: op: attr: words · enter applies",
+    "/ filter · enter applies",
+)
+"""The filter box's hint, longest first: the widest that fits is shown (F1 lists the syntax)."""
 
 
 def page_signature(snap: Snapshot, conflicts: dict[str, Any]) -> tuple[Any, ...]:
@@ -78,16 +90,10 @@ class Snapshot:
     offset: int = 0
     page: list[StagedChange] = field(default_factory=list)
     orphans: list[ReferencingRows] = field(default_factory=list)
+    conflicting: int = 0
+    """How many of the matching changes are known to conflict (a filtered commit skips them)."""
     complete: bool = True
     """False while groups and orphaned rows are still being read (commits wait for them)."""
-
-
-def relabel(button: Button, label: Content) -> None:
-    """Give `button` a new label and lay it out again (a Button keeps the width of its first
-    label otherwise, so "Commit 0" would cut "Commit 1,429" to "Commit")."""
-    if button.label != label:
-        button.label = label
-        button.refresh(layout=True)
 
 
 class StagingPanel(TabPane, StagingActions):
@@ -109,10 +115,8 @@ class StagingPanel(TabPane, StagingActions):
     StagingPanel > #staging-summary { height: auto; }
     StagingPanel > #staging-orphans { height: auto; color: $error; display: none; }
     StagingPanel.-orphans > #staging-orphans { display: block; }
-    StagingPanel Horizontal { height: 1; }
-    StagingPanel Horizontal Button, StagingPanel FlowBar Button { margin: 0 1 0 0; min-width: 6; }
-    StagingPanel > #staging-matching { display: none; }
-    StagingPanel.-filtered > #staging-matching { display: block; }
+    StagingPanel FlowBar Button { margin: 0 1 0 0; min-width: 6; }
+    StagingPanel #commit-matching { margin: 0 1 0 1; }
     StagingPanel > #commit-progress { display: none; height: 1; }
     StagingPanel.-committing > #commit-progress { display: block; }
     StagingPanel > #staging-groups { height: auto; max-height: 3; border: none; padding: 0; }
@@ -136,7 +140,7 @@ class StagingPanel(TabPane, StagingActions):
         self._summaries_read = False
         self._list_wanted = False
         """Focus was given to the panel before its first page arrived: it goes to the list then."""
-        self._group_lines: list[str] = []
+        self._group_lines: tuple[list[str], bool] = ([], False)
         self._summary = Static(Content("Reading staged changes…"), id="staging-summary")
         self._orphans = Static("", id="staging-orphans")
         self._commit_all = Button(
@@ -160,9 +164,7 @@ class StagingPanel(TabPane, StagingActions):
         )
         self._take_current.display = False
         self._groups = OptionList(id="staging-groups", compact=True)
-        self._filter_input = Input(
-            placeholder=FILTER_PLACEHOLDER, id="staging-filter", compact=True
-        )
+        self._filter_input = FittingInput(FILTER_PLACEHOLDERS, id="staging-filter", compact=True)
         self._showing = Static("", id="staging-showing")
         self._list = ChangeList(id="staging-list", compact=True)
         self._land: int | None = None
@@ -180,11 +182,10 @@ class StagingPanel(TabPane, StagingActions):
             yield Button(Content("Refresh"), id="refresh", compact=True)
         yield self._groups
         yield self._filter_input
-        with Horizontal(id="staging-pager"):
+        with FlowBar(id="staging-pager"):  # with what the filter matches: one row, not two
             yield Button(Content("◀"), id="page-prev", compact=True)
             yield self._showing
             yield Button(Content("▶"), id="page-next", compact=True)
-        with FlowBar(id="staging-matching"):
             yield Button(Content("Commit these"), id="commit-matching", compact=True)
             yield Button(Content("Reject these"), id="reject-matching", compact=True)
         yield self._list
@@ -237,12 +238,13 @@ class StagingPanel(TabPane, StagingActions):
         flt = self.filter
         if flt.ids is not None:
             flt = replace(flt, ids=tuple(i for i in flt.ids if i in self.conflicts))
-        known = self._summaries_read
+        known, conflicted = self._summaries_read, tuple(self.conflicts)
         groups, orphans = self.snapshot.groups, self.snapshot.orphans
 
         def job(area: Any) -> Snapshot:
             review = area.review()
             matching = review.count(flt)
+            conflicting = matching_conflicts(review, flt, conflicted, matching)
             start = max(0, min(offset, (max(matching, 1) - 1) // PAGE * PAGE))
             return Snapshot(
                 total=review.count(),
@@ -252,6 +254,7 @@ class StagingPanel(TabPane, StagingActions):
                 offset=start,
                 page=review.page(flt, offset=start, limit=PAGE),
                 orphans=orphans if known else [],
+                conflicting=conflicting,
                 complete=known,
             )
 
@@ -303,11 +306,7 @@ class StagingPanel(TabPane, StagingActions):
         self.snapshot = snap
         count = snap.total
         tables = ", ".join(f"{t} {n:,}" for t, n in snap.tables)
-        summary = (
-            f"{counted(count, 'staged change')} ({tables})"
-            if count
-            else "Nothing staged."
-        )
+        summary = f"{counted(count, 'staged change')} ({tables})" if count else "Nothing staged."
         if self.conflicts:
             summary += f" · {len(self.conflicts):,} in conflict (filter is:conflict)"
         if count > len(self.conflicts):  # first, so a wrap never parts the key from its word
@@ -327,17 +326,7 @@ class StagingPanel(TabPane, StagingActions):
         self._commit_all.display = not self.conflicts
         self._take_current.display = bool(self.conflicts)
         relabel(self._take_current, Content(f"Take current for {len(self.conflicts):,}"))
-        groups = [g.summary() for g in snap.groups]
-        if groups != self._group_lines:
-            self._group_lines = groups
-            self._groups.clear_options()
-            self._groups.add_options(
-                [
-                    Option(FittedLines(Content(), (), [Line(Content(g), Content("▸ "))]), id=str(i))
-                    for i, g in enumerate(groups)
-                ]
-            )
-        self._groups.display = bool(snap.groups)
+        self._show_groups()
         end = snap.offset + len(snap.page)
         self._showing.update(
             Content(f"{snap.offset + 1:,}–{end:,} of {snap.matching:,}")
@@ -346,15 +335,8 @@ class StagingPanel(TabPane, StagingActions):
         )
         self.query_one("#page-prev", Button).disabled = snap.offset == 0
         self.query_one("#page-next", Button).disabled = end >= snap.matching
-        self.set_class(not self.filter.empty, "-filtered")  # acting on "these" needs a filter
-        for name in ("#commit-matching", "#reject-matching"):
-            button = self.query_one(name, Button)
-            button.disabled = self.filter.empty or not snap.matching or not snap.complete
-            verb = "Commit" if name == "#commit-matching" else "Reject"
-            relabel(
-                button,
-                Content(f"{verb} these" if self.filter.empty else f"{verb} {snap.matching:,}"),
-            )
+        self._show_pager()
+        self.label_matching(snap)
         drawn = page_signature(snap, self.conflicts)
         if drawn != self._drawn:  # the same page again (summaries arrived): keep the list as is
             self._drawn = drawn
@@ -393,6 +375,34 @@ class StagingPanel(TabPane, StagingActions):
         elif self._list.has_focus:
             self._list.highlight_first()
 
+    def on_resize(self) -> None:
+        """Short of rows (80x24), each bulk group takes one line, cut, so the list keeps them."""
+        self.set_class(self.size.height < SHORT_HEIGHT, "-short")
+        self._show_groups()
+        self._show_pager()
+
+    def _show_pager(self) -> None:
+        """Short of rows, no pager row while it adds nothing (one page, no filter)."""
+        one_page = self.snapshot.offset == 0 and self.snapshot.matching <= PAGE
+        quiet = self.has_class("-short") and one_page and self.filter.empty
+        self.query_one("#staging-pager").display = not quiet
+
+    def _show_groups(self) -> None:
+        groups = [g.summary() for g in self.snapshot.groups]
+        short = self.has_class("-short")
+        if (groups, short) == self._group_lines:
+            return
+        self._group_lines = (groups, short)
+        self._groups.clear_options()
+        lines = [
+            CutLine(Content(f"▸ {g}"))
+            if short
+            else FittedLines(Content(), (), [Line(Content(g), Content("▸ "))])
+            for g in groups
+        ]
+        self._groups.add_options([Option(line, id=str(i)) for i, line in enumerate(lines)])
+        self._groups.display = bool(groups)
+
     def _show_orphans(self, orphans: list[ReferencingRows]) -> None:
         """One short warning; the commit's confirmation lists each reference in full."""
         self.set_class(bool(orphans), "-orphans")
@@ -401,8 +411,8 @@ class StagingPanel(TabPane, StagingActions):
             where = ", ".join(f"{o.count:,} in {o.reference.table}" for o in orphans)
             self._orphans.update(
                 Content(
-                    f"⚠ Staged deletes leave {counted(rows, 'row')} pointing at nothing "
-                    f"({where}); the commit asks first."
+                    f"⚠ Deletes leave {counted(rows, 'row')} pointing at nothing ({where});"
+                    " the commit asks first."
                 )
             )
 
@@ -415,7 +425,7 @@ class StagingPanel(TabPane, StagingActions):
 
     def set_filter(self, typed: str) -> None:
         """Show only the changes matching `typed` (see ChangeFilter.parse); a bad filter says why."""
-        self._filter_input.placeholder = FILTER_PLACEHOLDER
+        self._filter_input.show_hints(FILTER_PLACEHOLDERS)
         words = typed.split()
         conflicts = "is:conflict" in words
         try:
@@ -432,7 +442,10 @@ class StagingPanel(TabPane, StagingActions):
         event.stop()
         group = self.snapshot.groups[int(event.option.id or 0)]
         self._filter_input.value = ""
-        self._filter_input.placeholder = f"showing the bulk edit “{group.summary()}” (enter: all)"
+        summary = group.summary()
+        self._filter_input.show_hints(
+            (f"showing the bulk edit “{summary}” (enter: all)", f"enter: all · “{summary}”")
+        )
         self.filter = ChangeFilter(table=group.table, op=group.op, values_json=group.values_json)
         self.load(0)
 

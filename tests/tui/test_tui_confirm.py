@@ -1,0 +1,51 @@
+"""The confirm dialog at 80x24: a long question scrolls, its buttons stay on the screen."""
+
+from __future__ import annotations
+
+from textual.app import App
+
+from tui.screens.confirm import ConfirmScreen
+
+LONG = (
+    "The deletes in this commit leave 120 rows pointing at items that will be gone:\n"
+    + ("\n".join(f"• orders.customer_id → customers ({n} rows)" for n in range(40)))
+    + "\nCommit anyway?"
+)
+
+
+async def test_a_long_question_scrolls_and_keeps_the_buttons_on_screen() -> None:
+    answers: list[bool | None] = []
+    app = App()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(ConfirmScreen("Orphaned rows", LONG, yes="Commit"), answers.append)
+        await pilot.pause()
+        await pilot.pause()
+        screen = app.screen
+        for name in ("#yes", "#no"):
+            button = screen.query_one(name)
+            assert screen.region.contains_region(button.region) and button.region.height, name
+        shown = "\n".join(s.text for s in screen._compositor.render_strips())
+        assert "Commit (y)" in shown and "No (n)" in shown
+        assert "leave 120 rows" in shown, "the question starts at its top"
+        body = screen.query_one("#confirm-body")
+        assert body.max_scroll_y > 0, "the question scrolls"
+        await pilot.press("down", "pagedown")
+        assert body.scroll_y > 1, "the keys scroll it, the focus staying on No"
+        assert screen.focused is screen.query_one("#no")
+        body.scroll_end(animate=False)
+        await pilot.pause()
+        shown = "\n".join(s.text for s in screen._compositor.render_strips())
+        assert "Commit anyway?" in shown
+        await pilot.press("y")
+        await pilot.pause()
+        assert answers == [True]
+
+
+async def test_a_short_question_keeps_its_box_small() -> None:
+    app = App()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(ConfirmScreen("Reject all", "Discard 2 staged changes?", yes="Discard"))
+        await pilot.pause()
+        await pilot.pause()
+        box = app.screen.query_one("ConfirmScreen > Vertical")
+        assert box.region.height <= 10, box.region
