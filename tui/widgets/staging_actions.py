@@ -26,9 +26,10 @@ from tui.key_hints import app_key
 from tui.messages import signature
 
 if TYPE_CHECKING:
-    from textual.widgets import Input, ProgressBar
+    from textual.widgets import ProgressBar
 
     from tui.staging_watch import StagingWatch
+    from tui.widgets.fitting_input import FittingInput
     from tui.widgets.staging_panel import Snapshot
 
 
@@ -70,7 +71,7 @@ class StagingActions(Widget):
     filter: ChangeFilter
     snapshot: Snapshot
     _shown: Any
-    _filter_input: Input
+    _filter_input: FittingInput
     _progress: ProgressBar
 
     @on(Button.Pressed, "#take-current")
