@@ -160,6 +160,9 @@ def test_ctrl_c_stops_the_turn_and_keeps_what_was_printed(
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, **scripted_bedrock.env()},
+        # A shell's background job (`pytest &`) inherits SIGINT ignored, and the app then
+        # rightly leaves Ctrl+C alone; a person at a terminal has it at its default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stdout is not None
     printed = ""
