@@ -362,6 +362,8 @@ def test_ctrl_c_at_a_permission_prompt_denies_the_call_and_stops_the_turn(
         os.write(write_end, b"y\n")
 
     request = PermissionRequest("runQuery", {"query": "SELECT 1"}, "manual", "c1", "read")
+    # As at a terminal: a background run (`pytest &`) has SIGINT ignored, which ask leaves be.
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
     before = signal.getsignal(signal.SIGINT)
     threads = [threading.Thread(target=f) for f in (interrupt_at_the_prompt, type_yes_after_it)]
     try:
@@ -374,6 +376,7 @@ def test_ctrl_c_at_a_permission_prompt_denies_the_call_and_stops_the_turn(
         for thread in threads:
             thread.join(30)
         os.close(write_end)
+        after = signal.signal(signal.SIGINT, outer)
     assert decision == "deny"
     assert interrupted.is_set() and cancel.is_set()
-    assert signal.getsignal(signal.SIGINT) is before
+    assert after is before

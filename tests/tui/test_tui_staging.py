@@ -451,6 +451,28 @@ async def test_a_delete_that_orphans_rows_is_shown_and_the_commit_asks_again(
         assert demo_store.get_item("products", {"id": 5}) is None
 
 
+async def test_a_table_orphaned_twice_is_named_with_its_columns(
+    make_app, demo_store, demo_path
+) -> None:
+    """Deleting a customer and a product said "11 in orders, 62 in orders": which rows were
+    which, and the total counted a row pointing at both twice."""
+    with sqlite3.connect(demo_path) as conn:
+        (by_customer,) = conn.execute("SELECT count(*) FROM orders WHERE customer_id = 5").fetchone()
+        (by_product,) = conn.execute("SELECT count(*) FROM orders WHERE product_id = 5").fetchone()
+    assert by_customer and by_product
+    area = StagingArea(demo_store)
+    area.stage("customers", "delete", {"id": 5}, origin="test")
+    area.stage("products", "delete", {"id": 5}, origin="test")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        shown = " ".join(screen_text(app).split())
+        assert f"{by_customer} in orders.customer_id" in shown, shown
+        assert f"{by_product} in orders.product_id" in shown, shown
+        assert "Deletes leave rows pointing at nothing" in shown, shown
+
+
 async def test_declared_relationships_count_as_references(make_app, demo_store) -> None:
     from agent.specs import Relationship, SpecBook
 
@@ -640,6 +662,8 @@ async def test_the_keyboard_turns_pages_past_either_end_of_the_list(
         await pilot.press(*"op:delete", "enter")
         await settle(app, pilot)
         assert "No staged change matches the filter." in screen_text(app)
+        shown = screen_text(app)
+        assert "Commit 0" not in shown and "Reject 0" not in shown, "no buttons for nothing"
 
 
 async def test_the_keyboard_stays_in_the_panel_after_committing_what_the_filter_matches(

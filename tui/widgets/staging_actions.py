@@ -163,7 +163,8 @@ class StagingActions(Widget):
 
     def label_matching(self, snap: Snapshot) -> None:
         """`Commit 3` / `Reject 4` for what the filter matches; the commit leaves out the
-        changes known to conflict (they would fail again) and is hidden when only those match."""
+        changes known to conflict (they would fail again) and is hidden when only those match;
+        both are hidden when nothing matches (the list says so: no "Commit 0")."""
         for name in ("#commit-matching", "#reject-matching"):
             button = self.query_one(name, Button)
             button.disabled = self.filter.empty or not snap.matching or not snap.complete
@@ -171,7 +172,7 @@ class StagingActions(Widget):
             count = snap.matching - snap.conflicting if committing else snap.matching
             verb = "Commit" if committing else "Reject"
             relabel(button, Content(f"{verb} these" if self.filter.empty else f"{verb} {count:,}"))
-            shown = not self.filter.empty  # acting on "these" needs a filter
+            shown = not self.filter.empty and snap.matching > 0  # "these" needs a filter
             button.display = shown and (not committing or not snap.conflicting or count > 0)
 
     @on(Button.Pressed, "#commit-matching")

@@ -24,7 +24,7 @@ from agent.errors import TabletalkError
 from agent.staging import StagedChange
 from agent.staging.review import ChangeFilter, ChangeGroup
 from agent.stores.base import transaction_plan
-from agent.stores.references import ReferencingRows
+from agent.stores.references import ReferencingRows, orphan_warning
 from agent.text_plural import counted
 from tui.key_hints import app_key
 from tui.messages import signature
@@ -407,14 +407,7 @@ class StagingPanel(TabPane, StagingActions):
         """One short warning; the commit's confirmation lists each reference in full."""
         self.set_class(bool(orphans), "-orphans")
         if orphans:
-            rows = sum(o.count for o in orphans)
-            where = ", ".join(f"{o.count:,} in {o.reference.table}" for o in orphans)
-            self._orphans.update(
-                Content(
-                    f"⚠ Deletes leave {counted(rows, 'row')} pointing at nothing ({where});"
-                    " the commit asks first."
-                )
-            )
+            self._orphans.update(Content(orphan_warning(orphans)))
 
     # ----- filter, pages, groups, detail -------------------------------------------------------
 
