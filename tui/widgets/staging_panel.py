@@ -356,7 +356,8 @@ class StagingPanel(TabPane, StagingActions):
             text = (
                 "Edits the assistant stages appear here for you to review and commit."
                 if not snap.total
-                else "No staged change matches the filter."
+                else f"No staged change matches the filter (of {snap.total:,} staged): empty "
+                "it and press enter to list them all."
             )
             self._list.add_option(
                 Option(Content.styled(text, "dim"), id="staging-empty", disabled=True)
