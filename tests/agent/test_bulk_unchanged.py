@@ -11,14 +11,9 @@ from typing import Any
 
 import pytest
 
-from agent.attachments import AttachmentSet
-from agent.specs import SpecBook
-from agent.staging import StagingArea
 from agent.stores.dynamodb.store import DynamoDBStore
-from agent.stores.open import open_store
 from agent.stores.sqlite import SQLiteStore
 from agent.tools.base import ToolContext
-from agent.ui_port import HeadlessUi
 from tests.agent.test_dynamodb_store import raw_client
 from tests.agent.test_stage_unchanged import CHANGED, UNCHANGED
 from tests.support.moto_dynamodb import REGION
@@ -215,16 +210,8 @@ def dynamo_ctx(dynamo_endpoint: str, tmp_path: Path) -> Iterator[ToolContext]:
         item = {"id": {"N": str(i)}, "status": {"S": "shipped" if i <= 3 else "pending"}}
         item["qty"] = {"N": "2"} if i % 2 else {"S": "2"}
         client.put_item(TableName="orders", Item=item)
-    store = open_store(f"dynamodb://{REGION}")
-    assert isinstance(store, DynamoDBStore)
-    context = ToolContext(
-        store=store,
-        staging=StagingArea(store, tmp_path / "staging.sqlite"),
-        ui=HeadlessUi(),
-        attachments=AttachmentSet(),
-        specs=SpecBook(tmp_path / "specs.sqlite", store.identity),
-        conversation_id="c1",
-    )
+    context = make_ctx(f"dynamodb://{REGION}", tmp_path)
+    assert isinstance(context.store, DynamoDBStore)
     yield context
     context.staging.close()
 

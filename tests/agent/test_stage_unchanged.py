@@ -11,13 +11,10 @@ from typing import Any
 
 import pytest
 
-from agent.attachments import AttachmentSet
-from agent.specs import SpecBook
 from agent.staging import StagingArea
 from agent.stores.dynamodb.store import DynamoDBStore
 from agent.stores.open import open_store
 from agent.tools.base import ToolContext
-from agent.ui_port import HeadlessUi
 from tests.agent.test_dynamodb_store import raw_client
 from tests.support.moto_dynamodb import REGION
 from tests.support.tools import err, make_ctx, ok
@@ -230,16 +227,8 @@ def dynamo_ctx(dynamo_endpoint: str, tmp_path: Path) -> Iterator[ToolContext]:
             "box": {"M": {"n": {"N": "1"}, "ok": {"BOOL": False}}},
         },
     )
-    store = open_store(f"dynamodb://{REGION}")
-    assert isinstance(store, DynamoDBStore)
-    context = ToolContext(
-        store=store,
-        staging=StagingArea(store, tmp_path / "staging.sqlite"),
-        ui=HeadlessUi(),
-        attachments=AttachmentSet(),
-        specs=SpecBook(tmp_path / "specs.sqlite", store.identity),
-        conversation_id="c1",
-    )
+    context = make_ctx(f"dynamodb://{REGION}", tmp_path)
+    assert isinstance(context.store, DynamoDBStore)
     yield context
     context.staging.close()
 

@@ -14,7 +14,7 @@ from agent.tools.registry import run_tool
 from agent.ui_port import HeadlessUi
 
 
-def make_ctx(db: Path, tmp_path: Path, **overrides: Any) -> ToolContext:
+def make_ctx(db: Path | str, tmp_path: Path, **overrides: Any) -> ToolContext:
     """A ToolContext on `db` with a private staging area, spec book and export dir."""
     store = open_store(db)
     export_dir = tmp_path / "out"
