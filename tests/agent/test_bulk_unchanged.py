@@ -16,7 +16,7 @@ from agent.stores.sqlite import SQLiteStore
 from agent.tools.base import ToolContext
 from tests.agent.test_dynamodb_store import raw_client
 from tests.agent.test_stage_unchanged import CHANGED, UNCHANGED
-from tests.support.moto_dynamodb import REGION
+from tests.support.moto_dynamodb import REGION, create_numbered_table
 from tests.support.tools import make_ctx, ok
 
 
@@ -200,12 +200,7 @@ def test_items_with_staged_changes_fold_or_are_left_out_as_stage_item_decides(
 @pytest.fixture
 def dynamo_ctx(dynamo_endpoint: str, tmp_path: Path) -> Iterator[ToolContext]:
     client = raw_client()
-    client.create_table(
-        TableName="orders",
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "N"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_numbered_table(client, "orders")
     for i in range(1, 8):
         item = {"id": {"N": str(i)}, "status": {"S": "shipped" if i <= 3 else "pending"}}
         item["qty"] = {"N": "2"} if i % 2 else {"S": "2"}

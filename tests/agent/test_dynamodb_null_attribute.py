@@ -13,7 +13,7 @@ import pytest
 from agent.stores.dynamodb.store import DynamoDBStore
 from agent.tools.base import ToolContext
 from tests.agent.test_dynamodb_store import raw_client
-from tests.support.moto_dynamodb import REGION
+from tests.support.moto_dynamodb import REGION, create_numbered_table
 from tests.support.tools import make_ctx, ok
 
 KEY = {"id": {"N": "1"}}
@@ -22,12 +22,7 @@ KEY = {"id": {"N": "1"}}
 @pytest.fixture
 def ctx(dynamo_endpoint: str, tmp_path: Path) -> Iterator[ToolContext]:
     client = raw_client()
-    client.create_table(
-        TableName="things",
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "N"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_numbered_table(client, "things")
     client.put_item(TableName="things", Item={**KEY, "note": {"NULL": True}, "s": {"S": "a"}})
     context = make_ctx(f"dynamodb://{REGION}", tmp_path)
     assert isinstance(context.store, DynamoDBStore)

@@ -17,7 +17,7 @@ from agent.stores.dynamodb.store import DynamoDBStore
 from agent.stores.open import open_store
 from agent.tools.base import ToolContext
 from tests.agent.test_dynamodb_store import raw_client
-from tests.support.moto_dynamodb import REGION
+from tests.support.moto_dynamodb import REGION, create_numbered_table
 from tests.support.tools import make_ctx, ok
 
 
@@ -146,12 +146,7 @@ def test_stage_itself_still_folds_as_asked(ctx: ToolContext) -> None:
 @pytest.fixture
 def dynamo_ctx(dynamo_endpoint: str, tmp_path: Path) -> Iterator[ToolContext]:
     client = raw_client()
-    client.create_table(
-        TableName="things",
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "N"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_numbered_table(client, "things")
     client.put_item(TableName="things", Item={"id": {"N": "1"}, "qty": {"N": "3"}})
     context = make_ctx(f"dynamodb://{REGION}", tmp_path)
     assert isinstance(context.store, DynamoDBStore)

@@ -16,7 +16,7 @@ from agent.stores.dynamodb.store import DynamoDBStore
 from agent.stores.open import open_store
 from agent.tools.base import ToolContext
 from tests.agent.test_dynamodb_store import raw_client
-from tests.support.moto_dynamodb import REGION
+from tests.support.moto_dynamodb import REGION, create_numbered_table
 from tests.support.tools import err, make_ctx, ok
 
 COLUMNS = ("status", "qty", "price", "code", "raw")
@@ -209,12 +209,7 @@ def test_an_update_of_a_missing_item_or_a_deleted_one_is_still_refused(ctx: Tool
 @pytest.fixture
 def dynamo_ctx(dynamo_endpoint: str, tmp_path: Path) -> Iterator[ToolContext]:
     client = raw_client()
-    client.create_table(
-        TableName="things",
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "N"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_numbered_table(client, "things")
     client.put_item(
         TableName="things",
         Item={

@@ -6,6 +6,7 @@ import socket
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,3 +47,13 @@ def dynamo_endpoint(moto_server: str, monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
     return moto_server
+
+
+def create_numbered_table(client: Any, name: str) -> None:
+    """An on-demand table keyed by a number attribute `id` (what most DynamoDB tests need)."""
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "N"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
