@@ -203,6 +203,34 @@ def test_at_its_limit_a_client_cancels_its_running_call(
     wait_for(lambda: not served.guard.in_flight, lambda: served.guard.in_flight)
 
 
+def test_a_call_cancelled_while_it_waits_for_the_backend_never_runs(
+    served: Served, ran: list[tuple[str, str]], queued: Queued
+) -> None:
+    """A call cancelled while it waits for the backend's lock (behind a running one) returns
+    when it gets the lock, without running, and gives its place back."""
+    token = served.tokens["other"]
+    headers = headers_of(token, open_session(served, token))
+    runaway = call_on_socket(served, headers, 0, "runQuery", {"query": RUNAWAY})
+    waiting = None
+    try:
+        wait_for(queued.query_runs, lambda: queued)
+        waiting = call_on_socket(served, headers, 1, "countItems", {"table": "orders"})
+        wait_for(lambda: queued.names == ["runQuery", "countItems"], lambda: queued)
+        assert queued.backend is not None
+        wait_for(lambda: len(queued.backend._waiting) == 1, lambda: queued)  # for the lock
+
+        assert post(served, headers, cancel_of(1)).status_code == 202
+        assert answer_on(waiting)["error"]["code"] == REQUEST_CANCELLED
+        assert post(served, headers, cancel_of(0)).status_code == 202
+        assert answer_on(runaway)["error"]["code"] == REQUEST_CANCELLED
+        wait_for(lambda: not served.guard.in_flight, lambda: served.guard.in_flight)
+    finally:
+        for sock in (runaway, waiting):
+            if sock is not None:
+                sock.close()
+    assert [name for name, _ in ran] == ["runQuery"], "the cancelled call ran anyway"
+
+
 def test_at_its_limit_a_client_answers_the_server(served: Served, held: threading.Event) -> None:
     """A JSON-RPC response (a result or an error, for a request the server sent) is
     acknowledged at the limit (202), and the session goes on serving."""
