@@ -34,6 +34,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent.errors import TabletalkError
+from agent.mcp_server.http_messages import answers_nothing, peek_body, replaying
 from agent.mcp_server.server import Caller, CallRecord, McpBackend, build_server
 from agent.mcp_server.tokens import McpClient, TokenBook, token_hash
 
@@ -56,7 +57,9 @@ BACKLOG = 64
 MAX_CLIENT_REQUESTS = 8
 """Requests one token may have in flight at once (waiting for the user's consent, a tool call
 running, an open event stream): one client holding many cannot take the connections others
-need. A client's next request over it is answered 429 at once."""
+need. A client's next request over it is answered 429 at once; a notification or a response
+it POSTs (a small one: it runs no tool and gets no result) is served uncounted, so a client at
+its limit can still cancel a call."""
 BUSY_CODE = -32000
 """The JSON-RPC error code of a request refused for its client's in-flight limit (a server error:
 the request was well formed)."""
@@ -187,7 +190,8 @@ def hold_of(ctx: Any) -> Callable[[], None] | None:
 class Guard:
     """ASGI middleware: loopback Host/Origin (403), then a valid bearer token (401), then at
     most `client_limit` requests in flight per token (429), counted from before the consent
-    prompt to the end of the response. A new token's requests share one consent question."""
+    prompt to the end of the response; at the limit a POSTed notification or response is
+    served uncounted (`_past_limit`). A new token's requests share one consent question."""
 
     app: ASGIApp
     tokens: TokenBook
@@ -232,7 +236,11 @@ class Guard:
         client, key = found
         held = self.in_flight.get(client.name, 0)
         if held >= self.client_limit:
-            await _refuse_busy(send, client, self.client_limit)
+            replay = await self._past_limit(client, key, scope, receive)
+            if replay is None:
+                await _refuse_busy(send, client, self.client_limit)
+            else:
+                await self._serve(client, key, scope, replay, send)
             return
         self.in_flight[client.name] = held + 1
         slot = _Slot(self.in_flight, client.name, asyncio.get_running_loop())
@@ -241,6 +249,21 @@ class Guard:
             await self._serve(client, key, scope, receive, send)
         finally:
             slot.drop()
+
+    async def _past_limit(
+        self, client: McpClient, key: str, scope: Scope, receive: Receive
+    ) -> Receive | None:
+        """The `receive` replaying the body of a request its client sends at its limit, when
+        that request is a POST of one JSON-RPC notification or response (cancelling a call,
+        answering the server): the SDK acknowledges it (202) and runs no tool for it, so it
+        takes no place. None: refuse it (429), as any request of a token still to be asked
+        about (it would wait for the consent prompt, holding its connection uncounted)."""
+        if scope.get("method") != "POST" or self._asks(client, key):
+            return None
+        peeked = await peek_body(scope, receive)
+        if peeked.body is None or not answers_nothing(peeked.body):
+            return None
+        return replaying(peeked, receive)
 
     async def _serve(
         self, client: McpClient, key: str, scope: Scope, receive: Receive, send: Send
@@ -270,7 +293,7 @@ class Guard:
         """A token that never called before is asked about once (in the app): its concurrent
         requests all await the one question (`_ask`), so the app shows one prompt per token
         and a denial refuses every one of them."""
-        if self.consent is None or client.last_used is not None or key in self.consented:
+        if self.consent is None or not self._asks(client, key):
             return True
         question = self.asking.get(key)
         if question is None:
@@ -278,6 +301,10 @@ class Guard:
             self.asking[key] = question
         # A request that ends while waiting (its client left) leaves the question to the rest.
         return await asyncio.shield(question)
+
+    def _asks(self, client: McpClient, key: str) -> bool:
+        """Whether the client's requests wait for the user's consent (a token never used)."""
+        return not (self.consent is None or client.last_used is not None or key in self.consented)
 
     async def _ask(self, consent: Consent, client: McpClient, key: str) -> bool:
         """The one consent question for token `key`: allowed, or denied and revoked."""

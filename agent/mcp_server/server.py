@@ -103,7 +103,13 @@ class McpBackend:
         )
         self._gated = catalog.gated_names()
         self._lock = threading.Lock()
+        self._state = threading.Lock()
+        """Guards `_running`, `_waiting` and `_given_up` (read by `interrupt` from any thread)."""
         self._running: object | None = None
+        self._waiting: set[object] = set()
+        """Tokens of the calls waiting for `_lock`."""
+        self._given_up: set[object] = set()
+        """Tokens of waiting calls whose client cancelled them: they return without running."""
         self._contexts: dict[tuple[str, str], ToolContext] = {
             (self.context.origin, level): self.context
         }
@@ -134,14 +140,25 @@ class McpBackend:
         """Run one call (refused outside the caller's level); never raises for tool failures.
 
         `token` names the call for `interrupt`; `caller` defaults to the server's own level.
+        A call interrupted while it waits for another to end returns, unrun, once that one has.
         """
         caller = caller or self.own_caller
+        if token is not None:
+            with self._state:
+                self._waiting.add(token)
         with self._lock:
-            self._running = token
+            with self._state:
+                self._waiting.discard(token)
+                given_up = token in self._given_up
+                self._given_up.discard(token)
+                self._running = None if given_up else token
+            if given_up:
+                return error_result("The client cancelled this call before it ran.", None)
             try:
                 result = self._call(name, arguments, caller)
             finally:
-                self._running = None
+                with self._state:
+                    self._running = None
             stamp = datetime.now(UTC).isoformat(timespec="seconds")
             record = CallRecord(stamp, caller.name, caller.level, name, not result.is_error)
             self.recent.append(record)
@@ -154,8 +171,16 @@ class McpBackend:
         return result
 
     def interrupt(self, token: object) -> None:
-        """Stop the store read of the call named `token`, if that call is the one running."""
-        if token is not None and self._running is token:
+        """Stop the call named `token`: its store read if it is the one running, or the whole
+        call if it is still waiting for the one running (it will not run)."""
+        if token is None:
+            return
+        with self._state:
+            if token in self._waiting:
+                self._given_up.add(token)
+                return
+            running = self._running is token
+        if running:
             self.store.interrupt()
 
     def _context(self, caller: Caller) -> ToolContext:
@@ -248,7 +273,8 @@ def build_server(
 
     Without `caller_of` every request is the backend's own (stdio) caller. `hold_of` keeps a
     tool call's place until its thread ends: a call whose client left or cancelled it still
-    runs (or waits for the backend's lock), so it still counts.
+    runs (or waits for the backend's lock), so it still counts; one cancelled while it waits
+    returns without running once it gets the lock (`McpBackend.interrupt`).
     """
     specs = {level: tool_specs(level) for level in LEVELS}
 
@@ -278,7 +304,7 @@ def build_server(
         try:
             return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
-            backend.interrupt(token)  # the client gave up: stop a running query
+            backend.interrupt(token)  # the client gave up: stop a running query, or a waiting call
             raise
 
     return Server(
