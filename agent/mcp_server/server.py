@@ -260,10 +260,10 @@ def error_result(
 
 
 CallerOf = Callable[[Any], Caller]
+"""Finds who sent a request from its handler context (HTTP: the request's token)."""
 HoldOf = Callable[[Any], Callable[[], None] | None]
 """Takes a place for a request's tool call (the HTTP guard's in-flight count), returning what
 gives it back, callable from any thread, once the call's thread ends; None: no place to hold."""
-"""Finds who sent a request from its handler context (HTTP: the request's token)."""
 
 
 def build_server(
