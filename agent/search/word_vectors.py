@@ -8,7 +8,7 @@ SentencePiece-BPE token of WordLlama (MIT), a static model trained on general En
 sum of its tokens' vectors (IDF from the catalog, so words every tool shares count little).
 The similarity of one request with a whole catalog is exact integer arithmetic on Python ints
 used as wide registers: each of the vector's dimensions is one int holding that coordinate of
-every tool in a 32-bit field, so a query costs `dims` big-int multiply-adds, not one Python
+every tool in a 16-bit field, so a query costs `dims` big-int multiply-adds, not one Python
 operation per tool and dimension. Deterministic: the same request gives the same similarities.
 """
 
@@ -22,6 +22,7 @@ from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import compress, repeat
 from pathlib import Path
 
 from agent.search.bpe import WORD_START, bpe_pieces
@@ -33,24 +34,30 @@ GENERAL_FILE = Path(__file__).with_name("generalvectors.bin")
 MAX_TEXT_TOKENS = 256  # tokens of one text that count; the rest are ignored
 PIECE_CACHE_SIZE = 8192  # words whose split is remembered per catalog
 MAX_WORD_CHARS = 40  # longer "words" (hashes, pasted blobs) have no vector
-_FIELD = 32  # bits per packed coordinate
 _OFFSET = 128  # int8 coordinates are packed as unsigned (value + 128)
 _UNIT = 127  # unit vectors are rounded to integers in [-127, 127]
+_CENTRE = 1 << 15  # a tool's dot product d with the query is held as d + _CENTRE in 16 bits
+# A rounded unit vector is at most 127 + ½√dims long, so |d| < _CENTRE while dims stays under
+# (2 × (√_CENTRE − 127))² ≈ 11,600: a table with more dimensions is refused.
+MAX_DIMS = 11_000
+# The high byte of a signed byte c widened to the 16-bit field c + _CENTRE.
+_HIGH_BYTE = bytes(0x80 if byte < 0x80 else 0x7F for byte in range(256))
 _WEIGHT_SCALE = 16  # IDF weights are rounded to sixteenths
 
 
-def _to_int(values: Iterable[int]) -> int:
-    """Unsigned values (each < 2**32) packed into one int, 32 bits each, first value lowest."""
-    packed = array("I", list(values))
+def _to_int(values: Iterable[int], code: str = "I") -> int:
+    """Unsigned values packed into one int in fields of the array type `code` ("I": 32 bits,
+    "H": 16), first value lowest."""
+    packed = array(code, list(values))
     if sys.byteorder == "big":
         packed.byteswap()
     return int.from_bytes(packed.tobytes(), "little")
 
 
-def _from_int(value: int, count: int) -> array[int]:
-    """The `count` 32-bit fields of `value`, lowest first."""
-    fields = array("I")
-    fields.frombytes(value.to_bytes(count * 4, "little"))
+def _from_int(value: int, count: int, code: str = "I") -> array[int]:
+    """The `count` fields of `value` (array type `code`, as in `_to_int`), lowest first."""
+    fields = array(code)
+    fields.frombytes(value.to_bytes(count * fields.itemsize, "little"))
     if sys.byteorder == "big":
         fields.byteswap()
     return fields
@@ -131,7 +138,7 @@ def load_table(path: Path) -> WordVectorTable | None:
             }
     except (ValueError, KeyError, TypeError):
         return None
-    if dims <= 0 or len(rows) != dims * len(tokens):
+    if not 0 < dims <= MAX_DIMS or len(rows) != dims * len(tokens):
         return None
     offset = bytes((byte + _OFFSET) & 0xFF for byte in range(256))
     return WordVectorTable(
@@ -155,10 +162,11 @@ class CatalogVectors:
     """The vectors of a fixed list of texts (a catalog's tools), and the cosine similarity of a
     query with each of them.
 
-    Column j is one int holding coordinate j of every tool's unit vector (scaled to 127,
-    offset by +128) in a 32-bit field per tool, so sum_j (q_j + 128) * column_j holds, per
-    tool, its dot product with the query plus terms known in advance; `_bias` cancels the
-    per-tool term and keeps every field positive, and no field ever carries into the next.
+    Column j is the int sum_i c_ij * 2**(16 i) of coordinate j of every tool's unit vector
+    (scaled to 127; negative coordinates borrow from the next field, which is exact integer
+    arithmetic), so _CENTRE in each field plus sum_j q_j * column_j holds d_i + _CENTRE in
+    field i, d_i being tool i's dot product with the query: each in [0, 2**16), so the
+    fields read back unsigned with no carry between them, whatever the intermediate sums.
     """
 
     def __init__(
@@ -186,17 +194,19 @@ class CatalogVectors:
         dims = table.dims
         self._has_vector = [vector is not None for vector in vectors]
         self._with_vector = sum(self._has_vector)
-        matrix = array("I")
-        zero = [_OFFSET] * dims
+        matrix = array("b")  # every coordinate is in [-127, 127]: one signed byte each
+        zero = [0] * dims
         for vector in vectors:
-            matrix.extend([value + _OFFSET for value in vector] if vector else zero)
-        if sys.byteorder == "big":
-            matrix.byteswap()
-        view = memoryview(matrix)
-        self._columns = [int.from_bytes(view[j::dims].tobytes(), "little") for j in range(dims)]
-        self._margin = _OFFSET * _UNIT * dims  # ≥ any tool's |128 × coordinate sum|
-        self._bias = _to_int([self._margin - _OFFSET * sum(vector or ()) for vector in vectors])
-        self._ones = _to_int([1] * self.count)
+            matrix.extend(vector or zero)
+        rows = matrix.tobytes()
+        self._centres = _to_int([_CENTRE] * self.count, "H")
+        field = bytearray(2 * self.count)  # little-endian 16-bit fields of c + _CENTRE
+        self._columns = []
+        for j in range(dims):
+            low = rows[j::dims]
+            field[0::2] = low
+            field[1::2] = low.translate(_HIGH_BYTE)
+            self._columns.append(int.from_bytes(field, "little") - self._centres)
 
     def _pieces(self, words: Sequence[str]) -> list[str]:
         """The table tokens of a text's content words (at most MAX_TEXT_TOKENS)."""
@@ -260,11 +270,11 @@ class CatalogVectors:
         query = self._unit(self._sum(self._pieces(known), {}))
         if query is None or not self.count:
             return None
-        total = self._bias
+        total = self._centres
         for coordinate, column in zip(query, self._columns, strict=True):
-            total += (coordinate + _OFFSET) * column
-        base = _OFFSET * sum(query) + _OFFSET * _OFFSET * self.table.dims + self._margin
-        return total, base
+            if coordinate:
+                total += coordinate * column
+        return total, _CENTRE
 
     def similarities(self, words: Sequence[str]) -> list[float] | None:
         """Cosine similarity (about ±0.01) of the query's words with each text, in catalog
@@ -276,7 +286,7 @@ class CatalogVectors:
         scale = float(_UNIT * _UNIT)
         return [
             (field - base) / scale if has else 0.0
-            for field, has in zip(_from_int(total, self.count), self._has_vector, strict=True)
+            for field, has in zip(_from_int(total, self.count, "H"), self._has_vector, strict=True)
         ]
 
     def standout(
@@ -299,7 +309,7 @@ class CatalogVectors:
         if found is None or self._with_vector < 2:
             return []
         total, base = found
-        fields = _from_int(total, self.count)
+        fields = _from_int(total, self.count, "H")
         # Texts without a vector have a dot product of exactly 0, so they add nothing here.
         dots = sum(fields) - base * self.count
         squares = sum(map(operator.mul, fields, fields)) - (2 * dots + base * self.count) * base
@@ -309,29 +319,13 @@ class CatalogVectors:
             return []
         spread = math.sqrt(variance)
         cut = max(math.floor(mean + floor * spread), math.floor(min_cosine * _UNIT * _UNIT))
-        hits = self._over(total, base, cut, fields)
+        hits = self._over(fields, base, cut)
         unit = float(_UNIT * _UNIT)
         return [(index, (dot - mean) / spread, dot / unit) for index, dot in hits]
 
-    def _over(
-        self, total: int, base: int, cut: int, fields: array[int] | None = None
-    ) -> list[tuple[int, int]]:
+    def _over(self, fields: array[int], base: int, cut: int) -> list[tuple[int, int]]:
         """(catalog index, dot product) of the texts with a vector whose dot product with the
-        query (units of 127²) is over `cut`. The comparison runs on all fields at once (one
-        add and one shift of the packed ints); only the texts over it cost Python work."""
-        top = 1 << (_FIELD - 1)
-        limit = min(max(cut + base + 1, 0), top)
-        flags = ((total + (top - limit) * self._ones) >> (_FIELD - 1)) & self._ones
-        if not flags:
-            return []
-        marks = flags.to_bytes(self.count * 4, "little")
-        if fields is None:
-            fields = _from_int(total, self.count)
-        hits: list[tuple[int, int]] = []
-        position = marks.find(1)
-        while position >= 0:
-            index = position // 4
-            if self._has_vector[index]:
-                hits.append((index, fields[index] - base))
-            position = marks.find(1, position + 4)
-        return hits
+        query (units of 127²) is over `cut`; `fields` hold each dot product plus `base`."""
+        over = compress(range(self.count), map(operator.gt, fields, repeat(cut + base)))
+        has_vector = self._has_vector
+        return [(index, fields[index] - base) for index in over if has_vector[index]]

@@ -68,6 +68,27 @@ def test_catalog_similarities_match_plain_float_cosines(tmp_path):
         assert [i for i, _ in catalog.standout(query, -100.0, floor)] == want
 
 
+def test_same_and_opposite_meanings_side_by_side_read_back_exactly(tmp_path):
+    # The packed arithmetic holds each tool's dot product in a 16-bit field: the largest ones
+    # (a text equal or opposite to the request), next to each other, must not spill over.
+    north = [127] + [0] * 255
+    table = load_table(
+        write_table(tmp_path / "t.bin", {"north": north, "south": [-v for v in north]})
+    )
+    assert table is not None
+    texts = [["north"], ["south"], ["north"], [], ["south"], ["south"]]
+    catalog = CatalogVectors(texts, table)
+    assert catalog.similarities(["north"]) == [1.0, -1.0, 1.0, 0.0, -1.0, -1.0]
+    assert catalog.similarities(["south"]) == [-1.0, 1.0, -1.0, 0.0, 1.0, 1.0]
+    assert [i for i, _ in catalog.standout(["north"], 0.0)] == [0, 2]
+    assert [i for i, _ in catalog.standout(["south"], -100.0, -1.0)] == [1, 4, 5]
+
+
+def test_a_table_too_wide_for_the_packed_arithmetic_is_refused(tmp_path):
+    assert load_table(write_table(tmp_path / "ok.bin", {"a": [1] * 4096})) is not None
+    assert load_table(write_table(tmp_path / "wide.bin", {"a": [1] * 12_000})) is None
+
+
 def test_standout_measures_each_text_against_the_catalogs_own_spread(tmp_path):
     rng = random.Random(11)
     vocabulary = [f"w{i}" for i in range(12)]
