@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -30,6 +29,7 @@ from agent.errors import TabletalkError
 from agent.mcp_server.commit import commit_staged
 from agent.mcp_server.levels import LEVELS
 from agent.mcp_server.offer import COMMIT_TOOL, refusal, tool_specs
+from agent.mcp_server.threaded_call import call_on_thread
 from agent.permissions import AuditLog, PermissionRequest, Verdict
 from agent.specs import SpecBook
 from agent.staging import StagingArea
@@ -107,7 +107,7 @@ class McpBackend:
         """Guards `_running`, `_waiting` and `_given_up` (read by `interrupt` from any thread)."""
         self._running: object | None = None
         self._waiting: set[object] = set()
-        """Tokens of the calls waiting for `_lock`."""
+        """Tokens of the calls expected or waiting for `_lock`."""
         self._given_up: set[object] = set()
         """Tokens of waiting calls whose client cancelled them: they return without running."""
         self._contexts: dict[tuple[str, str], ToolContext] = {
@@ -169,6 +169,18 @@ class McpBackend:
             except Exception:  # a watcher's failure must not fail the client's call
                 log.exception("MCP call hook failed")
         return result
+
+    def expect(self, token: object) -> None:
+        """A call named `token` is on its way to `call` (on a thread still to start): from now
+        on `interrupt` stops it before it runs."""
+        with self._state:
+            self._waiting.add(token)
+
+    def forget(self, token: object) -> None:
+        """The call named `token` will not reach `call` after all (given up before it ran)."""
+        with self._state:
+            self._waiting.discard(token)
+            self._given_up.discard(token)
 
     def interrupt(self, token: object) -> None:
         """Stop the call named `token`: its store read if it is the one running, or the whole
@@ -273,8 +285,8 @@ def build_server(
 
     Without `caller_of` every request is the backend's own (stdio) caller. `hold_of` keeps a
     tool call's place until its thread ends: a call whose client left or cancelled it still
-    runs (or waits for the backend's lock), so it still counts; one cancelled while it waits
-    returns without running once it gets the lock (`McpBackend.interrupt`).
+    runs (or waits for the backend's lock), so it still counts; one cancelled before it ran
+    never runs (`call_on_thread`).
     """
     specs = {level: tool_specs(level) for level in LEVELS}
 
@@ -290,22 +302,8 @@ def build_server(
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        token = object()
-        caller = who(ctx)
         release = hold_of(ctx) if hold_of is not None else None
-
-        def run() -> types.CallToolResult:
-            try:
-                return backend.call(params.name, params.arguments, token, caller)
-            finally:
-                if release is not None:
-                    release()
-
-        try:
-            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            backend.interrupt(token)  # the client gave up: stop a running query, or a waiting call
-            raise
+        return await call_on_thread(backend, params.name, params.arguments, who(ctx), release)
 
     return Server(
         "tabletalk",
