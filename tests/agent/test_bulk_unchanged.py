@@ -17,7 +17,7 @@ from agent.tools.base import ToolContext
 from tests.agent.test_dynamodb_store import raw_client
 from tests.agent.test_stage_unchanged import CHANGED, UNCHANGED
 from tests.support.moto_dynamodb import REGION, create_numbered_table
-from tests.support.tools import make_ctx, ok
+from tests.support.tools import ok, opened_ctx
 
 
 def orders_db(path: Path, shipped: int, pending: int) -> Path:
@@ -26,7 +26,10 @@ def orders_db(path: Path, shipped: int, pending: int) -> Path:
         conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT, qty INTEGER)")
         conn.executemany(
             "INSERT INTO orders VALUES (?, ?, 1)",
-            [(i, "shipped" if i <= shipped else "pending") for i in range(1, shipped + pending + 1)],
+            [
+                (i, "shipped" if i <= shipped else "pending")
+                for i in range(1, shipped + pending + 1)
+            ],
         )
     conn.close()
     return path
@@ -34,10 +37,8 @@ def orders_db(path: Path, shipped: int, pending: int) -> Path:
 
 @pytest.fixture
 def ctx(tmp_path: Path) -> Iterator[ToolContext]:
-    context = make_ctx(orders_db(tmp_path / "orders.sqlite", 12, 28), tmp_path)
-    yield context
-    context.staging.close()
-    context.store.close()
+    with opened_ctx(orders_db(tmp_path / "orders.sqlite", 12, 28), tmp_path) as context:
+        yield context
 
 
 def statuses(ctx: ToolContext) -> dict[int, str]:
@@ -91,8 +92,7 @@ def test_a_large_edit_stays_compact_and_leaves_out_what_already_holds_the_values
 ) -> None:
     """600 matched, 200 already shipped: the 400 others are one compact edit whose ids and
     changes are exactly those of the 400 items, in the query's order."""
-    context = make_ctx(orders_db(tmp_path / "big.sqlite", 200, 400), tmp_path)
-    try:
+    with opened_ctx(orders_db(tmp_path / "big.sqlite", 200, 400), tmp_path) as context:
         query = "SELECT id FROM orders ORDER BY id DESC"
         result = ok(context, "bulkEdit", table="orders", query=query, set={"status": "shipped"})
         assert (result["matched"], result["unchanged"], result["staged"]) == (600, 200, 400)
@@ -104,9 +104,6 @@ def test_a_large_edit_stays_compact_and_leaves_out_what_already_holds_the_values
         assert context.staging.count() == 400
         report = context.staging.commit()
         assert len(report.committed) == 400 and report.ok
-    finally:
-        context.staging.close()
-        context.store.close()
 
 
 @pytest.fixture
@@ -158,17 +155,13 @@ def test_bulk_edit_judges_each_value_as_stage_item_does(
         values = {"b": blob_marker(typed_db)}
     if path == "row by row":
         monkeypatch.setattr(SQLiteStore, "sqlite_file", property(lambda _self: None))
-    context = make_ctx(typed_db, tmp_path)
-    try:
+    with opened_ctx(typed_db, tmp_path) as context:
         single = ok(context, "stageItem", table="items", op="update", key={"id": 1}, values=values)
         assert (single["staged"] == 0) is left_out
         context.staging.discard(all=True)
         result = ok(context, "bulkEdit", table="items", keys=[{"id": 1}], set=values)
         assert (result["staged"], result["unchanged"]) == ((0, 1) if left_out else (1, 0))
         assert context.staging.count() == result["staged"]
-    finally:
-        context.staging.close()
-        context.store.close()
 
 
 def test_items_with_staged_changes_fold_or_are_left_out_as_stage_item_decides(
@@ -177,7 +170,9 @@ def test_items_with_staged_changes_fold_or_are_left_out_as_stage_item_decides(
     """Item 1 (shipped) has a staged change to lost: shipping it takes that change back to
     what it holds, so the change is dropped. Item 13 (pending) has a staged change that
     already ships it: left out. Item 14 (pending) has a staged qty change: shipped too."""
-    lost = ok(ctx, "stageItem", table="orders", op="update", key={"id": 1}, values={"status": "lost"})
+    lost = ok(
+        ctx, "stageItem", table="orders", op="update", key={"id": 1}, values={"status": "lost"}
+    )
     ok(ctx, "stageItem", table="orders", op="update", key={"id": 13}, values={"status": "shipped"})
     qty = ok(ctx, "stageItem", table="orders", op="update", key={"id": 14}, values={"qty": 3})
     result = ok(
@@ -205,10 +200,9 @@ def dynamo_ctx(dynamo_endpoint: str, tmp_path: Path) -> Iterator[ToolContext]:
         item = {"id": {"N": str(i)}, "status": {"S": "shipped" if i <= 3 else "pending"}}
         item["qty"] = {"N": "2"} if i % 2 else {"S": "2"}
         client.put_item(TableName="orders", Item=item)
-    context = make_ctx(f"dynamodb://{REGION}", tmp_path)
-    assert isinstance(context.store, DynamoDBStore)
-    yield context
-    context.staging.close()
+    with opened_ctx(f"dynamodb://{REGION}", tmp_path) as context:
+        assert isinstance(context.store, DynamoDBStore)
+        yield context
 
 
 def test_dynamodb_bulk_edit_leaves_out_items_that_already_hold_the_values(
@@ -227,7 +221,7 @@ def test_dynamodb_bulk_edit_leaves_out_items_that_already_hold_the_values(
 def test_dynamodb_bulk_edit_where_every_item_holds_the_values_stages_nothing(
     dynamo_ctx: ToolContext,
 ) -> None:
-    query = 'SELECT id FROM "orders" WHERE status = \'shipped\''
+    query = "SELECT id FROM \"orders\" WHERE status = 'shipped'"
     result = ok(dynamo_ctx, "bulkEdit", table="orders", query=query, set={"status": "shipped"})
     assert (result["matched"], result["unchanged"], result["staged"]) == (3, 3, 0)
     assert "Nothing was staged" in result["message"]

@@ -14,7 +14,7 @@ from agent.stores.dynamodb.store import DynamoDBStore
 from agent.tools.base import ToolContext
 from tests.agent.test_dynamodb_store import raw_client
 from tests.support.moto_dynamodb import REGION, create_numbered_table
-from tests.support.tools import make_ctx, ok
+from tests.support.tools import ok, opened_ctx
 
 KEY = {"id": {"N": "1"}}
 
@@ -24,10 +24,9 @@ def ctx(dynamo_endpoint: str, tmp_path: Path) -> Iterator[ToolContext]:
     client = raw_client()
     create_numbered_table(client, "things")
     client.put_item(TableName="things", Item={**KEY, "note": {"NULL": True}, "s": {"S": "a"}})
-    context = make_ctx(f"dynamodb://{REGION}", tmp_path)
-    assert isinstance(context.store, DynamoDBStore)
-    yield context
-    context.staging.close()
+    with opened_ctx(f"dynamodb://{REGION}", tmp_path) as context:
+        assert isinstance(context.store, DynamoDBStore)
+        yield context
 
 
 def attributes() -> dict[str, Any]:

@@ -18,16 +18,14 @@ from agent.stores.open import open_store
 from agent.tools.base import ToolContext
 from tests.agent.test_dynamodb_store import raw_client
 from tests.support.moto_dynamodb import REGION, create_numbered_table
-from tests.support.tools import make_ctx, ok
+from tests.support.tools import ok, opened_ctx
 
 
 @pytest.fixture
 def items_db(tmp_path: Path) -> Path:
     path = tmp_path / "items.sqlite"
     with sqlite3.connect(path) as conn:
-        conn.execute(
-            "CREATE TABLE items (id INTEGER PRIMARY KEY, price INTEGER, status TEXT, raw)"
-        )
+        conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, price INTEGER, status TEXT, raw)")
         conn.execute("INSERT INTO items VALUES (1, 5, 'new', 1)")
     conn.close()
     return path
@@ -35,10 +33,8 @@ def items_db(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ctx(items_db: Path, tmp_path: Path) -> Iterator[ToolContext]:
-    context = make_ctx(items_db, tmp_path)
-    yield context
-    context.staging.close()
-    context.store.close()
+    with opened_ctx(items_db, tmp_path) as context:
+        yield context
 
 
 def stage(ctx: ToolContext, values: dict[str, Any]) -> dict[str, Any]:
@@ -148,10 +144,9 @@ def dynamo_ctx(dynamo_endpoint: str, tmp_path: Path) -> Iterator[ToolContext]:
     client = raw_client()
     create_numbered_table(client, "things")
     client.put_item(TableName="things", Item={"id": {"N": "1"}, "qty": {"N": "3"}})
-    context = make_ctx(f"dynamodb://{REGION}", tmp_path)
-    assert isinstance(context.store, DynamoDBStore)
-    yield context
-    context.staging.close()
+    with opened_ctx(f"dynamodb://{REGION}", tmp_path) as context:
+        assert isinstance(context.store, DynamoDBStore)
+        yield context
 
 
 def test_dynamodb_a_change_folded_back_is_dropped(dynamo_ctx: ToolContext) -> None:

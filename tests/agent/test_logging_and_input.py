@@ -19,7 +19,7 @@ from agent.conversations import Conversation, ConversationStore
 from agent.logs import setup_logging
 from agent.tools.base import ToolContext
 from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse, stage_update
-from tests.support.tools import err, make_ctx
+from tests.support.tools import err, opened_ctx
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,10 +41,8 @@ def fresh_logging() -> Iterator[None]:
 
 @pytest.fixture
 def ctx(tmp_path: Path, demo_path: Path) -> Iterator[ToolContext]:
-    context = make_ctx(demo_path, tmp_path)
-    yield context
-    context.staging.close()
-    context.store.close()
+    with opened_ctx(demo_path, tmp_path) as context:
+        yield context
 
 
 def _ours_or_a_library(name: str) -> bool:

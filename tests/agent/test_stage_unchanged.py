@@ -17,7 +17,7 @@ from agent.stores.open import open_store
 from agent.tools.base import ToolContext
 from tests.agent.test_dynamodb_store import raw_client
 from tests.support.moto_dynamodb import REGION, create_numbered_table
-from tests.support.tools import err, make_ctx, ok
+from tests.support.tools import err, ok, opened_ctx
 
 COLUMNS = ("status", "qty", "price", "code", "raw")
 ROW = f"SELECT {', '.join(f'typeof({c}), {c}' for c in COLUMNS)} FROM items WHERE id = 1"
@@ -40,10 +40,8 @@ def items_db(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ctx(items_db: Path, tmp_path: Path) -> Iterator[ToolContext]:
-    context = make_ctx(items_db, tmp_path)
-    yield context
-    context.staging.close()
-    context.store.close()
+    with opened_ctx(items_db, tmp_path) as context:
+        yield context
 
 
 def stage(ctx: ToolContext, values: dict[str, Any]) -> dict[str, Any]:
@@ -123,16 +121,12 @@ def test_a_column_collation_does_not_hide_a_change(
 ) -> None:
     """Under NOCASE 'ada' = 'Ada', yet the commit writes 'Ada': the update is staged and
     commits the new text (it was answered "already has these values" and lost)."""
-    context = make_ctx(collated_db, tmp_path)
-    try:
+    with opened_ctx(collated_db, tmp_path) as context:
         result = ok(context, "stageItem", table="people", op="update", key={"id": 1}, values=values)
         assert result["staged"] == 1
         assert context.staging.commit().ok
         row = context.store.get_item("people", {"id": 1})
         assert row is not None and {k: row[k] for k in values} == values
-    finally:
-        context.staging.close()
-        context.store.close()
 
 
 def test_a_commit_between_the_check_and_the_staging_is_not_missed(
@@ -222,10 +216,9 @@ def dynamo_ctx(dynamo_endpoint: str, tmp_path: Path) -> Iterator[ToolContext]:
             "box": {"M": {"n": {"N": "1"}, "ok": {"BOOL": False}}},
         },
     )
-    context = make_ctx(f"dynamodb://{REGION}", tmp_path)
-    assert isinstance(context.store, DynamoDBStore)
-    yield context
-    context.staging.close()
+    with opened_ctx(f"dynamodb://{REGION}", tmp_path) as context:
+        assert isinstance(context.store, DynamoDBStore)
+        yield context
 
 
 DYNAMO_UNCHANGED = [

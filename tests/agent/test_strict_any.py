@@ -19,7 +19,7 @@ from agent.stores.sqlite import SQLiteStore
 from agent.stores.sqlite_holds import holds_sql
 from agent.stores.sqlite_json import register
 from agent.tools.base import ToolContext
-from tests.support.tools import make_ctx, ok
+from tests.support.tools import ok, opened_ctx
 
 
 @pytest.fixture
@@ -36,10 +36,8 @@ def strict_db(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ctx(strict_db: Path, tmp_path: Path) -> Iterator[ToolContext]:
-    context = make_ctx(strict_db, tmp_path)
-    yield context
-    context.staging.close()
-    context.store.close()
+    with opened_ctx(strict_db, tmp_path) as context:
+        yield context
 
 
 def raw_of(path: Path) -> tuple[str, Any]:

@@ -9,18 +9,17 @@ from pathlib import Path
 import pytest
 
 from agent.tools.base import MAX_CELL_CHARS, ToolContext
-from tests.support.tools import err, make_ctx, ok
+from tests.support.tools import err, ok, opened_ctx
 
 CET = timezone(timedelta(hours=1), "CET")
 
 
 @pytest.fixture
 def ctx(tmp_path: Path, demo_path: Path):
-    context = make_ctx(demo_path, tmp_path, now=lambda: datetime(2026, 3, 2, 9, 30, 5, tzinfo=CET))
-    store, staging = context.store, context.staging
-    yield context
-    staging.close()
-    store.close()
+    with opened_ctx(
+        demo_path, tmp_path, now=lambda: datetime(2026, 3, 2, 9, 30, 5, tzinfo=CET)
+    ) as context:
+        yield context
 
 
 def test_current_time_gives_date_weekday_and_zone(ctx: ToolContext) -> None:
@@ -67,14 +66,12 @@ def test_long_cells_are_cut_and_flagged(tmp_path: Path, monkeypatch: pytest.Monk
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, blob BLOB)")
         conn.execute("INSERT INTO notes VALUES (1, ?, ?)", ("x" * 5000, b"\x00\x01" * 100))
-    context = make_ctx(db, tmp_path, now=lambda: datetime(2026, 3, 2, 9, 30, 5, tzinfo=CET))
-    result = ok(context, "runQuery", query="SELECT * FROM notes")
+    with opened_ctx(db, tmp_path) as context:
+        result = ok(context, "runQuery", query="SELECT * FROM notes")
     body = result["rows"][0]["body"]
     assert len(body) == MAX_CELL_CHARS + 1 and body.endswith("…")
     assert "200 bytes" in result["rows"][0]["blob"]
     assert "cut" in result["note"]
-    context.staging.close()
-    context.store.close()
 
 
 def test_get_item(ctx: ToolContext) -> None:

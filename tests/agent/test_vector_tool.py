@@ -19,7 +19,7 @@ from agent.stores.open import open_store
 from agent.tools.base import ToolContext
 from tests.agent.test_mcp_server import Served, xdg_env
 from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse
-from tests.support.tools import err, make_ctx, ok
+from tests.support.tools import err, ok, opened_ctx
 
 
 @pytest.fixture
@@ -93,10 +93,8 @@ def test_scripted_chat_finds_the_nearest_products(
 
 @pytest.fixture
 def ctx(tmp_path: Path, db_path: Path):
-    context = make_ctx(db_path, tmp_path)
-    yield context
-    context.staging.close()
-    context.store.close()
+    with opened_ctx(db_path, tmp_path) as context:
+        yield context
 
 
 def test_missing_index_names_the_command(ctx: ToolContext) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,17 @@ def make_ctx(db: Path | str, tmp_path: Path, **overrides: Any) -> ToolContext:
     }
     fields.update(overrides)
     return ToolContext(**fields)
+
+
+@contextmanager
+def opened_ctx(db: Path | str, tmp_path: Path, **overrides: Any) -> Iterator[ToolContext]:
+    """`make_ctx`, whose staging area and store are closed when the block ends."""
+    context = make_ctx(db, tmp_path, **overrides)
+    try:
+        yield context
+    finally:
+        context.staging.close()
+        context.store.close()
 
 
 def ok(ctx: ToolContext, tool: str, /, **args: object) -> dict:
