@@ -144,8 +144,7 @@ class McpBackend:
         """
         caller = caller or self.own_caller
         if token is not None:
-            with self._state:
-                self._waiting.add(token)
+            self.expect(token)
         with self._lock:
             with self._state:
                 self._waiting.discard(token)

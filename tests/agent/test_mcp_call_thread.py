@@ -63,23 +63,27 @@ def test_a_call_given_up_while_it_waits_for_a_worker_thread_never_runs(
         counts = {"client": 1}
         slot = _Slot(counts, "client", asyncio.get_running_loop())
         busy = threading.Event()
+        ended = anyio.Event()
         async with anyio.create_task_group() as group:
             group.start_soon(anyio.to_thread.run_sync, busy.wait)
             scope = anyio.CancelScope()
-            group.start_soon(call_and_note, scope, slot)
+            group.start_soon(call_and_note, scope, slot, ended)
             with anyio.fail_after(10):
                 while limiter.statistics().tasks_waiting < 1:  # the call waits for the thread
                     await anyio.sleep(0.01)
-            scope.cancel()
-            await anyio.sleep(0.05)
+                scope.cancel()
+                await ended.wait()  # given up before the thread is free
             busy.set()
         slot.drop()
         await settle(counts)
         return counts
 
-    async def call_and_note(scope: anyio.CancelScope, slot: _Slot) -> None:
-        with scope:
-            await call_on_thread(backend, *COUNT, backend.own_caller, slot.hold())
+    async def call_and_note(scope: anyio.CancelScope, slot: _Slot, ended: anyio.Event) -> None:
+        try:
+            with scope:
+                await call_on_thread(backend, *COUNT, backend.own_caller, slot.hold())
+        finally:
+            ended.set()
 
     assert anyio.run(main) == {}, "the client's place was never given back"
     assert list(backend.recent) == [], "the cancelled call ran anyway"
