@@ -44,7 +44,7 @@ from agent.events import (
 )
 from agent.permissions import PermissionGate, PermissionRequest, denial_message
 from agent.search.searcher import ToolSearcher
-from agent.stop import StopSignal, stop_signal
+from agent.stop import StopSignal, reads_stop_when, stop_signal
 from agent.text_plural import counted, noun
 from agent.tool_results import capped_result
 from agent.tools.context import ToolContext
@@ -247,7 +247,7 @@ class TurnRunner:
 
     def _run_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
         """Answer every toolUse (in order) in one user message; return an ask, if any."""
-        with self.cancel.when_set(self.context.store.interrupt):
+        with reads_stop_when(self.cancel.is_set):  # a store read stops at Stop, or never starts
             return self._answer_tools(tool_uses)
 
     def _answer_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:

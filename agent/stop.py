@@ -3,7 +3,9 @@ what must happen at once (interrupt a store read, close a model stream).
 
 Front ends create a `StopSignal` and pass it as the turn's `cancel`; a plain
 `threading.Event` still works through `stop_signal`, which follows it with one polling thread
-for the whole turn.
+for the whole turn. `reads_stop_when` covers what an interrupt cannot: a Stop that lands
+before a read has started (while a tool validates its input, waits for the store's lock, or
+between two of its reads).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from collections.abc import Callable, Iterator
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.05
+
+_checks = threading.local()
 
 
 class StopSignal(threading.Event):
@@ -85,3 +89,21 @@ def stop_signal(cancel: threading.Event | None) -> Iterator[StopSignal]:
         yield signal
     finally:
         done.set()
+
+
+@contextlib.contextmanager
+def reads_stop_when(check: Callable[[], bool]) -> Iterator[None]:
+    """While the block runs, a store read that this thread starts or runs stops once `check()`
+    is true (the stores ask `reads_should_stop` before a read and while it runs)."""
+    stack: list[Callable[[], bool]] = getattr(_checks, "stack", None) or []
+    _checks.stack = [*stack, check]
+    try:
+        yield
+    finally:
+        _checks.stack = stack
+
+
+def reads_should_stop() -> bool:
+    """Whether a `reads_stop_when` check of this thread says its reads must stop (quick: a
+    store asks it every few thousand steps of a query)."""
+    return any(check() for check in getattr(_checks, "stack", ()))

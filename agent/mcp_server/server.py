@@ -33,6 +33,7 @@ from agent.mcp_server.threaded_call import call_on_thread
 from agent.permissions import AuditLog, PermissionRequest, Verdict
 from agent.specs import SpecBook
 from agent.staging import StagingArea
+from agent.stop import reads_stop_when
 from agent.stores.base import Store
 from agent.tools.base import ToolContext
 from agent.tools.registry import run_tool
@@ -109,7 +110,8 @@ class McpBackend:
         self._waiting: set[object] = set()
         """Tokens of the calls expected or waiting for `_lock`."""
         self._given_up: set[object] = set()
-        """Tokens of waiting calls whose client cancelled them: they return without running."""
+        """Tokens of calls whose client cancelled them: a waiting one returns without running,
+        a running one's store reads stop (`reads_stop_when`)."""
         self._contexts: dict[tuple[str, str], ToolContext] = {
             (self.context.origin, level): self.context
         }
@@ -149,15 +151,19 @@ class McpBackend:
             with self._state:
                 self._waiting.discard(token)
                 given_up = token in self._given_up
-                self._given_up.discard(token)
-                self._running = None if given_up else token
+                if given_up:
+                    self._given_up.discard(token)
+                else:
+                    self._running = token
             if given_up:
                 return error_result("The client cancelled this call before it ran.", None)
             try:
-                result = self._call(name, arguments, caller)
+                with reads_stop_when(lambda: token in self._given_up):
+                    result = self._call(name, arguments, caller)
             finally:
                 with self._state:
                     self._running = None
+                    self._given_up.discard(token)
             stamp = datetime.now(UTC).isoformat(timespec="seconds")
             record = CallRecord(stamp, caller.name, caller.level, name, not result.is_error)
             self.recent.append(record)
@@ -182,17 +188,14 @@ class McpBackend:
             self._given_up.discard(token)
 
     def interrupt(self, token: object) -> None:
-        """Stop the call named `token`: its store read if it is the one running, or the whole
-        call if it is still waiting for the one running (it will not run)."""
+        """Stop the call named `token`: its store reads if it is the one running (a read under
+        way ends, a later one does not start), or the whole call if it is still waiting for
+        the one running (it will not run)."""
         if token is None:
             return
         with self._state:
-            if token in self._waiting:
+            if token in self._waiting or self._running is token:
                 self._given_up.add(token)
-                return
-            running = self._running is token
-        if running:
-            self.store.interrupt()
 
     def _context(self, caller: Caller) -> ToolContext:
         """The tool context whose origin marks what this caller stages."""

@@ -52,14 +52,11 @@ from agent.staging.db import (
 from agent.staging.encoding import dumps
 from agent.staging.model import BulkStaged
 from agent.staging.staged_batch import StagedBatch
-from agent.stores.base import Item, Key, Op, Store, TableShape
+from agent.stop import reads_should_stop
+from agent.stores.base import Item, Key, Op, Store, TableShape, stopped_error
 from agent.stores.sqlite_holds import holds_sql
 from agent.stores.sqlite_json import register
-from agent.stores.sqlite_readonly import (
-    QUERY_TIMEOUT_S,
-    stopped_error,
-    timeout_error,
-)
+from agent.stores.sqlite_readonly import QUERY_TIMEOUT_S, timeout_error
 from agent.stores.sqlite_snapshot import file_stamp
 
 SCRATCH = "tt_scratch"
@@ -250,26 +247,26 @@ def _run(
     store, staging = insert.store, insert.staging
     store_file = store.sqlite_file
     assert store_file is not None
+    if reads_should_stop():  # Stop came before the selection began
+        raise stopped_error()
     try:
         conn = _connect(store_file, insert.shape.key_columns)
     except sqlite3.Error:
         return None
     deadline = time.monotonic() + QUERY_TIMEOUT_S
-    stopped: list[bool] = []
-    conn.set_progress_handler(lambda: bool(stopped) or time.monotonic() > deadline, 10_000)
+    conn.set_progress_handler(lambda: time.monotonic() > deadline or reads_should_stop(), 10_000)
     try:
-        with store.watch_stop(lambda: stopped.append(True)):
-            try:
-                fill(conn)
-                _attach_staging(conn, staging)
-            except (_Undecided, sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
-                if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
-                    raise
-                return None
-            with guard:
-                return _write(insert, conn)
+        try:
+            fill(conn)
+            _attach_staging(conn, staging)
+        except (_Undecided, sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
+            if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
+                raise
+            return None
+        with guard:
+            return _write(insert, conn)
     except sqlite3.OperationalError as exc:  # interrupted (rolled back: nothing was written)
-        if stopped:
+        if reads_should_stop():
             raise stopped_error() from exc
         raise timeout_error(QUERY_TIMEOUT_S) from exc
     finally:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
+from agent.errors import StoreError
 from agent.text_plural import counted
 
 if TYPE_CHECKING:
@@ -91,6 +91,15 @@ NARROWER_QUERY = (
     "Select fewer columns, cut long text or blobs with substr(column, 1, 200) or length(column), "
     "or lower the limit."
 )
+
+
+def stopped_error() -> StoreError:
+    """A read stopped on request (Stop)."""
+    return StoreError(
+        "the query was stopped",
+        fix="It was stopped on request (Stop); nothing was changed. Run it again "
+        "if it is still needed, narrowed with a WHERE condition or a LIMIT.",
+    )
 
 
 @dataclass
@@ -382,20 +391,6 @@ class Store(ABC):
                 yield batch.rows
         finally:
             batches.close()
-
-    def interrupt(self) -> None:
-        """Stop a running read; called from another thread when the user presses Stop.
-
-        Safe at any time and a no-op when nothing runs (or the store cannot stop reads); the
-        stopped read raises StoreError("the query was stopped", fix=...).
-        """
-        return None
-
-    def watch_stop(self, stop: Callable[[], None]) -> AbstractContextManager[None]:
-        """While the context is open, `interrupt` also calls `stop`: a read of this store
-        that a caller runs on a connection of its own (a set-based stage) stops with the
-        store's reads. The default store never calls it."""
-        return nullcontext()
 
     # -- writes ---------------------------------------------------------------------------------
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Generator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -418,17 +417,6 @@ class SQLiteStore(Store):
             f"SELECT count(*) FROM (SELECT DISTINCT {listed} FROM {quote_ident(table)})"
         ).rows
         return int(rows[0][0])
-
-    def interrupt(self) -> None:
-        """Stop the running read-only query now (from any thread); a no-op when none runs.
-
-        The stopped query raises StoreError("the query was stopped", ...).
-        """
-        self._reader.interrupt()
-
-    def watch_stop(self, stop: Callable[[], None]) -> AbstractContextManager[None]:
-        """While the context is open, `interrupt` also calls `stop`."""
-        return self._reader.watch_stop(stop)
 
     # -- writes -------------------------------------------------------------------------------
 

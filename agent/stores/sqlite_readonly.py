@@ -1,8 +1,8 @@
 """The read-only side of the SQLite store: a connection the database itself keeps read-only.
 
 User SQL runs on a separate connection opened with `mode=ro`, `PRAGMA query_only=ON` and an
-authorizer that allows only reads; nothing here inspects SQL text. A running query can be
-stopped from another thread (`interrupt`) and is stopped anyway after a timeout.
+authorizer that allows only reads; nothing here inspects SQL text. A query stops when a Stop
+check of its thread says so (`agent.stop.reads_stop_when`), and anyway after a timeout.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ import shlex
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from agent.errors import ReadOnlyQueryError, StoreError
-from agent.stores.base import MAX_READ_BYTES, NARROWER_QUERY
+from agent.stop import reads_should_stop
+from agent.stores.base import MAX_READ_BYTES, NARROWER_QUERY, stopped_error
 
 _ALLOWED_ACTIONS = {
     sqlite3.SQLITE_SELECT,
@@ -92,15 +93,6 @@ class ReadRows(NamedTuple):
     rows: list[tuple[Any, ...]]
     truncated: bool
     over_budget: bool = False
-
-
-def stopped_error() -> StoreError:
-    """A query stopped on request (Stop)."""
-    return StoreError(
-        "the query was stopped",
-        fix="It was stopped on request (Stop); nothing was changed. Run it again "
-        "if it is still needed, narrowed with a WHERE condition or a LIMIT.",
-    )
 
 
 def timeout_error(timeout_s: float) -> StoreError:
@@ -190,6 +182,10 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
     return conn
 
 
+LOCK_POLL_S = 0.05
+"""How often a read waiting for the connection looks at its thread's Stop."""
+
+
 class ReadOnlyConnection:
     """A connection for untrusted SQL: writes, ATTACH, transactions and writing pragmas are denied."""
 
@@ -202,10 +198,6 @@ class ReadOnlyConnection:
         self._pragmas_warm = False  # built by the first statement that needs them
         self._warm_tables()
         self._lock = threading.Lock()  # one statement at a time
-        self._state = threading.Lock()  # guards _running/_stop_requested; never held for long
-        self._running = False
-        self._stops: list[Callable[[], None]] = []  # other connections reading this file
-        self._stop_requested = False
         self._denied: str | None = None
         self._conn.set_authorizer(self._authorize)
         self._conn.set_progress_handler(self._should_stop, 10_000)
@@ -267,29 +259,9 @@ class ReadOnlyConnection:
                 self._conn.set_authorizer(self._authorize)
 
     def _should_stop(self) -> int:
-        """Non-zero stops the running statement: Stop was pressed, or it ran past its deadline."""
-        return int(self._stop_requested or time.monotonic() > self._deadline)
-
-    def interrupt(self) -> None:
-        """Stop the running query at once (safe from any thread); a no-op when none runs."""
-        with self._state:
-            if self._running:
-                self._stop_requested = True
-            stops = list(self._stops)
-        for stop in stops:
-            stop()
-
-    @contextlib.contextmanager
-    def watch_stop(self, stop: Callable[[], None]) -> Iterator[None]:
-        """While the context is open, `interrupt` also calls `stop` (a read of this file that
-        runs on another connection)."""
-        with self._state:
-            self._stops.append(stop)
-        try:
-            yield
-        finally:
-            with self._state:
-                self._stops.remove(stop)
+        """Non-zero stops the running statement: Stop was pressed (a `reads_stop_when` check of
+        the thread running it), or it ran past its deadline."""
+        return int(time.monotonic() > self._deadline or reads_should_stop())
 
     def _authorize(
         self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None
@@ -372,11 +344,10 @@ class ReadOnlyConnection:
     @contextlib.contextmanager
     def _statement(self, timeout_s: float, *, first_try: bool) -> Iterator[None]:
         """Hold the connection for one statement, stoppable, with SQLite errors explained."""
-        with self._lock:
+        self._take_lock()
+        try:
             self._denied = None
             self._deadline = time.monotonic() + timeout_s
-            with self._state:
-                self._running, self._stop_requested = True, False
             try:
                 yield
             except sqlite3.Warning as exc:  # several statements in one string
@@ -403,7 +374,7 @@ class ReadOnlyConnection:
                     raise _NewVirtualTable from exc
                 if first_try and self._denied == "schema" and not self._pragmas_warm:
                     raise _NewVirtualTable from exc
-                if text == "interrupted" and self._stop_requested:
+                if text == "interrupted" and reads_should_stop():
                     raise stopped_error() from exc
                 if text == "interrupted" and time.monotonic() > self._deadline:
                     raise timeout_error(timeout_s) from exc
@@ -424,11 +395,21 @@ class ReadOnlyConnection:
                     raise known from exc
                 raise StoreError(f"SQLite error: {text}", fix=SQL_ERROR_FIX) from exc
             finally:
-                with self._state:
-                    self._running, self._stop_requested = False, False
                 self._deadline = float("inf")
                 if self._conn.in_transaction:
                     self._conn.rollback()
+        finally:
+            self._lock.release()
+
+    def _take_lock(self) -> None:
+        """Wait for the statement running on this connection (another thread's) to end; a
+        Stop of this thread ends the wait, and one that came before the read ends it at once."""
+        while not self._lock.acquire(timeout=LOCK_POLL_S):
+            if reads_should_stop():
+                raise stopped_error()
+        if reads_should_stop():
+            self._lock.release()
+            raise stopped_error()
 
     @staticmethod
     def _fetch(cursor: sqlite3.Cursor, columns: list[str], limit: int | None) -> ReadRows:

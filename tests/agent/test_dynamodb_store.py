@@ -493,3 +493,26 @@ def test_a_map_whose_one_key_looks_like_a_tag_stays_a_map(
     assert area.commit().ok
     item = raw_client().get_item(TableName="orders", Key={"id": {"N": "8"}})["Item"]
     assert item["m"] == odd and item["t"] == tagged and item["status"] == {"S": "b"}
+
+
+def test_stop_during_a_scan_asks_for_no_further_page(dynamo_endpoint: str) -> None:
+    """Stop pressed while a count reads its first page: the count ends with "stopped" after
+    that page instead of reading the table to the end (or to the scan cap)."""
+    import threading
+
+    from agent.stop import reads_stop_when
+
+    make_orders(raw_client(), 1_100)  # two Scan pages of at most 1,000 items
+    opened = open_store(f"dynamodb://{REGION}")
+    assert isinstance(opened, DynamoDBStore)
+    stop, scans = threading.Event(), []
+
+    def page_read(**_: Any) -> None:
+        scans.append(1)
+        stop.set()  # Stop, pressed while the first page came back
+
+    opened.client.meta.events.register("after-call.dynamodb.Scan", page_read)
+    with reads_stop_when(stop.is_set), pytest.raises(StoreError) as caught:
+        opened.count("orders")
+    assert caught.value.message == "the query was stopped" and len(scans) == 1
+    assert opened.count("orders") == 1_100  # outside the stopped block, reads run in full

@@ -112,3 +112,55 @@ def test_a_call_that_ran_gives_its_place_back_once(backend: McpBackend) -> None:
     failed, counts = anyio.run(main)
     assert not failed and counts == {"client": 1}, counts
     assert [record.tool for record in backend.recent] == ["countItems"]
+
+
+RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+def test_a_call_given_up_before_its_query_started_stops_it_and_not_another_read(
+    backend: McpBackend, demo_store: SQLiteStore
+) -> None:
+    """The client gives up while the call runs but its query waits for the store's read
+    connection (another part of the app holds it): that query never runs, the other read
+    goes on."""
+    import time
+
+    from agent.errors import StoreError
+    from agent.stop import reads_stop_when
+
+    other_stop, other_failed = threading.Event(), []
+
+    def other_read() -> None:
+        with reads_stop_when(other_stop.is_set):
+            try:
+                demo_store.query(RUNAWAY)
+            except StoreError as exc:
+                other_failed.append(exc.message)
+
+    other = threading.Thread(target=other_read)
+    other.start()
+    token, results = object(), []
+    call = threading.Thread(
+        target=lambda: results.append(
+            backend.call("runQuery", {"query": "SELECT count(*) AS n FROM orders"}, token)
+        )
+    )
+    try:
+        while not demo_store._reader._lock.locked():  # the other read holds the connection
+            time.sleep(0.01)
+        call.start()
+        while backend._running is not token:  # the call runs (its query waits)
+            time.sleep(0.01)
+        time.sleep(0.1)
+        backend.interrupt(token)
+        call.join(10)
+        assert not call.is_alive()
+        (result,) = results
+        assert result.is_error and "the query was stopped" in result.content[0].text
+        assert other.is_alive() and not other_failed
+        assert not backend._given_up  # nothing of the call is left behind
+    finally:
+        other_stop.set()
+        other.join(10)
+        call.join(10)
+    assert other_failed == ["the query was stopped"]

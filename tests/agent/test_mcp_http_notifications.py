@@ -128,9 +128,9 @@ class Queued:
     backend: McpBackend | None = None
 
     def query_runs(self) -> bool:
-        """Whether the store is running a read-only query (one `interrupt` stops)."""
+        """Whether the store's read-only connection is running a query."""
         store = self.backend.store if self.backend is not None else None
-        return isinstance(store, SQLiteStore) and store._reader._running
+        return isinstance(store, SQLiteStore) and store._reader._lock.locked()
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from agent.errors import (
     UnknownColumnError,
     UnknownTableError,
 )
+from agent.stop import reads_stop_when
 from agent.stores.base import ChangeToApply
 from agent.stores.sqlite import SQLiteStore
 from tests.support.sqlite_files import make_db
@@ -454,36 +455,75 @@ def test_runaway_query_is_stopped(demo_path: Path) -> None:
 RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 
 
-def test_stop_ends_a_running_query_at_once_and_the_reader_stays_usable(demo_path: Path) -> None:
-    store = SQLiteStore.open(demo_path, query_timeout_s=60)
+def _read_in_thread(
+    store: SQLiteStore, sql: str, stop: threading.Event
+) -> tuple[threading.Thread, list[BaseException]]:
+    """`store.query(sql)` on a thread whose reads stop when `stop` is set (as a turn's tools)."""
     outcome: list[BaseException] = []
 
     def run() -> None:
-        try:
-            store.query(RUNAWAY)
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
-            outcome.append(exc)
+        with reads_stop_when(stop.is_set):
+            try:
+                store.query(sql)
+            except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+                outcome.append(exc)
 
     worker = threading.Thread(target=run)
-    started = time.monotonic()
     worker.start()
-    # interrupt() is a no-op until the query runs, so keep pressing Stop until it ends.
-    while worker.is_alive() and time.monotonic() - started < 10:
-        store.interrupt()
-        worker.join(0.01)
-    assert not worker.is_alive() and time.monotonic() - started < 10
+    return worker, outcome
+
+
+def _stopped(outcome: list[BaseException]) -> bool:
     (error,) = outcome
-    assert isinstance(error, StoreError)
-    assert error.message == "the query was stopped" and error.fix
-    assert "longer than" not in error.message  # not reported as a timeout
+    return isinstance(error, StoreError) and error.message == "the query was stopped"
+
+
+def test_stop_ends_a_running_query_at_once_and_the_reader_stays_usable(demo_path: Path) -> None:
+    store = SQLiteStore.open(demo_path, query_timeout_s=60)
+    stop = threading.Event()
+    worker, outcome = _read_in_thread(store, RUNAWAY, stop)
+    time.sleep(0.2)  # the query runs
+    stop.set()
+    worker.join(10)
+    assert not worker.is_alive() and _stopped(outcome)  # not reported as a timeout
+    assert outcome[0].fix and "Stop" in outcome[0].fix
     assert store.query("SELECT 1 AS ok").rows == [{"ok": 1}]  # lock released, connection fine
     assert store.count("orders") >= 2000
     store.close()
 
 
-def test_interrupt_when_nothing_runs_is_a_no_op(demo_store: SQLiteStore) -> None:
-    demo_store.interrupt()
-    assert demo_store.query("SELECT count(*) AS n FROM orders").rows[0]["n"] >= 2000
+def test_a_stop_that_came_before_the_read_began_stops_it_too(demo_path: Path) -> None:
+    """Stop pressed while a tool still checks its input: its read never runs (an interrupt of
+    the running query would have found none, and the read would have run to its time limit)."""
+    store = SQLiteStore.open(demo_path, query_timeout_s=60)
+    stop = threading.Event()
+    stop.set()
+    started = time.monotonic()
+    worker, outcome = _read_in_thread(store, RUNAWAY, stop)
+    worker.join(10)
+    assert not worker.is_alive() and time.monotonic() - started < 5 and _stopped(outcome)
+    store.close()
+
+
+def test_stop_ends_a_wait_for_another_threads_read_and_leaves_that_read_running(
+    demo_path: Path,
+) -> None:
+    """The chat's Stop stops the chat's read, even while it waits for the connection, and not
+    a read of another part of the app (here a runaway one that holds the connection)."""
+    store = SQLiteStore.open(demo_path, query_timeout_s=60)
+    other_stop, chat_stop = threading.Event(), threading.Event()
+    other, other_outcome = _read_in_thread(store, RUNAWAY, other_stop)
+    time.sleep(0.2)  # the other read holds the connection
+    chat, chat_outcome = _read_in_thread(store, "SELECT count(*) FROM orders", chat_stop)
+    time.sleep(0.2)  # the chat's read waits for it
+    chat_stop.set()
+    chat.join(10)
+    assert not chat.is_alive() and _stopped(chat_outcome)
+    assert other.is_alive() and not other_outcome  # the other read goes on
+    other_stop.set()
+    other.join(10)
+    assert _stopped(other_outcome)
+    store.close()
 
 
 def test_timeout_says_it_ran_too_long(demo_path: Path) -> None:

@@ -17,6 +17,7 @@ import pytest
 from agent.errors import StagingError, TabletalkError
 from agent.staging import StagingArea, bulk
 from agent.staging.commit import commit_changes, pending_all
+from agent.stop import reads_stop_when
 from agent.stores.sqlite import SQLiteStore
 
 AWKWARD_TEXT = 'quote " back \\ ctrl \x01\x1f tab \t é € 😀 \u2028 end'
@@ -279,26 +280,31 @@ ENDLESS = (  # its first two rows come at once (the store reads it that far), th
 
 
 def test_stop_stops_a_bulk_edit_whose_query_runs_on_and_stages_nothing(
-    area: StagingArea, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+    area: StagingArea, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import threading
+    import time
 
     import agent.staging.bulk as bulk
 
     monkeypatch.setattr(bulk, "QUERY_TIMEOUT_S", 120.0)  # only Stop can end it here
     failures: list[BaseException] = []
 
+    stop = threading.Event()
+
     def stage() -> None:
-        try:
-            area.stage_many("t", query=ENDLESS, set={"s": "q"})
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
-            failures.append(exc)
+        with reads_stop_when(stop.is_set):  # as a turn's tools run
+            try:
+                area.stage_many("t", query=ENDLESS, set={"s": "q"})
+            except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+                failures.append(exc)
 
     worker = threading.Thread(target=stage)
     worker.start()
-    while worker.is_alive():
-        store.interrupt()  # Stop, pressed until the staging call gives up
-        worker.join(0.05)
+    time.sleep(0.3)  # the selection runs on
+    stop.set()
+    worker.join(10)
+    assert not worker.is_alive()
     (failure,) = failures
     assert isinstance(failure, TabletalkError) and failure.message == "the query was stopped"
     assert area.count() == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from agent.stop import StopSignal, stop_signal
+from agent.stop import StopSignal, reads_should_stop, reads_stop_when, stop_signal
 
 
 def test_set_runs_the_actions_registered_while_they_are_registered() -> None:
@@ -46,3 +46,16 @@ def test_a_plain_event_is_followed_for_the_block() -> None:
             plain.set()
             assert stopped.wait(5)
     assert signal.is_set()
+
+
+def test_a_reads_stop_check_holds_for_its_own_thread_and_block_only() -> None:
+    seen: list[bool] = []
+    with reads_stop_when(lambda: True):
+        assert reads_should_stop()
+        other = threading.Thread(target=lambda: seen.append(reads_should_stop()))
+        other.start()
+        other.join()
+        with reads_stop_when(lambda: False):
+            assert reads_should_stop()  # an inner block keeps the outer check
+    assert seen == [False]  # another thread's reads (a table tab, an MCP call) go on
+    assert not reads_should_stop()  # after the block, reads run again

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+import time
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from agent.config import Settings
-from agent.events import AskUser, ChipProposed, StepStarted, TextDelta, ToolCallFinished
+from agent.errors import StoreError
+from agent.events import (
+    AskUser,
+    ChipProposed,
+    StepStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from agent.session import ChatSession
+from agent.stop import StopSignal, reads_stop_when
 from agent.stores.demo import build_demo_db
 from agent.stores.open import open_store
 from tests.support.scripted_bedrock import Error, Reply, ScriptedBedrock, ToolUse, stage_update
@@ -554,3 +565,62 @@ def test_a_turn_that_failed_before_any_answer_is_not_kept(
     )
     assert [m["role"] for m in saved.conversation.messages] == ["user", "assistant"]
     assert [s.message_count for s in list_conversations()] == [2]
+
+
+RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+def test_stop_while_a_tool_waits_for_the_store_stops_that_tool_and_not_the_other_read(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    """Stop lands before the tool's query has started (another part of the app holds the
+    store's read connection with a long read): the tool's query never runs, the turn ends at
+    once, and the other read is left alone."""
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("runQuery", {"query": "SELECT count(*) AS n FROM orders"})]),
+        Reply(text="There are many orders."),
+    )
+    session = session_for(db_path, mode="auto")
+    reader = session.store._reader  # type: ignore[attr-defined]
+    other_stop, other_failed = threading.Event(), []
+
+    def other_read() -> None:
+        with reads_stop_when(other_stop.is_set):
+            try:
+                session.store.query(RUNAWAY)
+            except StoreError as exc:
+                other_failed.append(exc.message)
+
+    other = threading.Thread(target=other_read)
+    cancel, started, finished, ended = StopSignal(), threading.Event(), [], []
+
+    def on_event(event: object) -> None:
+        if isinstance(event, ToolCallStarted):  # on the turn's thread, before the tool runs
+            other.start()
+            while not reader._lock.locked():  # the other read holds the connection
+                time.sleep(0.01)
+            started.set()
+        if isinstance(event, ToolCallFinished):
+            finished.append(event)
+
+    def run_turn() -> None:
+        ended.append(session.run_turn("how many orders?", on_event=on_event, cancel=cancel))
+
+    turn = threading.Thread(target=run_turn)
+    try:
+        turn.start()
+        assert started.wait(10)
+        time.sleep(0.2)  # the tool waits for the connection
+        cancel.set()
+        turn.join(10)
+        assert not turn.is_alive() and ended[0].reason == "stopped"
+        (call,) = finished
+        assert call.status == "error" and "the query was stopped" in json.dumps(call.result)
+        assert other.is_alive() and not other_failed  # the chat's Stop is not the other read's
+        assert len(scripted_bedrock.requests) == 1
+    finally:
+        other_stop.set()
+        if other.is_alive():
+            other.join(10)
+        turn.join(10)
+    assert other_failed == ["the query was stopped"]

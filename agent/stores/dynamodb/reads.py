@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.stop import reads_should_stop
+from agent.stores.base import stopped_error
 from agent.text_plural import counted
 
 DEFAULT_MAX_SCAN_ITEMS = 10_000
@@ -86,6 +88,8 @@ def scan_pages(
     start: dict[str, Any] | None = None
     send = getattr(client, operation)
     while True:
+        if reads_should_stop():  # Stop: no further page is asked for
+            raise stopped_error()
         left = limits.max_scan_items - report.items_scanned
         kwargs = {**request, "ReturnConsumedCapacity": "TOTAL", "Limit": max(1, min(left, 1000))}
         if start:
@@ -108,6 +112,8 @@ def statement_pages(
     token: str | None = None
     got = 0
     while True:
+        if reads_should_stop():
+            raise stopped_error()
         kwargs: dict[str, Any] = {"Statement": statement, "ReturnConsumedCapacity": "TOTAL"}
         if token:
             kwargs["NextToken"] = token

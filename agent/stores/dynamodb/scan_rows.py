@@ -8,7 +8,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent.stores.base import Item
+from agent.stop import reads_should_stop
+from agent.stores.base import Item, stopped_error
 from agent.stores.dynamodb.client import translate
 from agent.stores.dynamodb.types import item_to_plain
 
@@ -25,6 +26,8 @@ def scan_all(
         "Limit": batch_size,
     }
     while True:
+        if reads_should_stop():
+            raise stopped_error()
         try:
             response = client.scan(**request)
         except (ClientError, BotoCoreError) as exc:
