@@ -110,7 +110,9 @@ class AttachmentSet:
         kind = special_file_kind(path)
         if kind is not None or not path.is_file():
             raise AttachmentError(
-                f"{path} is {kind}, not a regular file" if kind else f"{path} is not a regular file",
+                f"{path} is {kind}, not a regular file"
+                if kind
+                else f"{path} is not a regular file",
                 fix="attach a regular file (save the data to a file first)",
             )
         path = path.resolve()

@@ -117,7 +117,9 @@ def _block_error(block: dict[str, Any]) -> str | None:
         return "text: expected a string"
     if "toolUse" in block:
         use = block["toolUse"]
-        if type(use) is not dict or not (type(use.get("toolUseId")) is type(use.get("name")) is str):
+        if type(use) is not dict or not (
+            type(use.get("toolUseId")) is type(use.get("name")) is str
+        ):
             return "toolUse: expected an object with a toolUseId and a name (strings)"
     if "toolResult" in block:
         result = block["toolResult"]

@@ -391,9 +391,7 @@ def _fields(conversation: Conversation) -> dict[str, bytes]:
     return {name: encode_json(value) for name, value in data.items()}
 
 
-def _state(
-    conversation: Conversation, path: Path, size: int, inode: tuple[int, int]
-) -> LogState:
+def _state(conversation: Conversation, path: Path, size: int, inode: tuple[int, int]) -> LogState:
     messages = conversation.messages
     last = messages[-1] if messages else None
     return LogState(

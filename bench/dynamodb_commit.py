@@ -108,9 +108,7 @@ def stage_and_commit(url: str, client: Any, tmp: Path, run: int) -> dict[str, fl
     t0 = time.perf_counter()
     staged = area.stage_many("orders", query=QUERY, set={"status": "shipped"})
     stage_s = time.perf_counter() - t0
-    changes = [
-        ChangeToApply(c.id, c.table, c.key, c.op, c.values, c.pre_image) for c in staged
-    ]
+    changes = [ChangeToApply(c.id, c.table, c.key, c.op, c.values, c.pre_image) for c in staged]
     t0 = time.perf_counter()
     report = area.commit()
     commit_s = time.perf_counter() - t0
@@ -125,8 +123,12 @@ def stage_and_commit(url: str, client: Any, tmp: Path, run: int) -> dict[str, fl
     for writes, token in plan:
         client.transact_write_items(TransactItems=writes, ClientRequestToken=token)
     commit_floor = time.perf_counter() - t0
-    return {"stage": stage_s, "read_floor": read_floor, "commit": commit_s,
-            "commit_floor": commit_floor}
+    return {
+        "stage": stage_s,
+        "read_floor": read_floor,
+        "commit": commit_s,
+        "commit_floor": commit_floor,
+    }
 
 
 def first_page(client: Any) -> tuple[float, float]:
@@ -171,12 +173,18 @@ def main() -> None:
     stage, read_floor = med("stage"), med("read_floor")
     commit, commit_floor = med("commit"), med("commit_floor")
     print(f"medians of {runs} runs; load {os.getloadavg()[0]:.1f} at the end")
-    print(f"stage {N} items (PartiQL-selected)   {stage:8.3f} s   floor {read_floor:.3f} s   "
-          f"ratio {stage / read_floor:.2f} (target ≤ 2)")
-    print(f"commit {N} changes (10 transactions) {commit:8.3f} s   floor {commit_floor:.3f} s   "
-          f"ratio {commit / commit_floor:.2f} (target ≤ 1.5)")
-    print(f"first page of {big:,} items           {page_s:8.3f} s   floor {scan_floor:.3f} s   "
-          f"over floor {1000 * page_over:.0f} ms (median of paired runs; target < 300)")
+    print(
+        f"stage {N} items (PartiQL-selected)   {stage:8.3f} s   floor {read_floor:.3f} s   "
+        f"ratio {stage / read_floor:.2f} (target ≤ 2)"
+    )
+    print(
+        f"commit {N} changes (10 transactions) {commit:8.3f} s   floor {commit_floor:.3f} s   "
+        f"ratio {commit / commit_floor:.2f} (target ≤ 1.5)"
+    )
+    print(
+        f"first page of {big:,} items           {page_s:8.3f} s   floor {scan_floor:.3f} s   "
+        f"over floor {1000 * page_over:.0f} ms (median of paired runs; target < 300)"
+    )
     print(f"peak memory of tabletalk's process {peak_mb:.0f} MB (target < 250)")
 
 

@@ -1,6 +1,6 @@
 """Peak memory of exportCsv on wide rows: the export streams, so RSS stays flat as rows grow.
 
-    .venv/bin/python bench/export_memory.py [--rows 5000] [--cell-kb 50] [--json]
+.venv/bin/python bench/export_memory.py [--rows 5000] [--cell-kb 50] [--json]
 """
 
 from __future__ import annotations

@@ -94,9 +94,7 @@ def floor_seconds(db: Path, query: str, status: str) -> Clock:
     ids = [r[0] for r in conn.execute(query)]
     with Clock() as clock:
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany(
-            "UPDATE orders SET status = ? WHERE id = ?", [(status, i) for i in ids]
-        )
+        conn.executemany("UPDATE orders SET status = ? WHERE id = ?", [(status, i) for i in ids])
         conn.execute("COMMIT")
     conn.close()
     return clock
@@ -121,7 +119,9 @@ def staged_seconds(
     if area.count() != 0:
         raise SystemExit("bench failed: changes left in staging after commit")
     quoted = status.replace("'", "''")
-    other = store.query(f"SELECT count(*) AS n FROM orders WHERE id IN ({query}) AND status != '{quoted}'")
+    other = store.query(
+        f"SELECT count(*) AS n FROM orders WHERE id IN ({query}) AND status != '{quoted}'"
+    )
     if other.rows[0]["n"] != 0:
         raise SystemExit(f"bench failed: {other.rows[0]['n']} selected orders lack the status")
     area.close()

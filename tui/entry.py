@@ -31,9 +31,7 @@ def first_command(argv: list[str]) -> str | None:
 
 def wants_headless(argv: list[str]) -> bool:
     """A subcommand (known or not: the CLI explains unknown ones), -h/--help or --version."""
-    return first_command(argv) is not None or any(
-        a in ("-h", "--help", "--version") for a in argv
-    )
+    return first_command(argv) is not None or any(a in ("-h", "--help", "--version") for a in argv)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -115,9 +115,7 @@ def clashing_keys(remaps: dict[str, str]) -> dict[str, list[str]]:
             if any(i in remaps and i not in outranks_editing for i in ids):
                 ids.append(f"the composer's {editing.action.split('(')[0]}")
     return {
-        key: ids
-        for key, ids in holders.items()
-        if len(ids) > 1 and any(i in remaps for i in ids)
+        key: ids for key, ids in holders.items() if len(ids) > 1 and any(i in remaps for i in ids)
     }
 
 

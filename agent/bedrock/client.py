@@ -44,7 +44,6 @@ NO_REGION_FIX = (
 )
 
 
-
 class _ServiceNames:
     """The services botocore has data of `type_name` for, answering `in` from one folder."""
 

@@ -36,8 +36,10 @@ overwritten. Review and commit the revert like any staged change.
 def add_parser(subparsers: Any) -> None:
     """Register `commits` on the root parser's subparsers."""
     parser = subparsers.add_parser(
-        "commits", help="commit history; revert a commit (staged for review)",
-        description=DESCRIPTION, formatter_class=HelpFormatter,
+        "commits",
+        help="commit history; revert a commit (staged for review)",
+        description=DESCRIPTION,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_store_flag(parser, suppress=True)
@@ -89,8 +91,10 @@ def _list(area: StagingArea, as_json: bool, out: TextIO) -> int:
             f"by {printable_line(entry.committed_by)}",
             file=out,
         )
-    print("Show one with `tabletalk commits show ID`; undo it with `tabletalk commits revert ID`.",
-          file=out)
+    print(
+        "Show one with `tabletalk commits show ID`; undo it with `tabletalk commits revert ID`.",
+        file=out,
+    )
     return 0
 
 
@@ -102,8 +106,10 @@ def _show(area: StagingArea, commit_id: str, as_json: bool, out: TextIO) -> int:
         data = {**describe(entry), "items": [_change_json(c) for c in changes]}
         print(json.dumps(data, indent=2, default=str), file=out)
         return 0
-    print(f"commit {entry.id}  {entry.committed_at}  by {printable_line(entry.committed_by)}",
-          file=out)
+    print(
+        f"commit {entry.id}  {entry.committed_at}  by {printable_line(entry.committed_by)}",
+        file=out,
+    )
     for change in changes:
         key = printable_line(json.dumps(change.key, default=str))
         print(f"  {change.op} {printable_line(change.table)} {key}", file=out)
@@ -112,14 +118,23 @@ def _show(area: StagingArea, commit_id: str, as_json: bool, out: TextIO) -> int:
             old, new = before.get(column), after.get(column)
             if change.op == "update" and column not in change.values:
                 continue
-            print(f"    {printable_line(column)}: {printable_line(repr(old))} → "
-                  f"{printable_line(repr(new))}", file=out)
+            print(
+                f"    {printable_line(column)}: {printable_line(repr(old))} → "
+                f"{printable_line(repr(new))}",
+                file=out,
+            )
     return 0
 
 
 def _change_json(change: LoggedChange) -> dict[str, Any]:
-    return {"table": change.table, "key": change.key, "op": change.op,
-            "before": change.pre_image, "after": change.post_image, "origin": change.origin}
+    return {
+        "table": change.table,
+        "key": change.key,
+        "op": change.op,
+        "before": change.pre_image,
+        "after": change.post_image,
+        "origin": change.origin,
+    }
 
 
 def _revert(area: StagingArea, commit_id: str, out: TextIO) -> int:

@@ -44,8 +44,11 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
                 prose.append(line.strip())
                 continue
             if prose:
-                lines.append(textwrap.fill(" ".join(prose), width, initial_indent=indent,
-                                           subsequent_indent=indent))
+                lines.append(
+                    textwrap.fill(
+                        " ".join(prose), width, initial_indent=indent, subsequent_indent=indent
+                    )
+                )
                 prose.clear()
             lines.append(indent + line)
         return "\n".join(lines[:-1])

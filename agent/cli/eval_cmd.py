@@ -34,31 +34,59 @@ def add_parser(
 ) -> argparse.ArgumentParser:
     """Register `eval` and its subcommands."""
     parser = subparsers.add_parser(
-        "eval", help="run eval scenarios on real models, compare runs, sweep the tool split",
-        description=DESCRIPTION, formatter_class=HelpFormatter,
+        "eval",
+        help="run eval scenarios on real models, compare runs, sweep the tool split",
+        description=DESCRIPTION,
+        formatter_class=HelpFormatter,
     )
     commands = parser.add_subparsers(dest="eval_command", metavar="SUBCOMMAND", required=True)
     run = commands.add_parser(
-        "run", help="run a suite (default: the built-in one)", description=DESCRIPTION,
-        epilog=RUN_HELP, formatter_class=HelpFormatter,
+        "run",
+        help="run a suite (default: the built-in one)",
+        description=DESCRIPTION,
+        epilog=RUN_HELP,
+        formatter_class=HelpFormatter,
     )
-    run.add_argument("suite", nargs="*", metavar="SUITE|FILE",
-                     help="scenario files or folders (default: the built-in suite)")
+    run.add_argument(
+        "suite",
+        nargs="*",
+        metavar="SUITE|FILE",
+        help="scenario files or folders (default: the built-in suite)",
+    )
     _add_run_flags(run)
-    run.add_argument("--inline", action="append", default=[], metavar="TOOL",
-                     help="send this tool from the first step (repeatable)")
-    run.add_argument("--discoverable", action="append", default=[], metavar="TOOL",
-                     help="make this tool wait for searchTools (repeatable)")
-    run.add_argument("--replay", metavar="RUN",
-                     help="re-run a saved run against its recorded answers (offline, no cost)")
+    run.add_argument(
+        "--inline",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="send this tool from the first step (repeatable)",
+    )
+    run.add_argument(
+        "--discoverable",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="make this tool wait for searchTools (repeatable)",
+    )
+    run.add_argument(
+        "--replay",
+        metavar="RUN",
+        help="re-run a saved run against its recorded answers (offline, no cost)",
+    )
     compare = commands.add_parser("compare", help="two saved runs side by side")
     compare.add_argument("runs", nargs=2, metavar="RUN")
     sweep = commands.add_parser(
-        "sweep", help="run the suite once per setting (inline / discoverable) of each tool",
+        "sweep",
+        help="run the suite once per setting (inline / discoverable) of each tool",
     )
     sweep.add_argument("tools", nargs="+", metavar="TOOL")
-    sweep.add_argument("--suite", action="append", default=[], metavar="SUITE|FILE",
-                       help="scenario files or folders (default: the built-in suite)")
+    sweep.add_argument(
+        "--suite",
+        action="append",
+        default=[],
+        metavar="SUITE|FILE",
+        help="scenario files or folders (default: the built-in suite)",
+    )
     _add_run_flags(sweep)
     rescore = commands.add_parser(
         "rescore", help="judge a saved run again with the (edited) checks, without Bedrock"
@@ -69,16 +97,23 @@ def add_parser(
 
 
 def _add_run_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", dest="models", action="append", default=[], metavar="ID",
-                        help="model id or alias (nova-2-lite, haiku-4.5); repeatable")
+    parser.add_argument(
+        "--model",
+        dest="models",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="model id or alias (nova-2-lite, haiku-4.5); repeatable",
+    )
     parser.add_argument("--reps", type=int, default=3, help="runs per scenario (default 3)")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
     parser.add_argument("--only", metavar="PATTERN", help="only scenarios whose id matches")
     parser.add_argument("--out", metavar="DIR", help="save the run here instead of the data dir")
     parser.add_argument("--yes", action="store_true", help="do not ask before spending")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
-    parser.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
-                        help="config file to use")
+    parser.add_argument(
+        "--config", metavar="FILE", default=argparse.SUPPRESS, help="config file to use"
+    )
     parser.add_argument(
         "--profile", metavar="NAME", default=argparse.SUPPRESS, help="AWS profile for Bedrock"
     )
@@ -104,14 +139,20 @@ def run(args: argparse.Namespace) -> int:
     plan = _plan(args)
     if command == "sweep":
         plan.variants = [
-            harness.Setting(f"{tool}:{where}", *(((tool,), ()) if where == "inline" else ((), (tool,))))
-            for tool in args.tools for where in ("inline", "discoverable")
+            harness.Setting(
+                f"{tool}:{where}", *(((tool,), ()) if where == "inline" else ((), (tool,)))
+            )
+            for tool in args.tools
+            for where in ("inline", "discoverable")
         ]
     if not plan.replay_of and not _confirm(plan, args):
         return 2
     runner = harness.Runner(
-        plan, jobs=args.jobs, out=Path(args.out) if args.out else None,
-        prices=plan.settings.get("eval", {}).get("prices"), on_progress=_progress,
+        plan,
+        jobs=args.jobs,
+        out=Path(args.out) if args.out else None,
+        prices=plan.settings.get("eval", {}).get("prices"),
+        on_progress=_progress,
     )
     saved = runner.run()
     if sys.stderr.isatty():
@@ -139,8 +180,10 @@ def _plan(args: argparse.Namespace) -> Any:
     if args.only:
         scenarios = [s for s in scenarios if fnmatch.fnmatchcase(s.id, args.only)]
         if not scenarios:
-            raise TabletalkError(f"No scenario id matches {args.only!r}",
-                                 fix="Check the pattern (globs like 'bulk-*').")
+            raise TabletalkError(
+                f"No scenario id matches {args.only!r}",
+                fix="Check the pattern (globs like 'bulk-*').",
+            )
     if args.reps < 1 or args.jobs < 1:
         raise TabletalkError("--reps and --jobs must be at least 1", fix="Pass --reps 1 or more.")
     models = [resolve_model(m) for m in (args.models or [settings.model])]
@@ -156,16 +199,22 @@ def _replay_plan(args: argparse.Namespace, data: dict[str, Any]) -> Any:
 
     _, saved = harness.load_run(args.replay)
     scenarios = [load_scenario(Path(path)) for path in saved["scenarios"].values()]
-    variants = [harness.Setting(s["label"], tuple(s["inline"]), tuple(s["discoverable"]))
-                for s in saved["settings"]]
+    variants = [
+        harness.Setting(s["label"], tuple(s["inline"]), tuple(s["discoverable"]))
+        for s in saved["settings"]
+    ]
     replay_of = {
-        (r.get("setting", "configured"), r["model"], r["scenario"], r["rep"]):
-        str(Path(r["run_dir"]) / "responses.json")
-        for r in saved["results"] if (Path(r["run_dir"]) / "responses.json").is_file()
+        (r.get("setting", "configured"), r["model"], r["scenario"], r["rep"]): str(
+            Path(r["run_dir"]) / "responses.json"
+        )
+        for r in saved["results"]
+        if (Path(r["run_dir"]) / "responses.json").is_file()
     }
     if not replay_of:
-        raise TabletalkError(f"Run {saved['id']} has no recorded answers to replay",
-                             fix="Replay a run that finished at least one scenario.")
+        raise TabletalkError(
+            f"Run {saved['id']} has no recorded answers to replay",
+            fix="Replay a run that finished at least one scenario.",
+        )
     plan = harness.Plan(scenarios, saved["models"], saved["reps"], data, variants, replay_of)
     return plan
 
@@ -181,8 +230,9 @@ def _confirm(plan: Any, args: argparse.Namespace) -> bool:
     if args.yes:
         return True
     if not sys.stdin.isatty():
-        print("error: not starting without confirmation\n  fix: pass --yes to go on.",
-              file=sys.stderr)
+        print(
+            "error: not starting without confirmation\n  fix: pass --yes to go on.", file=sys.stderr
+        )
         return False
     answer = input("Go on? [y/N] ").strip().lower()
     return answer in ("y", "yes")

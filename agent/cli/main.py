@@ -118,7 +118,9 @@ def run_info(args: argparse.Namespace) -> int:
         for table in store.list_tables():
             info = store.describe_table(table)
             key = printable_line(", ".join(info.key_columns))
-            print(f"  {printable_line(table):<20} {counted(info.row_count, 'row'):>14}  key ({key})")
+            print(
+                f"  {printable_line(table):<20} {counted(info.row_count, 'row'):>14}  key ({key})"
+            )
     finally:
         store.close()
     return 0

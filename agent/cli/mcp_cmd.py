@@ -79,8 +79,9 @@ def add_token_commands(parser: argparse.ArgumentParser) -> None:
     actions = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="issue a token for a new client (shown once)")
     create.add_argument("name", help="the client's name (shown in the audit log and the app)")
-    create.add_argument("--level", dest="token_level", choices=LEVELS, required=True,
-                        help="what the client may do")
+    create.add_argument(
+        "--level", dest="token_level", choices=LEVELS, required=True, help="what the client may do"
+    )
     listing = actions.add_parser("list", help="clients: level, created, last used, calls")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     revoke = actions.add_parser("revoke", help="revoke a client's token at once")
@@ -102,7 +103,9 @@ def add_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) ->
         "--http", action="store_true", help="serve streamable HTTP on loopback instead of stdio"
     )
     parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT,
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
         help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)",
     )
     parser.add_argument(
@@ -170,7 +173,9 @@ def run_token(args: argparse.Namespace) -> int:
         action = args.token_command
         if action == "create":
             token = book.create(args.name, args.token_level)
-            print(f"Created token for {args.name} (level {args.token_level}). It is shown only once:")
+            print(
+                f"Created token for {args.name} (level {args.token_level}). It is shown only once:"
+            )
             print(f"  {token}")
             print("Send it as `Authorization: Bearer TOKEN` to `tabletalk mcp --http`.")
             return 0

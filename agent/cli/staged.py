@@ -113,9 +113,7 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
             (_show_name(d.attribute), _show(d.old, LIST_WIDTH), _show(d.new, LIST_WIDTH), d)
             for d in diffs
         ]
-        cut = cut or any(
-            text.endswith(ELIDED) for shown_diff in shown for text in shown_diff[:3]
-        )
+        cut = cut or any(text.endswith(ELIDED) for shown_diff in shown for text in shown_diff[:3])
         summary = ", ".join(
             f"{name}: {old}{_type(d.old_type)} → {new}{_type(d.new_type)}"
             for name, old, new, d in shown
@@ -179,7 +177,9 @@ def commit_summary(report: CommitReport, label: str) -> str:
     note = f" ({recovered:,} already applied by an interrupted commit)" if recovered else ""
     if not report.conflicts:
         if not report.committed:
-            return f"Nothing left to commit for {label}: another commit settled these changes first."
+            return (
+                f"Nothing left to commit for {label}: another commit settled these changes first."
+            )
         return f"Committed {counted(len(report.committed), 'change')} to {label}{note}."
     done = (
         f"Committed {counted(len(report.committed), 'change')}{note}"
@@ -250,7 +250,8 @@ def _show_item(item: Any) -> str:
     if not isinstance(item, dict):
         return _show(item, LIST_WIDTH)
     fields = (
-        f"{_show(str(name), LIST_WIDTH)}: {_show(value, LIST_WIDTH)}" for name, value in item.items()
+        f"{_show(str(name), LIST_WIDTH)}: {_show(value, LIST_WIDTH)}"
+        for name, value in item.items()
     )
     return "{" + ", ".join(fields) + "}"
 

@@ -67,7 +67,9 @@ class CheckResult:
 def judge(checks: list[Check], outcome: Outcome) -> list[CheckResult]:
     """Every check's verdict, in the scenario's order (a run error fails them all)."""
     if outcome.error:
-        return [CheckResult(check.kind, False, f"the run failed: {outcome.error}") for check in checks]
+        return [
+            CheckResult(check.kind, False, f"the run failed: {outcome.error}") for check in checks
+        ]
     return [_judge(check, outcome) for check in checks]
 
 
@@ -96,8 +98,10 @@ def _failure(check: Check, outcome: Outcome) -> str | None:
     if isinstance(check, AnswerCheck):
         return _answer(check, outcome)
     if isinstance(check, EndedCheck):
-        ended = "asked" if outcome.ended == "ask" else (
-            "answered" if outcome.ended == "end_turn" else outcome.ended
+        ended = (
+            "asked"
+            if outcome.ended == "ask"
+            else ("answered" if outcome.ended == "end_turn" else outcome.ended)
         )
         return None if ended == check.how else f"the turn ended {ended!r}, not {check.how!r}"
     if isinstance(check, OpenedCheck):

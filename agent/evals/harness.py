@@ -72,11 +72,14 @@ class Plan:
                         demoted = [*tools.get("discoverable", []), *variant.discoverable]
                         inline = [n for n in inline if n not in variant.discoverable]
                         demoted = [n for n in demoted if n not in variant.inline]
-                        settings = {**self.settings,
-                                    "tools": {"always_loaded": inline, "discoverable": demoted}}
+                        settings = {
+                            **self.settings,
+                            "tools": {"always_loaded": inline, "discoverable": demoted},
+                        }
                         replay = self.replay_of.get((variant.label, model, scenario.id, rep))
-                        spec = RunSpec(str(scenario.path), model, rep, str(root / name),
-                                       settings, replay)
+                        spec = RunSpec(
+                            str(scenario.path), model, rep, str(root / name), settings, replay
+                        )
                         out.append((variant, spec))
         return out
 
@@ -223,7 +226,10 @@ class Runner:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         proc = subprocess.Popen(
             [sys.executable, "-m", "agent.evals.worker", str(spec_file)],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
             start_new_session=True,
         )
         with self._lock:
@@ -243,10 +249,19 @@ class Runner:
             return None
         reason = (stderr or "").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
         return {
-            "scenario": Path(spec.scenario_path).stem, "model": spec.model, "rep": spec.rep,
-            "passed": False, "checks": [], "first_failure": f"the run crashed: {reason[0]}",
-            "steps": 0, "searches": 0, "usage": {}, "wall_seconds": 0.0,
-            "error": reason[0], "throttled": False, "run_dir": str(run_dir),
+            "scenario": Path(spec.scenario_path).stem,
+            "model": spec.model,
+            "rep": spec.rep,
+            "passed": False,
+            "checks": [],
+            "first_failure": f"the run crashed: {reason[0]}",
+            "steps": 0,
+            "searches": 0,
+            "usage": {},
+            "wall_seconds": 0.0,
+            "error": reason[0],
+            "throttled": False,
+            "run_dir": str(run_dir),
             "transcript": str(run_dir),
         }
 
@@ -265,7 +280,7 @@ def load_run(run: str) -> tuple[Path, dict[str, Any]]:
     known = sorted(p.name for p in evals_dir().glob("*") if (p / "run.json").is_file())
     raise TabletalkError(
         f"No saved eval run {run!r}",
-        fix="Pass a run id from " + (", ".join(known[-5:]) if known else "`tabletalk eval run`")
+        fix="Pass a run id from "
+        + (", ".join(known[-5:]) if known else "`tabletalk eval run`")
         + " or a run folder.",
     )
-

@@ -64,9 +64,11 @@ class _Handler(BaseHTTPRequestHandler):
         replay: ReplayServer = self.server.replay  # type: ignore[attr-defined]
         response = replay.next() if self.path.endswith("/converse") else None
         if response is None:
-            reason = "the recording has no more responses" if self.path.endswith(
-                "/converse"
-            ) else "replays use Converse, not ConverseStream"
+            reason = (
+                "the recording has no more responses"
+                if self.path.endswith("/converse")
+                else "replays use Converse, not ConverseStream"
+            )
             self._send(400, {"message": f"replay: {reason}"}, "ValidationException")
             return
         self._send(200, response)

@@ -62,7 +62,7 @@ def render_run(saved: dict[str, Any]) -> str:
     """The report of one run: a table per model (and setting), totals, and every failure."""
     lines: list[str] = []
     grouped = cells(saved["results"])
-    for (setting, model) in dict.fromkeys((s, m) for s, m, _ in grouped):
+    for setting, model in dict.fromkeys((s, m) for s, m, _ in grouped):
         heading = f"model {model}" + (f" · setting {setting}" if setting != "configured" else "")
         lines += ["", heading, _header()]
         total = Cell()
@@ -144,9 +144,7 @@ def render_sweep(saved: dict[str, Any], tools: list[str]) -> str:
             rates = [grouped.get((s, model, scenario)) for s in settings]
             values = {round(c.rate, 3) for c in rates if c}
             moved = len(values) > 1
-            row = " ".join(
-                f"{(_rate(c) + (' *' if moved else '')):>22}" for c in rates
-            )
+            row = " ".join(f"{(_rate(c) + (' *' if moved else '')):>22}" for c in rates)
             lines.append(f"  {scenario[:28]:<28} {row}")
         lines.append("")
     lines.append("* the pass rate moved between settings")

@@ -170,8 +170,14 @@ def load_scenario(path: Path) -> Scenario:
         problems = []
         for error in exc.errors():
             location = [str(part) for part in error["loc"]]
-            named = next((p for p in reversed(location) if not p.isdigit() and "[" not in p
-                          and p not in {"check", "StagedCheck"}), location[-1] if location else "")
+            named = next(
+                (
+                    p
+                    for p in reversed(location)
+                    if not p.isdigit() and "[" not in p and p not in {"check", "StagedCheck"}
+                ),
+                location[-1] if location else "",
+            )
             leaf = location[-1] if location else ""
             line = _line_of(text, leaf) or _line_of(text, named)
             where = f"line {line}: " if line else ""

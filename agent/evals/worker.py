@@ -192,8 +192,7 @@ def run(spec: RunSpec) -> dict[str, Any]:
         outcome.opened = [*ui.opened, *outcome.opened]
         staging = StagingArea(store)
         outcome.staged = [
-            {"table": c.table, "op": c.op, "key": c.key, "values": c.values}
-            for c in staging.list()
+            {"table": c.table, "op": c.op, "key": c.key, "values": c.values} for c in staging.list()
         ]
         responses = recorded_responses(session.conversation.messages, recorder.step_usage)
         (run_dir / "responses.json").write_text(json.dumps(responses, default=str), "utf-8")

@@ -43,9 +43,7 @@ def server_fingerprint(
     """A short digest of how a server is reached (command, arguments, environment or URL): a
     server renamed in place, pointed elsewhere or given other arguments gets another one. A
     digest, so the keys these settings may hold never reach a conversation file."""
-    canonical = json.dumps(
-        [command, list(args), sorted(env.items()), url], separators=(",", ":")
-    )
+    canonical = json.dumps([command, list(args), sorted(env.items()), url], separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 

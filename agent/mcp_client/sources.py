@@ -287,9 +287,7 @@ class McpSources:
                 )
         return tools
 
-    def _runner(
-        self, server: _Server, tool: str
-    ) -> Runner:
+    def _runner(self, server: _Server, tool: str) -> Runner:
         def run(ctx: ToolContext, raw_input: dict[str, Any] | None) -> RunResult:
             return self.call(server.name, tool, raw_input)
 

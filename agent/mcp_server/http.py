@@ -136,12 +136,16 @@ async def _refuse_busy(send: Send, client: McpClient, limit: int) -> None:
         "token), or give each client its own token (`tabletalk mcp token create NAME`)."
     )
     message = f"Too many requests at once from MCP client {client.name!r}. {fix}"
-    body = json.dumps({
-        "jsonrpc": "2.0", "id": None,
-        "error": {"code": BUSY_CODE, "message": message, "data": {"fix": fix}},
-    }).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": BUSY_CODE, "message": message, "data": {"fix": fix}},
+        }
+    ).encode()
     headers = [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
         (b"retry-after", b"1"),
     ]
     await send({"type": "http.response.start", "status": 429, "headers": headers})
@@ -213,21 +217,27 @@ class Guard:
         headers = Headers(scope=scope)
         if not host_is_loopback(headers.get("host")):
             await _refuse(
-                send, 403, "Host is not this machine",
+                send,
+                403,
+                "Host is not this machine",
                 "Connect to http://127.0.0.1:PORT/mcp (DNS-rebinding protection).",
             )
             return
         origin = headers.get("origin")
         if origin is not None and not origin_is_loopback(origin):
             await _refuse(
-                send, 403, "Origin is not this machine",
+                send,
+                403,
+                "Origin is not this machine",
                 "Only clients on this machine may call tabletalk (DNS-rebinding protection).",
             )
             return
         found = await self._client(headers.get("authorization", ""))
         if found is None:
             await _refuse(
-                send, 401, "A valid tabletalk token is required",
+                send,
+                401,
+                "A valid tabletalk token is required",
                 "Create one with `tabletalk mcp token create NAME --level read` and send it "
                 "as `Authorization: Bearer TOKEN`.",
                 **{"www-authenticate": 'Bearer realm="tabletalk"'},
@@ -271,7 +281,9 @@ class Guard:
         """A verified client's request: asked about (a first call), then served."""
         if not await self._allowed(client, key):
             await _refuse(
-                send, 403, f"The user denied client {client.name!r}; its token is revoked",
+                send,
+                403,
+                f"The user denied client {client.name!r}; its token is revoked",
                 "Ask the user for a new token.",
             )
             return
@@ -403,8 +415,11 @@ def url_of(sockets: list[socket.socket]) -> str:
 
 def client_snippet(url: str, token: str = "TOKEN", name: str = "tabletalk") -> str:
     """An `mcpServers` block for clients that take one."""
-    block = {"mcpServers": {name: {"type": "http", "url": url,
-                                   "headers": {"Authorization": f"Bearer {token}"}}}}
+    block = {
+        "mcpServers": {
+            name: {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}
+        }
+    }
     return json.dumps(block, indent=2)
 
 
@@ -425,8 +440,13 @@ class HttpServer:
         self.url = url_of(sockets)
         limits = ConnectionLimits(HEADER_TIMEOUT, BODY_TIMEOUT, MAX_CONNECTIONS, WRITE_TIMEOUT)
         config = uvicorn.Config(
-            app, http=protocol_with(limits), ws="none", backlog=BACKLOG, log_level="warning",
-            lifespan="on", access_log=False,
+            app,
+            http=protocol_with(limits),
+            ws="none",
+            backlog=BACKLOG,
+            log_level="warning",
+            lifespan="on",
+            access_log=False,
         )
         self._server = uvicorn.Server(config)
 

@@ -46,10 +46,12 @@ class ConnectionLimits:
 
 
 def _busy_response() -> bytes:
-    body = json.dumps({
-        "error": "tabletalk's MCP server has too many open connections",
-        "fix": "Retry in a few seconds; close connections your client no longer uses.",
-    }).encode()
+    body = json.dumps(
+        {
+            "error": "tabletalk's MCP server has too many open connections",
+            "fix": "Retry in a few seconds; close connections your client no longer uses.",
+        }
+    ).encode()
     head = (
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\nretry-after: 1\r\n\r\n"
@@ -204,7 +206,8 @@ class LimitedH11Protocol(H11Protocol):
         """Whether this connection fits under the cap, after closing, if needed, the open
         connections that have been reading their request longest."""
         open_now = [
-            other for other in self.connections
+            other
+            for other in self.connections
             if isinstance(other, LimitedH11Protocol) and not other.transport.is_closing()
         ]
         excess = len(open_now) + 1 - self.limits.max_connections

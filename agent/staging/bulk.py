@@ -132,11 +132,11 @@ def stage_set_based(
 
     def fill(conn: sqlite3.Connection) -> None:
         conn.execute(f"CREATE TABLE {BULK} (n INTEGER PRIMARY KEY, {key_cols})")
-        conn.executemany(
-            f"INSERT INTO {BULK} ({key_cols}) VALUES (?{', ?' * (width - 1)})", unique
-        )
+        conn.executemany(f"INSERT INTO {BULK} ({key_cols}) VALUES (?{', ?' * (width - 1)})", unique)
 
-    return _run(_Insert(store, staging, shape, op, values, origin, now, skip_unchanged), fill, guard)
+    return _run(
+        _Insert(store, staging, shape, op, values, origin, now, skip_unchanged), fill, guard
+    )
 
 
 def stage_query_set_based(
@@ -189,7 +189,9 @@ def stage_query_set_based(
             raise _Undecided
         check_pre_image_names(shape, found)
 
-    return _run(_Insert(store, staging, shape, op, values, origin, now, skip_unchanged), fill, guard)
+    return _run(
+        _Insert(store, staging, shape, op, values, origin, now, skip_unchanged), fill, guard
+    )
 
 
 def _only_the_store(
@@ -370,9 +372,12 @@ def _write(insert: _Insert, conn: sqlite3.Connection) -> BulkStaged | None:
             sql = left_out_sql(shape, source, condition)
             left_rows, left_out = conn.execute(sql, params).fetchone()
             mine = [store.identity, shape.name]
-            if _table_has_rows(conn, insert) and conn.execute(
-                left_out_staged_sql(shape, source, condition), [*params, *mine]
-            ).fetchone():
+            if (
+                _table_has_rows(conn, insert)
+                and conn.execute(
+                    left_out_staged_sql(shape, source, condition), [*params, *mine]
+                ).fetchone()
+            ):
                 raise _Undecided  # row by row folds into the item's change, or leaves it out
         if count + left_rows != selected or selected == 0:
             raise _Undecided  # nothing selected: row by row says so

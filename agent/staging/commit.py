@@ -94,9 +94,12 @@ def pending_all(conn: sqlite3.Connection, store: str, path: Path) -> Pending:
     holds them: no discard, fold or rebase touches them).
     """
     compact = batches.staged(conn, store)
-    if len(compact) == 1 and not conn.execute(
-        "SELECT 1 FROM staged_changes WHERE store = ? LIMIT 1", (store,)
-    ).fetchone():
+    if (
+        len(compact) == 1
+        and not conn.execute(
+            "SELECT 1 FROM staged_changes WHERE store = ? LIMIT 1", (store,)
+        ).fetchone()
+    ):
         return _pending_batch(conn, store, path, compact[0])
     if compact:
         batches.expand(conn, store)

@@ -125,18 +125,16 @@ def record(conn: sqlite3.Connection, commit_id: str, ids: list[str], every: bool
             f"SELECT ?, seq, {columns} FROM staged_changes WHERE id = ?",
             [(commit_id, i) for i in ids],
         ).rowcount
-    conn.execute(
-        "UPDATE commit_log SET changes = changes + ? WHERE id = ?", (logged, commit_id)
-    )
+    conn.execute("UPDATE commit_log SET changes = changes + ? WHERE id = ?", (logged, commit_id))
 
 
 def finish(conn: sqlite3.Connection, commit_id: str, keep: Retention) -> None:
     """Close a commit's log: drop it if nothing landed, then apply the retention policy."""
     conn.execute("DELETE FROM commit_log WHERE id = ? AND changes = 0", (commit_id,))
     cutoff = (datetime.now(UTC) - timedelta(days=keep.days)).isoformat(timespec="seconds")
-    old = [r[0] for r in conn.execute(
-        "SELECT id FROM commit_log WHERE committed_at < ?", (cutoff,)
-    )]
+    old = [
+        r[0] for r in conn.execute("SELECT id FROM commit_log WHERE committed_at < ?", (cutoff,))
+    ]
     total = conn.execute("SELECT coalesce(sum(changes), 0) FROM commit_log").fetchone()[0]
     if total > keep.changes:
         for commit_id_, changes in conn.execute(
@@ -165,11 +163,14 @@ def commits(conn: sqlite3.Connection, store: str, limit: int = 200) -> list[Comm
 
 def _tables(conn: sqlite3.Connection, commit_id: str) -> tuple[str, ...]:
     """The tables a commit changed, in name order (logged rows and landed batches)."""
-    return tuple(r[0] for r in conn.execute(
-        "SELECT tbl FROM commit_log_changes WHERE commit_id = ? UNION "
-        "SELECT tbl FROM staged_batches WHERE commit_id = ? ORDER BY 1",
-        (commit_id, commit_id),
-    ))
+    return tuple(
+        r[0]
+        for r in conn.execute(
+            "SELECT tbl FROM commit_log_changes WHERE commit_id = ? UNION "
+            "SELECT tbl FROM staged_batches WHERE commit_id = ? ORDER BY 1",
+            (commit_id, commit_id),
+        )
+    )
 
 
 def find(conn: sqlite3.Connection, store: str, commit_id: str) -> CommitEntry | None:

@@ -44,9 +44,7 @@ class RebaseReport:
 Update = tuple[str, str | None, str]  # (op, pre_image_json, id)
 
 
-def plan_rebase(
-    store: Store, changes: list[StagedChange]
-) -> tuple[list[Update], RebaseReport]:
+def plan_rebase(store: Store, changes: list[StagedChange]) -> tuple[list[Update], RebaseReport]:
     """The staging rows to rewrite (and the report, whose `dropped` ids are to be deleted)."""
     report = RebaseReport()
     updates: list[Update] = []

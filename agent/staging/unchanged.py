@@ -120,8 +120,10 @@ class NoOpCheck:
                 else:
                     out.rest.append(entry)
                 continue
-            if self._folds_back(item_key, change) and change.id not in in_commit and not (
-                own_only and change.origin != origin
+            if (
+                self._folds_back(item_key, change)
+                and change.id not in in_commit
+                and not (own_only and change.origin != origin)
             ):
                 out.withdrawn.append(change)
             elif change.op != "delete" and self._sets_already(change):

@@ -152,9 +152,13 @@ class SQLiteStore(Store):
         try:
             store = cls(p, query_timeout_s=query_timeout_s, busy_timeout_s=busy_timeout_s)
         except sqlite3.Error as exc:
-            raise locked_error(p, str(exc)) or damaged_error(p, str(exc)) or StoreError(
-                f"cannot open {p} as a SQLite database: {exc}",
-                fix="Check the file is a readable SQLite database.",
+            raise (
+                locked_error(p, str(exc))
+                or damaged_error(p, str(exc))
+                or StoreError(
+                    f"cannot open {p} as a SQLite database: {exc}",
+                    fix="Check the file is a readable SQLite database.",
+                )
             ) from exc
         try:  # a damaged schema or page size fails here, before anything else runs
             store._reader.execute("SELECT count(*) FROM sqlite_master")

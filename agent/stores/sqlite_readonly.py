@@ -77,6 +77,8 @@ def damaged_error(path: Path, text: str) -> StoreError | None:
         f"sqlite3 {shlex.quote(str(path))} 'PRAGMA integrity_check'; "
         "restore a backup, or save what is readable with sqlite3's .recover into a new file.",
     )
+
+
 QUERY_TIMEOUT_S = 30.0
 
 

@@ -182,9 +182,7 @@ def _apply_group(
         # the keys are needed: integer and text keys, which JSON gives back exactly (a change
         # with any other key is left out, so the count differs and the row-by-row path runs).
         extract = [f"json_extract(c.key_json, '$.{k}')" for k in keys]
-        exact = " AND ".join(
-            f"json_type(c.key_json, '$.{k}') IN ('integer', 'text')" for k in keys
-        )
+        exact = " AND ".join(f"json_type(c.key_json, '$.{k}') IN ('integer', 'text')" for k in keys)
         matching = f"SELECT {', '.join(extract)} FROM {staged} c WHERE {mine} AND {exact}"
     else:
         # The keys of the rows whose JSON text is their staged pre-image, read (and

@@ -131,7 +131,9 @@ def run_tool(
     except ValidationError as exc:
         return "error", _error(_validation_message(name, exc), example_call(name))
     except RecursionError:  # checking a value nested past the recursion limit
-        return "error", _error(f"invalid input for {name}: it is nested too deeply", example_call(name))
+        return "error", _error(
+            f"invalid input for {name}: it is nested too deeply", example_call(name)
+        )
     try:
         result = impl.run(ctx, args)
     except ToolFailure as exc:

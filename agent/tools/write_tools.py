@@ -304,8 +304,10 @@ def bulk_message(outcome: BulkStaged, values: dict[str, Any]) -> str:
         )
     if every:
         return "Nothing was staged: " + "; ".join(clauses) + "."
-    return f"Matched {counted(matched, 'item')}; " + "; ".join(clauses) + (
-        f"; staged {counted(staged, 'change')}."
+    return (
+        f"Matched {counted(matched, 'item')}; "
+        + "; ".join(clauses)
+        + (f"; staged {counted(staged, 'change')}.")
     )
 
 

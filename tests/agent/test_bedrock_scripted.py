@@ -79,7 +79,6 @@ def test_env_never_points_at_a_real_aws_profile(scripted_bedrock) -> None:
     assert not Path(env["AWS_SHARED_CREDENTIALS_FILE"]).exists()
 
 
-
 def test_a_client_that_hangs_up_during_a_delayed_reply_leaves_no_traceback(
     scripted_bedrock, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -175,7 +175,7 @@ def test_the_list_cuts_very_long_table_and_column_names(tmp_path: Path) -> None:
     table, column = "t" * 100_000, "c" * 1_000_000
     with sqlite3.connect(db) as conn:
         conn.execute(f'CREATE TABLE "{table}" (id INTEGER PRIMARY KEY, "{column}" TEXT)')
-        conn.execute(f'INSERT INTO "{table}" VALUES (1, \'a\')')
+        conn.execute(f"INSERT INTO \"{table}\" VALUES (1, 'a')")
     area = StagingArea(SQLiteStore.open(db))
     change = area.stage(table, "update", {"id": 1}, {column: "b"})
     code, out, _ = cli("staged", "list", "--db", str(db))

@@ -38,9 +38,12 @@ def test_create_update_and_delete_commits_revert_to_the_original_bytes(
     area = StagingArea(demo_store)
     area.stage("customers", "update", {"id": 4}, {"city": "Lisbon", "email": "x@example.org"})
     area.stage("products", "delete", {"id": 9})
-    area.stage("customers", "create", {"id": 999},
-               {"name": "New", "email": "new@example.org", "city": "Porto",
-                "created_at": "2026-01-01"})
+    area.stage(
+        "customers",
+        "create",
+        {"id": 999},
+        {"name": "New", "email": "new@example.org", "city": "Porto", "created_at": "2026-01-01"},
+    )
     report = area.commit()
     assert len(report.committed) == 3 and not report.conflicts
     [entry] = area.history()
@@ -144,8 +147,13 @@ def test_history_is_kept_across_processes_and_shown_by_the_cli(
     area.stage("products", "update", {"id": 3}, {"price": 12.5})
     area.close()
     store.close()
-    done = subprocess.run([sys.executable, "-m", "agent", "staged", "commit", "--all", "--db", db],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "agent", "staged", "commit", "--all", "--db", db],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     capsys.readouterr()
     assert main(["commits", "--json", "--db", db]) == 0
@@ -163,8 +171,9 @@ def test_history_is_kept_across_processes_and_shown_by_the_cli(
 def test_old_history_is_forgotten_by_size(demo_store: SQLiteStore) -> None:
     area = StagingArea(demo_store, keep=Retention(days=90, changes=5))
     for round_ in range(3):
-        area.stage_many("orders", keys=[{"id": i} for i in range(1, 4)],
-                        set={"quantity": round_ + 10})
+        area.stage_many(
+            "orders", keys=[{"id": i} for i in range(1, 4)], set={"quantity": round_ + 10}
+        )
         area.commit()
     entries = area.history()
     assert sum(e.changes for e in entries) <= 5 and len(entries) == 1
@@ -182,8 +191,11 @@ def test_an_interrupted_commit_that_landed_is_logged_when_settled(
     from agent.staging import history
 
     with conn:
-        conn.execute("INSERT INTO commits_in_progress (token, store, ids_json, started_at) "
-                     "VALUES ('dead1', ?, ?, 'x')", (demo_store.identity, json.dumps([changes[0].id])))
+        conn.execute(
+            "INSERT INTO commits_in_progress (token, store, ids_json, started_at) "
+            "VALUES ('dead1', ?, ?, 'x')",
+            (demo_store.identity, json.dumps([changes[0].id])),
+        )
         history.start(conn, "dead1", demo_store.identity, "user")
     connection = sqlite3.connect(demo_path)
     connection.execute("UPDATE customers SET city = 'Turin' WHERE id = 8")

@@ -107,7 +107,9 @@ def test_only_the_settings_written_in_the_file_or_given_count_as_set() -> None:
     assert settings.model_fields_set == {"region", "search"}
     assert settings.search.model_fields_set == {"chunk_size"}
     assert settings.model_copy(update={"model": "m"}).model_fields_set == {
-        "region", "search", "model",
+        "region",
+        "search",
+        "model",
     }
     assert Settings(model="x").model_fields_set == {"model"}
     again = Settings.model_validate(settings.model_dump())

@@ -46,9 +46,14 @@ def assert_converse_accepts(messages: list[dict[str, Any]]) -> None:
             assert results == uses, f"message {index + 1} does not answer {uses}"
 
 
-def session(demo_path: Path, caller: ReplayCaller, conversation_id: str | None = None) -> ChatSession:
+def session(
+    demo_path: Path, caller: ReplayCaller, conversation_id: str | None = None
+) -> ChatSession:
     return ChatSession.open(
-        Settings(step_limit=50), open_store(demo_path), conversation_id=conversation_id, caller=caller
+        Settings(step_limit=50),
+        open_store(demo_path),
+        conversation_id=conversation_id,
+        caller=caller,
     )
 
 
@@ -155,7 +160,9 @@ def test_a_damaged_line_before_the_end_is_reported_not_skipped(demo_path: Path) 
     assert summaries == [] and [b.path for b in broken] == [path]
 
 
-def test_a_killed_process_leaves_a_history_converse_accepts(demo_path: Path, tmp_path: Path) -> None:
+def test_a_killed_process_leaves_a_history_converse_accepts(
+    demo_path: Path, tmp_path: Path
+) -> None:
     script = textwrap.dedent(
         f"""
         import sys
@@ -415,8 +422,10 @@ def test_a_count_the_models_coerce_is_continued_as_a_number(demo_path: Path) -> 
         ({"attached": [{"message": "x", "block": 0, "names": ["a.csv"]}]}, "attached.0.message"),
         ({"attached": [{"message": 1, "block": 0, "names": 3}]}, "attached.0.names"),
         ({"attachments": [{"name": "a.csv"}]}, "attachments.0.id"),
-        ({"attachments": [{"id": "1", "name": "a", "path": "/a", "size": 1, "kind": "exe"}]},
-         "attachments.0.kind"),
+        (
+            {"attachments": [{"id": "1", "name": "a", "path": "/a", "size": 1, "kind": "exe"}]},
+            "attachments.0.kind",
+        ),
     ],
 )
 def test_a_hand_edited_file_with_wrong_attachment_records_is_named_damaged(
@@ -434,8 +443,12 @@ def test_a_hand_edited_file_with_wrong_attachment_records_is_named_damaged(
 def test_a_file_without_messages_whose_counts_are_coerced_loads_empty(demo_path: Path) -> None:
     chat = varied_conversation(demo_path)
     path = log_path(chat.conversation_id)
-    path.write_text(json.dumps({"log": 1, "snapshot": {"id": chat.conversation_id,
-                                                       "usage": {"inputTokens": "3"}}}) + "\n")
+    path.write_text(
+        json.dumps(
+            {"log": 1, "snapshot": {"id": chat.conversation_id, "usage": {"inputTokens": "3"}}}
+        )
+        + "\n"
+    )
     loaded = ConversationStore().load(chat.conversation_id)
     assert loaded.messages == [] and loaded.usage.input == 3
 
@@ -465,8 +478,13 @@ def _chip_result(chip: dict[str, Any]) -> dict[str, Any]:
         ("user", {"toolResult": {"toolUseId": "t9", "content": [], "status": 1}}, "toolResult"),
         ("user", _chip_result({"label": "Open", "action": "openTable"}), "toolResult"),
         ("user", _chip_result({"label": "Open", "action": {"kind": 1}}), "toolResult"),
-        ("user", _chip_result({"label": "Open", "action": {"kind": "openTable", "table": "orders",
-                                                           "query": 5}}), "toolResult"),
+        (
+            "user",
+            _chip_result(
+                {"label": "Open", "action": {"kind": "openTable", "table": "orders", "query": 5}}
+            ),
+            "toolResult",
+        ),
     ],
 )
 def test_a_hand_edited_content_block_the_chat_cannot_show_is_named_damaged(
@@ -480,7 +498,9 @@ def test_a_hand_edited_content_block_the_chat_cannot_show_is_named_damaged(
     head = json.loads(path.read_bytes())
     _edit_block(head["snapshot"], where, block)
     path.write_bytes(json.dumps(head).encode() + b"\n")
-    with pytest.raises(ConversationNotFound, match=rf"damaged: field 'messages\.\d+\.content\.0\.{named}"):
+    with pytest.raises(
+        ConversationNotFound, match=rf"damaged: field 'messages\.\d+\.content\.0\.{named}"
+    ):
         more = session(demo_path, ReplayCaller([Step("Still here.")]), chat.conversation_id)
         more.display_items()
 
@@ -490,11 +510,20 @@ def test_a_conversation_with_chips_reloads_with_its_chips(demo_path: Path) -> No
         demo_path,
         ReplayCaller(
             [
-                Step(tool_uses=[
-                    ("proposeOpenTable", {"table": "orders", "query": "status = 'pending'"}),
-                    ("proposeJoinedView", {"left": "orders", "right": "customers",
-                                           "left_on": "customer_id", "right_on": "id"}),
-                ]),
+                Step(
+                    tool_uses=[
+                        ("proposeOpenTable", {"table": "orders", "query": "status = 'pending'"}),
+                        (
+                            "proposeJoinedView",
+                            {
+                                "left": "orders",
+                                "right": "customers",
+                                "left_on": "customer_id",
+                                "right_on": "id",
+                            },
+                        ),
+                    ]
+                ),
                 Step("Two chips."),
             ]
         ),

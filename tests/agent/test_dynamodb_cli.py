@@ -149,8 +149,12 @@ def test_settling_a_killed_commit_reads_the_table_in_batches_not_one_item_at_a_t
 
 
 def _throttled(**_: Any) -> botocore.awsrequest.AWSResponse:
-    body = b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"slow down"}'
-    raw = botocore.awsrequest.AWSResponse("http://x", 400, {"x-amzn-ErrorType": "ThrottlingException"}, None)
+    body = (
+        b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"slow down"}'
+    )
+    raw = botocore.awsrequest.AWSResponse(
+        "http://x", 400, {"x-amzn-ErrorType": "ThrottlingException"}, None
+    )
     raw._content = body  # noqa: SLF001 - a canned reply at the HTTP boundary
     return raw
 

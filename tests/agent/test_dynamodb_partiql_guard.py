@@ -13,11 +13,11 @@ from agent.stores.dynamodb.partiql_guard import check_select, table_of
     [
         "INSERT INTO \"orders\" VALUE {'id': 1}",
         "UPDATE \"orders\" SET status = 'x' WHERE id = 1",
-        "DELETE FROM \"orders\" WHERE id = 1",
-        "SELECT * FROM \"orders\"; DELETE FROM \"orders\" WHERE id = 1",
-        "SELECT * FROM \"orders\" WHERE EXISTS(SELECT * FROM \"orders\")",
-        "SELECT * FROM \"orders\" -- ; DELETE",
-        "SELECT * FROM \"orders\" /* hidden */",
+        'DELETE FROM "orders" WHERE id = 1',
+        'SELECT * FROM "orders"; DELETE FROM "orders" WHERE id = 1',
+        'SELECT * FROM "orders" WHERE EXISTS(SELECT * FROM "orders")',
+        'SELECT * FROM "orders" -- ; DELETE',
+        'SELECT * FROM "orders" /* hidden */',
         "  delete from orders",
     ],
 )
@@ -28,7 +28,7 @@ def test_anything_but_one_select_is_refused(statement: str) -> None:
 
 def test_write_words_inside_quotes_are_only_text() -> None:
     tokens = check_select(
-        "SELECT * FROM \"orders\" WHERE \"note\" = 'DELETE this; -- not a comment' ;"
+        'SELECT * FROM "orders" WHERE "note" = \'DELETE this; -- not a comment\' ;'
     )
     assert table_of(tokens) == ("orders", None)
 

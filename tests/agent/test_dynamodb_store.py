@@ -97,7 +97,9 @@ def tool(store: DynamoDBStore, tmp_path: Path, name: str, /, **args: Any) -> dic
     return result
 
 
-def test_identity_is_account_region_and_endpoint(store: DynamoDBStore, dynamo_endpoint: str) -> None:
+def test_identity_is_account_region_and_endpoint(
+    store: DynamoDBStore, dynamo_endpoint: str
+) -> None:
     assert store.identity == f"dynamodb:123456789012:{REGION}:{dynamo_endpoint}"
     assert dynamo_endpoint in store.label  # the header shows which endpoint
     assert store.db_arg == f"dynamodb://{REGION}"
@@ -126,7 +128,7 @@ def test_read_tools_report_capacity(store: DynamoDBStore, tmp_path: Path) -> Non
     item = tool(store, tmp_path, "getItem", table="orders", key={"id": 7})
     assert item["item"] == {"id": 7, "status": "pending", "total": 7.1}
     rows = tool(
-        store, tmp_path, "runQuery", query="SELECT * FROM \"orders\" WHERE \"status\" = 'shipped'"
+        store, tmp_path, "runQuery", query='SELECT * FROM "orders" WHERE "status" = \'shipped\''
     )
     assert rows["rowCount"] == 50 and {r["status"] for r in rows["rows"]} == {"shipped"}
     counted = tool(store, tmp_path, "countItems", table="orders")
@@ -194,7 +196,9 @@ def test_creates_updates_and_deletes_commit_in_one_transaction(
     report = area.commit()
     assert len(report.committed) == 3 and not report.conflicts
     client = raw_client()
-    assert client.get_item(TableName="orders", Key={"id": {"N": "500"}})["Item"]["status"] == {"S": "new"}
+    assert client.get_item(TableName="orders", Key={"id": {"N": "500"}})["Item"]["status"] == {
+        "S": "new"
+    }
     one = client.get_item(TableName="orders", Key={"id": {"N": "1"}})["Item"]
     assert one["status"] == {"S": "cancelled"} and "total" not in one
     assert "Item" not in client.get_item(TableName="orders", Key={"id": {"N": "2"}})

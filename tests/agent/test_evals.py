@@ -34,8 +34,21 @@ def test_the_builtin_suite_runs_end_to_end_and_prints_the_report(
     scripted_bedrock: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     scripted_bedrock.responder = responder(GOOD)
-    code = main(["eval", "run", "--model", "nova-2-lite", "--reps", "1", "--yes",
-                 "--jobs", "2", "--out", str(tmp_path / "run")])
+    code = main(
+        [
+            "eval",
+            "run",
+            "--model",
+            "nova-2-lite",
+            "--reps",
+            "1",
+            "--yes",
+            "--jobs",
+            "2",
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     out, err = capsys.readouterr()
     assert "runs" in err and "about $" in err  # the estimate comes before any call
     scenarios = load_suite()
@@ -52,13 +65,25 @@ def test_each_kind_of_check_can_fail_and_says_why(
     scripted_bedrock: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scripted_bedrock.responder = responder(BAD)
-    ids = ["stage-one-change", "bulk-status-35", "export-json", "top-city", "ambiguous-request",
-           "joined-view", "impossible-request", "get-one-item"]
+    ids = [
+        "stage-one-change",
+        "bulk-status-35",
+        "export-json",
+        "top-city",
+        "ambiguous-request",
+        "joined-view",
+        "impossible-request",
+        "get-one-item",
+    ]
     files = [str(BUILTIN_SUITE / f"{i}.toml") for i in ids]
     code, saved, _ = eval_run(capsys, *files, "--reps", "1", "--jobs", "2")
     assert code == 1
-    failed = {(r["scenario"], c["check"].split("(")[0]): c["why"]
-              for r in saved["results"] for c in r["checks"] if not c["passed"]}
+    failed = {
+        (r["scenario"], c["check"].split("(")[0]): c["why"]
+        for r in saved["results"]
+        for c in r["checks"]
+        if not c["passed"]
+    }
     assert "Lisbon" in failed[("stage-one-change", "staged")]
     assert "bulkEdit was not called" in failed[("bulk-status-35", "called")]
     assert "stageItem was called" in failed[("bulk-status-35", "not_called")]
@@ -72,8 +97,18 @@ def test_each_kind_of_check_can_fail_and_says_why(
 
 
 def comparable(saved: dict[str, Any]) -> list[tuple[Any, ...]]:
-    return [(r["scenario"], r["rep"], r["passed"], r["steps"], r["searches"],
-             json.dumps(r["checks"]), json.dumps(r["usage"])) for r in saved["results"]]
+    return [
+        (
+            r["scenario"],
+            r["rep"],
+            r["passed"],
+            r["steps"],
+            r["searches"],
+            json.dumps(r["checks"]),
+            json.dumps(r["usage"]),
+        )
+        for r in saved["results"]
+    ]
 
 
 def test_parallel_jobs_and_repetitions_report_what_sequential_runs_report(
@@ -95,7 +130,9 @@ def test_runs_are_isolated_from_each_other(
     outcome = json.loads(
         (Path(by_scenario(saved)["stage-one-change"]["run_dir"]) / "outcome.json").read_text()
     )
-    assert [(c["key"], c["values"]) for c in outcome["staged"]] == [({"id": 12}, {"city": "Lisbon"})]
+    assert [(c["key"], c["values"]) for c in outcome["staged"]] == [
+        ({"id": 12}, {"city": "Lisbon"})
+    ]
     dirs = {r["run_dir"] for r in saved["results"]}
     assert len(dirs) == len(saved["results"])
 
@@ -104,16 +141,31 @@ def test_a_sweep_flips_the_tools_visibility_in_the_request(
     scripted_bedrock: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scripted_bedrock.responder = responder(GOOD)
-    code = main(["eval", "sweep", "exportCsv", "--model", "nova-2-lite", "--reps", "1", "--yes",
-                 "--only", "export-csv"])
+    code = main(
+        [
+            "eval",
+            "sweep",
+            "exportCsv",
+            "--model",
+            "nova-2-lite",
+            "--reps",
+            "1",
+            "--yes",
+            "--only",
+            "export-csv",
+        ]
+    )
     out, _ = capsys.readouterr()
     first_steps = [
-        r.body for r in scripted_bedrock.requests
+        r.body
+        for r in scripted_bedrock.requests
         if r.body["messages"][0]["content"][0]["text"].startswith("Export all pending")
         and len(r.body["messages"]) == 1
     ]
-    offered = sorted("exportCsv" in [t["toolSpec"]["name"] for t in b["toolConfig"]["tools"]
-                                     if "toolSpec" in t] for b in first_steps)
+    offered = sorted(
+        "exportCsv" in [t["toolSpec"]["name"] for t in b["toolConfig"]["tools"] if "toolSpec" in t]
+        for b in first_steps
+    )
     assert offered == [False, True]
     assert "exportCsv:inline" in out and "exportCsv:discoverable" in out
     assert "[tools]" in out and "# evidence:" in out
@@ -128,8 +180,9 @@ def test_rescore_applies_edited_checks_without_calling_bedrock(
     code, saved, _ = eval_run(capsys, str(scenario), "--reps", "1")
     assert code == 0
     asked = len(scripted_bedrock.requests)
-    scenario.write_text(scenario.read_text().replace('contains = ["Evalton"]',
-                                                      'contains = ["Lyon"]'))
+    scenario.write_text(
+        scenario.read_text().replace('contains = ["Evalton"]', 'contains = ["Lyon"]')
+    )
     code = main(["eval", "rescore", saved["id"]])
     out, err = capsys.readouterr()
     assert code == 1 and "1 run changed verdict" in err and "Lyon" in out
@@ -165,8 +218,9 @@ def test_compare_shows_what_got_better_and_worse(
 
 def test_a_typo_in_a_scenario_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "typo.toml"
-    path.write_text('id = "typo"\ntitle = "t"\nturns = ["hi"]\n\n[[check]]\nkind = "answer"\n'
-                    'contians = ["x"]\n')
+    path.write_text(
+        'id = "typo"\ntitle = "t"\nturns = ["hi"]\n\n[[check]]\nkind = "answer"\ncontians = ["x"]\n'
+    )
     with pytest.raises(TabletalkError) as raised:
         load_scenario(path)
     assert str(path) in raised.value.message and "line 7" in raised.value.message
@@ -187,18 +241,22 @@ def test_a_shared_scenario_cannot_reach_files_outside_its_run(tmp_path: Path) ->
 
     outside = tmp_path / "outside"
     outside.mkdir()
-    for number, setup in enumerate((
-        [f"ATTACH '{outside / 'made.sqlite'}' AS x", "CREATE TABLE x.t (a)"],
-        [f"VACUUM INTO '{outside / 'copy.sqlite'}'"],
-    )):
+    for number, setup in enumerate(
+        (
+            [f"ATTACH '{outside / 'made.sqlite'}' AS x", "CREATE TABLE x.t (a)"],
+            [f"VACUUM INTO '{outside / 'copy.sqlite'}'"],
+        )
+    ):
         run = tmp_path / f"run{number}"
         run.mkdir()
         with pytest.raises(Exception, match="attached"):
             prepare_database(run, setup)
     assert list(outside.iterdir()) == []
     path = tmp_path / "peek.toml"
-    path.write_text('id = "peek"\ntitle = "t"\nturns = ["hi"]\n'
-                    'attachments = ["../../.ssh/id_rsa"]\n\n[[check]]\nkind = "ended"\n')
+    path.write_text(
+        'id = "peek"\ntitle = "t"\nturns = ["hi"]\n'
+        'attachments = ["../../.ssh/id_rsa"]\n\n[[check]]\nkind = "ended"\n'
+    )
     with pytest.raises(TabletalkError) as raised:
         load_scenario(path)
     assert "attachments" in raised.value.message and "beside the scenario" in raised.value.message
@@ -207,8 +265,10 @@ def test_a_shared_scenario_cannot_reach_files_outside_its_run(tmp_path: Path) ->
     suite.mkdir()
     (suite / "data.txt").symlink_to(tmp_path / "secret.txt")
     path = suite / "link.toml"
-    path.write_text('id = "link"\ntitle = "t"\nturns = ["hi"]\n'
-                    'attachments = ["data.txt"]\n\n[[check]]\nkind = "ended"\nhow = "answered"\n')
+    path.write_text(
+        'id = "link"\ntitle = "t"\nturns = ["hi"]\n'
+        'attachments = ["data.txt"]\n\n[[check]]\nkind = "ended"\nhow = "answered"\n'
+    )
     with pytest.raises(TabletalkError, match="links outside"):
         load_scenario(path).attachment_paths()
 
@@ -255,10 +315,29 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_finished(
     scripted_bedrock.responder = slow
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agent", "eval", "run", "--model", "nova-2-lite", "--reps", "3",
-         "--jobs", "1", "--yes", "--only", "list-tables", "--out", str(out)],
-        cwd=Path(__file__).resolve().parents[2], env=dict(os.environ),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "agent",
+            "eval",
+            "run",
+            "--model",
+            "nova-2-lite",
+            "--reps",
+            "3",
+            "--jobs",
+            "1",
+            "--yes",
+            "--only",
+            "list-tables",
+            "--out",
+            str(out),
+        ],
+        cwd=Path(__file__).resolve().parents[2],
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         # As at a terminal: a shell's background job inherits SIGINT ignored, and Python then
         # never raises KeyboardInterrupt; a person pressing Ctrl+C has it at its default.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),

@@ -62,9 +62,7 @@ def test_a_bare_name_goes_to_the_exports_folder(demo_path: Path, tmp_path: Path)
     ]
 
 
-def test_full_auto_replacing_a_file_asks_and_a_no_keeps_it(
-    demo_path: Path, tmp_path: Path
-) -> None:
+def test_full_auto_replacing_a_file_asks_and_a_no_keeps_it(demo_path: Path, tmp_path: Path) -> None:
     person = Person("deny")
     ctx = full_auto(demo_path, tmp_path, person)
     (ctx.export_dir / "exports").mkdir()

@@ -73,4 +73,3 @@ def test_a_tool_declared_to_end_the_turn_ends_it(demo_path: Path) -> None:
     ended, events = _run(demo_path, caller, Toolset(rows))
     assert ended.reason == "ask" and ended.steps == 1
     assert any(isinstance(event, AskUser) for event in events)
-

@@ -59,11 +59,19 @@ def test_the_chat_model_may_discard_any_change(demo_path: Path, tmp_path: Path) 
     ("tool", "arguments"),
     [
         ("stageItem", {"table": "customers", "op": "delete", "key": {"id": 3}}),
-        ("stageItem", {"table": "customers", "op": "update", "key": {"id": 3},
-                       "values": {"name": "bob's"}}),
+        (
+            "stageItem",
+            {"table": "customers", "op": "update", "key": {"id": 3}, "values": {"name": "bob's"}},
+        ),
         ("bulkEdit", {"table": "customers", "keys": [{"id": 3}, {"id": 4}], "delete": True}),
-        ("bulkEdit", {"table": "customers", "query": "SELECT id FROM customers WHERE id IN (3, 4)",
-                      "set": {"name": "bob's"}}),
+        (
+            "bulkEdit",
+            {
+                "table": "customers",
+                "query": "SELECT id FROM customers WHERE id IN (3, 4)",
+                "set": {"name": "bob's"},
+            },
+        ),
     ],
 )
 def test_a_stage_client_cannot_rewrite_anothers_staged_change(

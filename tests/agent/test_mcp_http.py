@@ -44,7 +44,11 @@ def xdg_env(home: Path) -> dict[str, str]:
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agent", *args],
-        env=env, cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT,
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
 
 
@@ -56,7 +60,11 @@ class HttpServer:
         self.db = db
         self.process = subprocess.Popen(
             [sys.executable, "-m", "agent", "mcp", "--http", "--port", "0", "--db", str(db)],
-            env=self.env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=self.env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         assert self.process.stdout is not None
         first = self.process.stdout.readline()
@@ -110,16 +118,24 @@ def call(server: HttpServer, token: str, name: str, args: dict[str, Any]) -> typ
     return session(server.url, token, work)
 
 
-def raw_post(server: HttpServer, headers: dict[str, str], body: bytes | None = None) -> httpx2.Response:
+def raw_post(
+    server: HttpServer, headers: dict[str, str], body: bytes | None = None
+) -> httpx2.Response:
     init = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "probe", "version": "0"}},
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "0"},
+        },
     }
     sent = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     sent.update(headers)
-    return httpx2.post(server.url, content=body or json.dumps(init).encode(), headers=sent,
-                       timeout=TIMEOUT)
+    return httpx2.post(
+        server.url, content=body or json.dumps(init).encode(), headers=sent, timeout=TIMEOUT
+    )
 
 
 def test_each_token_level_lists_exactly_its_catalog_tools(server: HttpServer) -> None:
@@ -132,8 +148,12 @@ def test_each_token_level_lists_exactly_its_catalog_tools(server: HttpServer) ->
 
 def test_a_call_above_the_tokens_level_is_refused_naming_the_level(server: HttpServer) -> None:
     token = server.token("reader", "read")
-    result = call(server, token, "stageItem", {
-        "table": "customers", "op": "update", "key": {"id": 1}, "values": {"city": "X"}})
+    result = call(
+        server,
+        token,
+        "stageItem",
+        {"table": "customers", "op": "update", "key": {"id": 1}, "values": {"city": "X"}},
+    )
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
     assert "needs level stage" in text and "token create" in text
@@ -142,7 +162,9 @@ def test_a_call_above_the_tokens_level_is_refused_naming_the_level(server: HttpS
 
 
 @pytest.mark.parametrize("authorization", [None, "Bearer tt_not-a-real-token", "Basic abc"])
-def test_requests_without_a_valid_token_get_401(server: HttpServer, authorization: str | None) -> None:
+def test_requests_without_a_valid_token_get_401(
+    server: HttpServer, authorization: str | None
+) -> None:
     headers = {"Authorization": authorization} if authorization else {}
     response = raw_post(server, headers)
     assert response.status_code == 401
@@ -161,8 +183,12 @@ def test_a_revoked_token_is_refused_on_its_next_request(server: HttpServer) -> N
 
 @pytest.mark.parametrize(
     "headers",
-    [{"Origin": "http://evil.example"}, {"Host": "evil.example"},
-     {"Origin": "http://127.0.0.1.evil.example:8765"}, {"Host": "attacker.test:8765"}],
+    [
+        {"Origin": "http://evil.example"},
+        {"Host": "evil.example"},
+        {"Origin": "http://127.0.0.1.evil.example:8765"},
+        {"Host": "attacker.test:8765"},
+    ],
 )
 def test_a_foreign_origin_or_host_gets_403(server: HttpServer, headers: dict[str, str]) -> None:
     token = server.token(f"rebind-{abs(hash(json.dumps(headers)))}", "full")
@@ -183,9 +209,15 @@ def test_two_clients_staging_at_once_lose_nothing(server: HttpServer) -> None:
         async def work(client: Client) -> list[bool]:
             results = []
             for index in range(50):
-                result = await client.call_tool("stageItem", {
-                    "table": "customers", "op": "update", "key": {"id": offset + index},
-                    "values": {"city": f"City {offset + index}"}})
+                result = await client.call_tool(
+                    "stageItem",
+                    {
+                        "table": "customers",
+                        "op": "update",
+                        "key": {"id": offset + index},
+                        "values": {"city": f"City {offset + index}"},
+                    },
+                )
                 results.append(not result.is_error)
             return results
 
@@ -213,7 +245,9 @@ def test_the_audit_log_and_token_list_name_the_client(server: HttpServer) -> Non
     listed = json.loads(cli(server.env, "mcp", "token", "list", "--json").stdout)
     auditor = next(c for c in listed if c["name"] == "auditor")
     assert auditor["calls"] == 1 and auditor["last_used"]
-    clients = sqlite3.connect(Path(server.env["XDG_STATE_HOME"]) / "tabletalk" / "mcp_clients.sqlite")
+    clients = sqlite3.connect(
+        Path(server.env["XDG_STATE_HOME"]) / "tabletalk" / "mcp_clients.sqlite"
+    )
     stored = [row[0] for row in clients.execute("SELECT token_hash FROM clients")]
     clients.close()
     assert token not in stored and all(len(h) == 64 for h in stored)

@@ -81,11 +81,18 @@ def consent_server(
 
 def initialize_body(padding: int = 0) -> bytes:
     """An MCP initialize request, padded with spaces to at least `padding` bytes."""
-    body = json.dumps({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "newcomer", "version": "0"}},
-    }).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "newcomer", "version": "0"},
+            },
+        }
+    ).encode()
     return body + b" " * max(padding - len(body), 0)
 
 

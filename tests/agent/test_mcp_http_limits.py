@@ -51,9 +51,23 @@ class LimitedServer:
     def __init__(self, home: Path, db: Path, limits: dict[str, float]) -> None:
         self.env = xdg_env(home)
         self.process = subprocess.Popen(
-            [sys.executable, "-c", LAUNCH, json.dumps(limits),
-             "mcp", "--http", "--port", "0", "--db", str(db)],
-            env=self.env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-c",
+                LAUNCH,
+                json.dumps(limits),
+                "mcp",
+                "--http",
+                "--port",
+                "0",
+                "--db",
+                str(db),
+            ],
+            env=self.env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         assert self.process.stdout is not None
         first = self.process.stdout.readline()
@@ -83,15 +97,25 @@ def start_server(home: Path, template: Path, limits: dict[str, float]) -> Limite
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, demo_template: Path) -> Iterator[LimitedServer]:
-    served = start_server(tmp_path_factory.mktemp("mcp-slow"), demo_template,
-                          {"HEADER_TIMEOUT": READ_TIMEOUT, "BODY_TIMEOUT": READ_TIMEOUT,
-                           "WRITE_TIMEOUT": READ_TIMEOUT})
+def server(
+    tmp_path_factory: pytest.TempPathFactory, demo_template: Path
+) -> Iterator[LimitedServer]:
+    served = start_server(
+        tmp_path_factory.mktemp("mcp-slow"),
+        demo_template,
+        {
+            "HEADER_TIMEOUT": READ_TIMEOUT,
+            "BODY_TIMEOUT": READ_TIMEOUT,
+            "WRITE_TIMEOUT": READ_TIMEOUT,
+        },
+    )
     yield served
     served.stop()
 
 
-def closed_by_server(sock: socket.socket, trickle: bytes = b"", within: float = CLOSE_BOUND) -> bool:
+def closed_by_server(
+    sock: socket.socket, trickle: bytes = b"", within: float = CLOSE_BOUND
+) -> bool:
     """Whether the server closes the connection within the bound, while we send `trickle`
     one byte every 0.2 s (whatever the server answers first is read and dropped)."""
     deadline = time.monotonic() + within
@@ -102,7 +126,7 @@ def closed_by_server(sock: socket.socket, trickle: bytes = b"", within: float = 
             if readable and not sock.recv(65536):
                 return True
             if sent < len(trickle):
-                sock.sendall(trickle[sent:sent + 1])
+                sock.sendall(trickle[sent : sent + 1])
                 sent += 1
         except (ConnectionResetError, BrokenPipeError):
             return True
@@ -119,9 +143,11 @@ def request_head(server: LimitedServer, extra: str = "", token: bool = True) -> 
 
 @pytest.mark.parametrize(
     ("sent", "trickle"),
-    [(b"", b""),
-     (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", b""),
-     (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ", b"a" * 1000)],
+    [
+        (b"", b""),
+        (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", b""),
+        (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ", b"a" * 1000),
+    ],
     ids=["nothing", "half-the-headers", "headers-trickling"],
 )
 def test_a_request_whose_headers_do_not_arrive_in_time_is_disconnected(
@@ -134,9 +160,11 @@ def test_a_request_whose_headers_do_not_arrive_in_time_is_disconnected(
 
 @pytest.mark.parametrize(
     ("extra", "sent", "token"),
-    [("Content-Length: 1000\r\n", b'{"jsonrpc": "2.0", ', True),
-     ("Transfer-Encoding: chunked\r\n", b'3e8\r\n{"jsonrpc": "2.0", ', True),
-     ("Content-Length: 1000\r\n", b'{"jsonrpc": "2.0", ', False)],
+    [
+        ("Content-Length: 1000\r\n", b'{"jsonrpc": "2.0", ', True),
+        ("Transfer-Encoding: chunked\r\n", b'3e8\r\n{"jsonrpc": "2.0", ', True),
+        ("Content-Length: 1000\r\n", b'{"jsonrpc": "2.0", ', False),
+    ],
     ids=["content-length", "chunked", "refused-401-then-trickling"],
 )
 def test_a_request_body_that_stalls_is_disconnected(
@@ -149,17 +177,33 @@ def test_a_request_body_that_stalls_is_disconnected(
 
 def open_session(server: LimitedServer) -> dict[str, str]:
     """An initialised MCP session's headers (raw HTTP, as a client would send them)."""
-    headers = {"Authorization": f"Bearer {server.token}", "Content-Type": "application/json",
-               "Accept": "application/json, text/event-stream"}
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "streamer", "version": "0"}}}
+    headers = {
+        "Authorization": f"Bearer {server.token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "streamer", "version": "0"},
+        },
+    }
     opened = httpx2.post(server.url, json=init, headers=headers, timeout=TIMEOUT)
     assert opened.status_code == 200, opened.text
-    headers |= {"mcp-session-id": opened.headers["mcp-session-id"],
-                "mcp-protocol-version": "2025-06-18"}
-    done = httpx2.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-                       headers=headers, timeout=TIMEOUT)
+    headers |= {
+        "mcp-session-id": opened.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-06-18",
+    }
+    done = httpx2.post(
+        server.url,
+        json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+        headers=headers,
+        timeout=TIMEOUT,
+    )
     assert done.status_code == 202, done.text
     return headers
 
@@ -224,8 +268,11 @@ def test_a_flood_of_stalled_connections_leaves_room_for_a_real_client(
 ) -> None:
     # Long timeouts, so only the connection cap can help; few open files, so that without a
     # cap the stalled connections use them all up and the server cannot accept another.
-    flooded = start_server(tmp_path / "home", demo_template, {
-        "HEADER_TIMEOUT": 600, "BODY_TIMEOUT": 600, "MAX_CONNECTIONS": 16, "open_files": 256})
+    flooded = start_server(
+        tmp_path / "home",
+        demo_template,
+        {"HEADER_TIMEOUT": 600, "BODY_TIMEOUT": 600, "MAX_CONNECTIONS": 16, "open_files": 256},
+    )
     stalled: list[socket.socket] = []
     try:
         for _ in range(400):
@@ -304,8 +351,11 @@ def test_clients_that_never_read_their_answers_do_not_lock_others_out(
     """Long timeouts, so only the cap can help: at the cap, connections whose clients leave
     the answers unread make room (they were counted as busy answering, so every newcomer,
     a real client too, got 503 for as long as they stayed)."""
-    locked = start_server(tmp_path / "home", demo_template, {"MAX_CONNECTIONS": 3,
-                          "HEADER_TIMEOUT": 600, "BODY_TIMEOUT": 600, "WRITE_TIMEOUT": 600})
+    locked = start_server(
+        tmp_path / "home",
+        demo_template,
+        {"MAX_CONNECTIONS": 3, "HEADER_TIMEOUT": 600, "BODY_TIMEOUT": 600, "WRITE_TIMEOUT": 600},
+    )
     stalled: list[socket.socket] = []
     try:
         stalled = [never_reading(locked.port)[0] for _ in range(3)]

@@ -278,7 +278,10 @@ def test_general_vectors_reorder_but_never_make_a_request_look_answered():
     # The general-English table puts the company's figures nearest to a request about a
     # firm's liabilities, but it vouches for nothing: no word, neighbour or software-table
     # vector vouches either, so search says nothing fits rather than guess.
-    docs = [*WORLD, SearchDoc("company_facts", "Financial statements and key figures of listed firms.")]
+    docs = [
+        *WORLD,
+        SearchDoc("company_facts", "Financial statements and key figures of listed firms."),
+    ]
     ranker = KeywordRanker(docs)
     request = "What are the liabilities of GlaxoSmithKline?"
     general = ranker._general_vectors

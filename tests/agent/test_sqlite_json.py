@@ -19,8 +19,25 @@ from agent.stores.sqlite_readonly import json_value, quote_ident
 
 AWKWARD = 'quote " back \\ ctrl \x01\x1f\x7f tab \t é € 😀 \u2028 end'
 VALUES = [
-    0, -1, 2**63 - 1, -(2**63), 0.1 + 0.2, -0.0, 1e300, -2.5e-308, 5e-324, 1e22, 123.45, 5.0,
-    "", AWKWARD, "'single'", "12", None, b"", b"\x00\xffblob",
+    0,
+    -1,
+    2**63 - 1,
+    -(2**63),
+    0.1 + 0.2,
+    -0.0,
+    1e300,
+    -2.5e-308,
+    5e-324,
+    1e22,
+    123.45,
+    5.0,
+    "",
+    AWKWARD,
+    "'single'",
+    "12",
+    None,
+    b"",
+    b"\x00\xffblob",
 ]
 
 

@@ -261,7 +261,9 @@ def test_a_small_bulk_edit_leaves_no_table_of_its_own(
 
     area = StagingArea(demo_store, path)
     try:
-        big = area.stage_many("orders", query="SELECT id FROM orders LIMIT 600", set={"status": "x"})
+        big = area.stage_many(
+            "orders", query="SELECT id FROM orders LIMIT 600", set={"status": "x"}
+        )
         assert len(item_tables()) == 1
         small = area.stage_many(
             "customers", query="SELECT id FROM customers LIMIT 3", set={"city": "Porto"}

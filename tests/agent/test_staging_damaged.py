@@ -227,7 +227,9 @@ def test_a_damaged_compact_bulk_edit_is_recovered_as_far_as_it_can_be_read(
     area = StagingArea(store)
     path = area.path
     landed = list(
-        area.stage_many("orders", query="SELECT id FROM orders WHERE id <= 300", set={"quantity": 9})
+        area.stage_many(
+            "orders", query="SELECT id FROM orders WHERE id <= 300", set={"quantity": 9}
+        )
     )
     assert area.commit().ok
     [entry] = area.history()

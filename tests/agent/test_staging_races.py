@@ -187,7 +187,7 @@ def test_a_commit_of_what_was_shown_never_commits_values_folded_in_after(
 def test_a_commit_of_what_was_shown_refuses_a_change_staged_unseen_meanwhile(
     demo_path: Path, tmp_path: Path
 ) -> None:
-    """"Commit all" in the panel commits the set it showed: a change another process stages
+    """ "Commit all" in the panel commits the set it showed: a change another process stages
     before the commit's transaction makes it commit nothing (the panel then refreshes), checked
     inside that transaction, so the panel need not read the whole set again first."""
     from agent.errors import StagedSetMoved

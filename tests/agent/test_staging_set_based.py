@@ -244,7 +244,9 @@ def test_committing_chosen_ids_commits_exactly_those_in_the_order_given(
 def test_a_query_keeps_its_order_and_an_item_selected_twice_is_staged_once(
     area: StagingArea,
 ) -> None:
-    picked = "WITH w(k, o) AS (VALUES (3, 1), (1, 2), (3, 3), (5, 4)) SELECT k AS ID FROM w ORDER BY o"
+    picked = (
+        "WITH w(k, o) AS (VALUES (3, 1), (1, 2), (3, 3), (5, 4)) SELECT k AS ID FROM w ORDER BY o"
+    )
     changes = area.stage_many("t", query=picked, set={"s": "q"})
     assert [c.key for c in changes] == [{"id": 3}, {"id": 1}, {"id": 5}]
     assert [c.id for c in area.list()] == [c.id for c in changes]

@@ -170,8 +170,15 @@ def test_objects_sent_as_json_text_are_decoded(ctx: ToolContext) -> None:
     ("tool", "arguments"),
     [
         ("getItem", {"table": "orders", "key": {"id": "x" * 3_000_000}}),
-        ("stageItem", {"table": "orders", "op": "update", "key": {"id": 1},
-                       "values": {f"c{i}": i for i in range(20_000)}}),
+        (
+            "stageItem",
+            {
+                "table": "orders",
+                "op": "update",
+                "key": {"id": 1},
+                "values": {f"c{i}": i for i in range(20_000)},
+            },
+        ),
         ("getItem", {"table": "t" * 1_000_000, "key": {"id": 1}}),
     ],
     ids=["huge-key", "20000-unknown-columns", "huge-table-name"],

@@ -286,7 +286,10 @@ def test_a_build_that_did_not_finish_says_so_until_a_build_finishes(
     assert "tabletalk index build products" in result["unfinished"]
     assert build(db) == 0
     assert status(db, capsys)["indexes"][0] | {"builtAt": None} == {
-        **shown, "rows": 600, "finished": True, "builtAt": None
+        **shown,
+        "rows": 600,
+        "finished": True,
+        "builtAt": None,
     }
     assert "unfinished" not in search(store, "products", "wireless earbuds", limit=3)
     store.close()

@@ -39,38 +39,57 @@ GOOD: dict[str, list[Reply]] = {
         _say("You have customers, orders, products and stock_levels."),
     ],
     "Show me customers side by side with their orders.": [
-        _t("proposeJoinedView", left="customers", right="orders", left_on="id",
-           right_on="customer_id"),
+        _t(
+            "proposeJoinedView",
+            left="customers",
+            right="orders",
+            left_on="id",
+            right_on="customer_id",
+        ),
         _say("Click the chip to open customers joined with their orders."),
     ],
     "Change the city of customer 12 to Lisbon.": [
-        _t("stageItem", table="customers", op="update", key={"id": 12},
-           values={"city": "Lisbon"}),
+        _t("stageItem", table="customers", op="update", key={"id": 12}, values={"city": "Lisbon"}),
         _say("Staged: customer 12 moves to Lisbon. Review it in the staging panel."),
     ],
     "Cancel every order that is on hold.": [
-        _t("bulkEdit", table="orders", query="SELECT id FROM orders WHERE status = 'on_hold'",
-           set={"status": "cancelled"}),
+        _t(
+            "bulkEdit",
+            table="orders",
+            query="SELECT id FROM orders WHERE status = 'on_hold'",
+            set={"status": "cancelled"},
+        ),
         _say("Staged the cancellation of 35 orders on hold."),
     ],
     "Delete all the test orders.": [
-        _t("bulkEdit", table="orders", query="SELECT id FROM orders WHERE status = 'test'",
-           delete=True),
+        _t(
+            "bulkEdit",
+            table="orders",
+            query="SELECT id FROM orders WHERE status = 'test'",
+            delete=True,
+        ),
         _say("Staged the deletion of 12 test orders."),
     ],
     "Set the quantity to 1 on orders 5, 6 and 7.": [
-        _t("bulkEdit", table="orders", keys=[{"id": 5}, {"id": 6}, {"id": 7}],
-           set={"quantity": 1}),
+        _t("bulkEdit", table="orders", keys=[{"id": 5}, {"id": 6}, {"id": 7}], set={"quantity": 1}),
         _say("Staged quantity 1 on orders 5, 6 and 7."),
     ],
     "Set the stock to 0 for every discontinued product.": [
-        _t("bulkEdit", table="products",
-           query="SELECT id FROM products WHERE category = 'Discontinued'", set={"stock": 0}),
+        _t(
+            "bulkEdit",
+            table="products",
+            query="SELECT id FROM products WHERE category = 'Discontinued'",
+            set={"stock": 0},
+        ),
         _say("Staged stock 0 on the 4 discontinued products."),
     ],
     "Move every customer in Oldtown to Newtown and set their created_at to 2026-01-01.": [
-        _t("bulkEdit", table="customers", query="SELECT id FROM customers WHERE city = 'Oldtown'",
-           set={"city": "Newtown", "created_at": "2026-01-01"}),
+        _t(
+            "bulkEdit",
+            table="customers",
+            query="SELECT id FROM customers WHERE city = 'Oldtown'",
+            set={"city": "Newtown", "created_at": "2026-01-01"},
+        ),
         _say("Staged the move of 3 customers."),
     ],
     "Open the staging panel so I can review pending changes.": [
@@ -102,8 +121,12 @@ GOOD: dict[str, list[Reply]] = {
     ],
     "Save a view called big-orders of the orders with a total over 500.": [
         _search("save a view"),
-        _t("saveSpec", name="big-orders", query="SELECT * FROM orders WHERE total > 500",
-           table="orders"),
+        _t(
+            "saveSpec",
+            name="big-orders",
+            query="SELECT * FROM orders WHERE total > 500",
+            table="orders",
+        ),
         _say("Saved big-orders."),
         _search("open a saved view"),
         _t("openSavedSpec", name="big-orders"),
@@ -111,8 +134,13 @@ GOOD: dict[str, list[Reply]] = {
     ],
     "Record that orders.customer_id refers to customers.id so the two can be joined later.": [
         _search("declare a relationship between tables"),
-        _t("declareRelationship", left="orders", left_on="customer_id", right="customers",
-           right_on="id"),
+        _t(
+            "declareRelationship",
+            left="orders",
+            left_on="customer_id",
+            right="customers",
+            right_on="id",
+        ),
         _say("Recorded orders.customer_id → customers.id."),
     ],
     "Update the order.": [
@@ -145,8 +173,10 @@ GOOD: dict[str, list[Reply]] = {
         _say("57 orders are pending."),
     ],
     "Which city has the most customers?": [
-        _t("runQuery", query="SELECT city, COUNT(*) AS n FROM customers GROUP BY city "
-                             "ORDER BY n DESC LIMIT 1"),
+        _t(
+            "runQuery",
+            query="SELECT city, COUNT(*) AS n FROM customers GROUP BY city ORDER BY n DESC LIMIT 1",
+        ),
         _say("Evalton has the most customers."),
     ],
     "Show me the details of product 7.": [
@@ -164,16 +194,26 @@ GOOD: dict[str, list[Reply]] = {
 
 BAD: dict[str, list[Reply]] = {
     "Change the city of customer 12 to Lisbon.": [
-        _t("stageItem", table="customers", op="update", key={"id": 12},
-           values={"city": "Lisbonne"}),
+        _t(
+            "stageItem", table="customers", op="update", key={"id": 12}, values={"city": "Lisbonne"}
+        ),
         _say("Done."),
     ],
     "Cancel every order that is on hold.": [
-        Reply(tool_uses=[
-            ToolUse("stageItem", {"table": "orders", "op": "update", "key": {"id": i},
-                                  "values": {"status": "cancelled"}})
-            for i in range(101, 136)
-        ]),
+        Reply(
+            tool_uses=[
+                ToolUse(
+                    "stageItem",
+                    {
+                        "table": "orders",
+                        "op": "update",
+                        "key": {"id": i},
+                        "values": {"status": "cancelled"},
+                    },
+                )
+                for i in range(101, 136)
+            ]
+        ),
         _say("Done, one by one."),
     ],
     "Save the products table as JSON in products.json.": [

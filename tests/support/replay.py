@@ -49,7 +49,9 @@ class ReplayCaller:
         for name, tool_input in step.tool_uses:
             tool_use_id = f"replay_{next(self._ids)}"
             yield ToolUseBlock(tool_use_id, name, tool_input, "", None)
-            content.append({"toolUse": {"toolUseId": tool_use_id, "name": name, "input": tool_input}})
+            content.append(
+                {"toolUse": {"toolUseId": tool_use_id, "name": name, "input": tool_input}}
+            )
         reason = "tool_use" if step.tool_uses else "end_turn"
         yield StepEnd(reason, Usage(10, 5), {"role": "assistant", "content": content})
 

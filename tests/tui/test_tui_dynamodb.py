@@ -270,7 +270,11 @@ async def test_acceptance_demo_chat_bulk_edit_of_35_orders_committed_from_the_pa
             tool_uses=[
                 ToolUse(
                     "bulkEdit",
-                    {"table": "orders", "keys": [{"id": i} for i in ids], "set": {"status": "held"}},
+                    {
+                        "table": "orders",
+                        "keys": [{"id": i} for i in ids],
+                        "set": {"status": "held"},
+                    },
                 )
             ]
         ),

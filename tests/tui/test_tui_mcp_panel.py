@@ -31,9 +31,15 @@ def stage_in_thread(url: str, token: str) -> concurrent.futures.Future[Any]:
         headers = {"Authorization": f"Bearer {token}"}
         async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
             async with Client(streamable_http_client(url, http_client=http)) as client:
-                return await client.call_tool("stageItem", {
-                    "table": "customers", "op": "update", "key": {"id": 7},
-                    "values": {"city": "Lisbon"}})
+                return await client.call_tool(
+                    "stageItem",
+                    {
+                        "table": "customers",
+                        "op": "update",
+                        "key": {"id": 7},
+                        "values": {"city": "Lisbon"},
+                    },
+                )
 
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     future = pool.submit(asyncio.run, run())
@@ -65,7 +71,7 @@ async def start_and_create(app: Any, pilot: Any, name: str, level: str) -> tuple
     await pilot.pause()
     snippet = panel.query_one("#snippet", TextArea).text
     token = re.search(r"(tt_\S+)", snippet).group(1)  # type: ignore[union-attr]
-    block = json.loads(snippet[snippet.index("{"):])
+    block = json.loads(snippet[snippet.index("{") :])
     assert block["mcpServers"]["tabletalk"]["url"] == app.mcp_serving.url
     assert panel.query_one("#clients", DataTable).row_count == 1
     return panel, token
@@ -103,17 +109,23 @@ async def test_denying_a_new_client_revokes_it_and_revoking_ends_access(make_app
         assert app.status.staged == 0
 
         _, second = await start_and_create_again(app, pilot, panel, "laptop")
-        headers = {"Authorization": f"Bearer {second}", "Content-Type": "application/json",
-                   "Accept": "application/json, text/event-stream"}
+        headers = {
+            "Authorization": f"Bearer {second}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
         panel.query_one("#clients", DataTable).move_cursor(row=0)
         panel.query_one("#revoke", Button).press()
         await pilot.pause()
         response = await asyncio.to_thread(
-            httpx2.post, app.mcp_serving.url, content=b"{}", headers=headers, timeout=120)
+            httpx2.post, app.mcp_serving.url, content=b"{}", headers=headers, timeout=120
+        )
         assert response.status_code == 401
 
 
-async def start_and_create_again(app: Any, pilot: Any, panel: McpPanel, name: str) -> tuple[McpPanel, str]:
+async def start_and_create_again(
+    app: Any, pilot: Any, panel: McpPanel, name: str
+) -> tuple[McpPanel, str]:
     panel.query_one("#name", Input).value = name
     panel.query_one("#create", Button).press()
     await pilot.pause()

@@ -457,7 +457,9 @@ async def test_a_table_orphaned_twice_is_named_with_its_columns(
     """Deleting a customer and a product said "11 in orders, 62 in orders": which rows were
     which, and the total counted a row pointing at both twice."""
     with sqlite3.connect(demo_path) as conn:
-        (by_customer,) = conn.execute("SELECT count(*) FROM orders WHERE customer_id = 5").fetchone()
+        (by_customer,) = conn.execute(
+            "SELECT count(*) FROM orders WHERE customer_id = 5"
+        ).fetchone()
         (by_product,) = conn.execute("SELECT count(*) FROM orders WHERE product_id = 5").fetchone()
     assert by_customer and by_product
     area = StagingArea(demo_store)
@@ -512,8 +514,10 @@ async def test_only_conflicts_left_hides_the_commit_of_none(
         assert app.query_one("#reject-all").display
 
 
-@pytest.mark.parametrize(("staged", "words"), [(2, "2 staged changes are kept; review them"),
-                                              (1, "1 staged change is kept; review it")])
+@pytest.mark.parametrize(
+    ("staged", "words"),
+    [(2, "2 staged changes are kept; review them"), (1, "1 staged change is kept; review it")],
+)
 async def test_quitting_with_staged_changes_says_they_are_kept(
     make_app, demo_store, staged: int, words: str
 ) -> None:
@@ -629,9 +633,7 @@ async def test_paging_keeps_the_summaries_and_commit_ready(make_app, demo_store)
         assert "121 staged changes" in screen_text(app)
 
 
-async def test_the_keyboard_turns_pages_past_either_end_of_the_list(
-    make_app, demo_store
-) -> None:
+async def test_the_keyboard_turns_pages_past_either_end_of_the_list(make_app, demo_store) -> None:
     area = StagingArea(demo_store)
     area.stage_many("orders", query="SELECT id FROM orders LIMIT 120", set={"status": "held"})
     order = [c.id for c in area.list()]
@@ -767,9 +769,7 @@ async def test_a_long_origin_is_cut_in_the_list_and_whole_in_the_detail(
         assert "mcp nightly-reconciliation-agent" in str(card.query_one(".card-head").render())
 
 
-async def test_a_damaged_saved_specs_file_does_not_stop_the_panel(
-    make_app, demo_store
-) -> None:
+async def test_a_damaged_saved_specs_file_does_not_stop_the_panel(make_app, demo_store) -> None:
     """The panel reads declared relationships to warn about orphans; a damaged specs.sqlite
     must not keep it from listing (and committing) the staged changes."""
     from agent import paths

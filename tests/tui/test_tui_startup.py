@@ -171,7 +171,10 @@ SEND_AT_ONCE = PROBE.replace(
     "        if shown or self.ticks > 2000:  # 100 s: it never came\n"
     "            print(json.dumps({'shown': shown}))\n"
     "            self.exit()\n",
-).replace("from tui.app import TabletalkApp", "from textual import events\nfrom tui.app import TabletalkApp")
+).replace(
+    "from tui.app import TabletalkApp",
+    "from textual import events\nfrom tui.app import TabletalkApp",
+)
 
 
 def test_a_message_sent_the_moment_the_first_screen_is_out_shows_in_the_chat(

@@ -103,4 +103,3 @@ class CommitDetailScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()  # arrows and page keys scroll the changes
-

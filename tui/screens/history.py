@@ -77,13 +77,18 @@ class HistoryScreen(ModalScreen[str | None]):
         table.add_columns("commit", "when (UTC)", "changes", "tables", "by")
         for entry in self.entries:
             table.add_row(
-                entry.id, entry.committed_at.replace("T", " ")[:19], f"{entry.changes:,}",
-                Text(", ".join(entry.tables)), Text(entry.committed_by), key=entry.id,
+                entry.id,
+                entry.committed_at.replace("T", " ")[:19],
+                f"{entry.changes:,}",
+                Text(", ".join(entry.tables)),
+                Text(entry.committed_by),
+                key=entry.id,
             )
         summary = (
             f"{counted(len(self.entries), 'commit')}. Enter shows a commit's changes; Revert "
             "stages the inverse changes for review; rows changed since show as conflicts."
-            if self.entries else "No commits yet: commit staged changes and they appear here."
+            if self.entries
+            else "No commits yet: commit staged changes and they appear here."
         )
         self.query_one("#summary", Static).update(summary)
         self.query_one("#revert", Button).disabled = not self.entries

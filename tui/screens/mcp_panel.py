@@ -114,9 +114,11 @@ class McpPanel(ModalScreen[None]):
         clients.clear()
         for client in serving.clients():
             clients.add_row(
-                short_name(client.name), client.level,
+                short_name(client.name),
+                client.level,
                 local_time(client.created, "%Y-%m-%d %H:%M"),
-                local_time(client.last_used, "%Y-%m-%d %H:%M"), str(client.calls),
+                local_time(client.last_used, "%Y-%m-%d %H:%M"),
+                str(client.calls),
                 key=client.name,
             )
         if selected is not None and selected in [str(k.value) for k in clients.rows]:
@@ -125,7 +127,9 @@ class McpPanel(ModalScreen[None]):
         calls.clear()
         for record in reversed(serving.recent_calls()[-50:]):
             calls.add_row(
-                local_time(record.time, "%H:%M:%S"), short_name(record.client), record.level,
+                local_time(record.time, "%H:%M:%S"),
+                short_name(record.client),
+                record.level,
                 short_name(record.tool),
                 "✓" if record.ok else "✗",
             )
@@ -171,9 +175,9 @@ class McpPanel(ModalScreen[None]):
         from agent.mcp_server.http import client_snippet
 
         url = self.serving.url or f"http://127.0.0.1:{self.query_one('#port', Input).value}/mcp"
-        self.query_one("#snippet", TextArea).text = (
-            f"token for {name} ({level}): {token}\n\n{client_snippet(url, token)}\n"
-        )
+        self.query_one(
+            "#snippet", TextArea
+        ).text = f"token for {name} ({level}): {token}\n\n{client_snippet(url, token)}\n"
         self.query_one("#name", Input).value = ""
         self.refresh_view()
         # the token is shown only now: bring it and Copy into view (at 24 rows they were below)

@@ -48,7 +48,6 @@ RENDER_INTERVAL = 1 / 20
 """Seconds between render steps while streamed text waits; keys are handled in between."""
 
 
-
 def _items() -> ModuleType:
     """The widgets a conversation adds (messages, tool lines, chips, questions), imported with
     the first one shown: the first screen has none."""
@@ -195,7 +194,9 @@ class ChatPanel(Vertical):
                 self.composer.clear()
             return
         if self.busy:
-            warning = f"Wait for the answer, or press {app_key(self.app, 'stop', 'Esc')} to stop it."
+            warning = (
+                f"Wait for the answer, or press {app_key(self.app, 'stop', 'Esc')} to stop it."
+            )
             self.app.notify(warning, severity="warning", markup=False)
             return
         session = getattr(self.app, "session", None)

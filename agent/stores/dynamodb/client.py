@@ -119,8 +119,10 @@ def translate(
                 fix="Run `aws sso login` (or refresh your credentials) and retry.",
             )
         lowered = text.lower()
-        if code == "ValidationException" and "size" in lowered and (
-            "400" in text or "maximum allowed size" in lowered
+        if (
+            code == "ValidationException"
+            and "size" in lowered
+            and ("400" in text or "maximum allowed size" in lowered)
         ):
             return StoreError(
                 f"an item is over DynamoDB's 400 KB limit{where}",

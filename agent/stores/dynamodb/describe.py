@@ -45,9 +45,7 @@ def table_info(
     """The table's schema from DescribeTable's `raw` answer, its key attributes and their
     types, and the attribute types `seen` in a sample of `sampled` items (keys first)."""
     columns = [
-        Column(
-            k, KEY_TYPE_NAMES.get(types.get(k, ""), "string"), key_position=i + 1, not_null=True
-        )
+        Column(k, KEY_TYPE_NAMES.get(types.get(k, ""), "string"), key_position=i + 1, not_null=True)
         for i, k in enumerate(keys)
     ]
     columns += [Column(a, "/".join(sorted(c))) for a, c in sorted(seen.items()) if a not in keys]

@@ -23,7 +23,10 @@ def _index_on(store: DynamoDBStore, table: str, attribute: str) -> str | None:
     """A global index of `table` whose partition key is `attribute` (None: no such index)."""
     for index in store.describe_raw(table).get("GlobalSecondaryIndexes", []):
         hash_key = next(k for k in index["KeySchema"] if k["KeyType"] == "HASH")
-        if hash_key["AttributeName"] == attribute and index.get("IndexStatus", "ACTIVE") == "ACTIVE":
+        if (
+            hash_key["AttributeName"] == attribute
+            and index.get("IndexStatus", "ACTIVE") == "ACTIVE"
+        ):
             return str(index["IndexName"])
     return None
 
