@@ -25,7 +25,7 @@ from agent.conversations import (
     ConversationSummary,
     new_conversation_id,
 )
-from agent.errors import TabletalkError
+from agent.errors import StoreError, TabletalkError
 from agent.events import Notice, TurnEnded, TurnEvent, Usage
 from agent.loop import TurnRecord, TurnRunner
 from agent.permissions import AuditLog, PermissionGate, Prompter, grants_of
@@ -34,6 +34,7 @@ from agent.search.decider import Decider
 from agent.search.searcher import ToolSearcher
 from agent.specs import SpecBook
 from agent.staging import StagingArea
+from agent.stop import reads_stop_when
 from agent.stores.base import Store
 from agent.stores.open import identity_db, same_db
 from agent.text_plural import counted
@@ -262,9 +263,15 @@ class ChatSession:
         cancel: threading.Event | None = None,
     ) -> TurnEnded:
         """Run one turn for the user's text (and files). Blocking; one turn at a time."""
-        with self._lock:
+        with self._lock, reads_stop_when((cancel or threading.Event()).is_set):
             self.last_turn_kept = False
             self.refresh_tools()
+            try:
+                system = self._system_blocks()
+            except StoreError:  # Stop while another read held the store's connection
+                if cancel is None or not cancel.is_set():
+                    raise
+                system = self._system  # unused: the turn stops before its first request
             added = [self.attach(path) for path in attachments]
             mark = self.conversation.mark()
             content: list[dict[str, Any]] = [{"text": text}]
@@ -305,7 +312,7 @@ class ChatSession:
                 gate=self.gate,
                 conversation=self.conversation,
                 context=context,
-                system=self._system_blocks(),
+                system=system,
                 step_limit=self.settings.step_limit,
                 on_event=on_event,
                 save=lambda: self._save(on_event),

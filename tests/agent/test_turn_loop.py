@@ -570,6 +570,48 @@ def test_a_turn_that_failed_before_any_answer_is_not_kept(
 RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 
 
+def test_stop_while_the_turn_start_waits_for_the_store_ends_the_turn_at_once(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    """A turn starts (its system prompt lists the tables) while another part of the app holds
+    the store's read connection with a long read: Stop ends the turn at once, before any
+    model request, keeps the message as any stopped turn does, and leaves the other read."""
+    scripted_bedrock.add(Reply(text="never sent"))
+    session = session_for(db_path, mode="auto")
+    reader = session.store._reader  # type: ignore[attr-defined]
+    other_stop, other_failed = threading.Event(), []
+
+    def other_read() -> None:
+        with reads_stop_when(other_stop.is_set):
+            try:
+                session.store.query(RUNAWAY)
+            except StoreError as exc:
+                other_failed.append(exc.message)
+
+    other = threading.Thread(target=other_read)
+    cancel, ended = StopSignal(), []
+    turn = threading.Thread(
+        target=lambda: ended.append(session.run_turn("how many orders?", cancel=cancel))
+    )
+    try:
+        other.start()
+        while not reader._lock.locked():
+            time.sleep(0.01)
+        turn.start()
+        time.sleep(0.2)  # the turn waits for the connection to list the tables
+        assert turn.is_alive()
+        cancel.set()
+        turn.join(5)
+        assert not turn.is_alive() and ended[0].reason == "stopped"
+        assert scripted_bedrock.requests == []
+        assert session.user_messages()[-1][1] == "how many orders?"
+        assert other.is_alive() and not other_failed
+    finally:
+        other_stop.set()
+        other.join(10)
+        turn.join(10)
+
+
 def test_stop_while_a_tool_waits_for_the_store_stops_that_tool_and_not_the_other_read(
     scripted_bedrock: ScriptedBedrock, db_path: Path
 ) -> None:
