@@ -95,6 +95,31 @@ async def test_stop_mid_stream_ends_the_turn_and_the_chat_goes_on(
         assert app.query(AssistantMessage).last().source == "Still here."
 
 
+RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+async def test_stop_while_a_tool_runs_marks_its_line_stopped(make_app, scripted_bedrock) -> None:
+    """A tool line whose turn was stopped does not keep showing as running."""
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("runQuery", {"query": RUNAWAY})]), Reply(text="Still here.")
+    )
+    app = make_app(mode="auto")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "count forever"
+        await pilot.press("enter")
+        while not app.query(ToolLine):
+            await pilot.pause()
+        await pilot.press("escape")
+        line = app.query_one(ToolLine)
+        assert line.status == "stopped" and str(line.title).startswith("■ runQuery")
+        assert "before this tool's result came" in str(line._result_view.render())
+        await settle(app, pilot)
+        await send(app, pilot, "are you there?")
+        assert app.query(AssistantMessage).last().source == "Still here."
+        assert app.query_one(ToolLine).status == "stopped"
+
+
 async def test_rewind_rolls_back_and_puts_the_text_in_the_composer(
     make_app, scripted_bedrock
 ) -> None:

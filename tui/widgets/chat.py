@@ -47,6 +47,9 @@ RENDER_BATCH = 2_000
 RENDER_INTERVAL = 1 / 20
 """Seconds between render steps while streamed text waits; keys are handled in between."""
 
+UNFINISHED = {"stopped": "The turn ended (Stop, or an error) before this tool's result came."}
+"""What a tool line shows when its turn ended while it ran."""
+
 
 def _items() -> ModuleType:
     """The widgets a conversation adds (messages, tool lines, chips, questions), imported with
@@ -426,6 +429,9 @@ class ChatPanel(Vertical):
         if self._wait_line is not None:
             self._wait_line.remove()
             self._wait_line = None
+        for line in self._tool_lines.values():  # Stop, or a tool that crashed the turn
+            if line.status is None:
+                line.finish("stopped", UNFINISHED)
         self._tool_lines.clear()
         self._streamed = 0
         self.host.show_streaming(0)

@@ -20,7 +20,12 @@ from textual.widgets import Button, Collapsible, Static
 
 from tui.messages import ChipClicked
 
-STATUS_MARKS = {None: ("…", "cyan"), "success": ("✓", "green"), "error": ("✗", "red")}
+STATUS_MARKS = {
+    None: ("…", "cyan"),
+    "success": ("✓", "green"),
+    "error": ("✗", "red"),
+    "stopped": ("■", "yellow"),
+}
 
 
 def short_input(tool_input: Any, width: int = 60) -> str:
