@@ -130,7 +130,8 @@ def search_catalog(
 class ToolSearcher:
     """Runs searchTools for one conversation; `start_turn` resets the per-turn budget.
 
-    The documents and the ranker are built at the first search: most turns search nothing.
+    The documents are listed and the ranker found at the first search (most turns search
+    nothing); conversations over the same catalog share one ranker (`shared_ranker`).
     """
 
     def __init__(
@@ -158,11 +159,11 @@ class ToolSearcher:
 
     @property
     def ranker(self) -> Any:
-        """The keyword ranker over `docs` (the one given, else built at first use)."""
+        """The keyword ranker over `docs`: the one given, else the process's for this catalog."""
         if self._ranker is None:
-            from agent.search.ranker import KeywordRanker
+            from agent.search.ranker import shared_ranker
 
-            self._ranker = KeywordRanker(self.docs)
+            self._ranker = shared_ranker(tuple(self.docs))
         return self._ranker
 
     def start_turn(self) -> None:
