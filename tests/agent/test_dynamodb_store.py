@@ -520,3 +520,32 @@ def test_stop_during_a_scan_asks_for_no_further_page(dynamo_endpoint: str) -> No
         opened.count("orders")
     assert caught.value.message == "the query was stopped" and len(scans) == 1
     assert opened.count("orders") == 1_100  # outside the stopped block, reads run in full
+
+
+def test_stop_during_a_bulk_edits_item_reads_stages_nothing(
+    dynamo_endpoint: str, tmp_path: Path
+) -> None:
+    """Stop pressed while a bulk edit by keys reads its items (BatchGetItem, 100 keys a
+    call): no further call is made and nothing is staged, as a Scan asks for no further page."""
+    import threading
+
+    from agent.stop import reads_stop_when
+
+    make_orders(raw_client(), 250)  # three BatchGetItem calls of at most 100 keys
+    opened = open_store(f"dynamodb://{REGION}")
+    assert isinstance(opened, DynamoDBStore)
+    staging = StagingArea(opened, tmp_path / "staging.sqlite")
+    stop, calls = threading.Event(), []
+
+    def batch_read(**_: Any) -> None:
+        calls.append(1)
+        stop.set()  # Stop, pressed while the first call came back
+
+    opened.client.meta.events.register("after-call.dynamodb.BatchGetItem", batch_read)
+    try:
+        with reads_stop_when(stop.is_set), pytest.raises(StoreError) as caught:
+            staging.stage_many("orders", keys=[{"id": i} for i in range(1, 251)], set={"f": 1})
+        assert caught.value.message == "the query was stopped" and len(calls) == 1
+        assert staging.count() == 0
+    finally:
+        staging.close()

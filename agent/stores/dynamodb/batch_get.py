@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from agent.stores.base import Item, Key
+from agent.stop import reads_should_stop
+from agent.stores.base import Item, Key, stopped_error
 from agent.stores.dynamodb.types import item_to_plain, same_value
 
 if TYPE_CHECKING:
@@ -17,7 +18,8 @@ BATCH_KEYS = 100
 
 def get_items(store: DynamoDBStore, table: str, keys: list[Key]) -> list[Item | None]:
     """The item for each key (None where none exists): consistent reads, 100 keys a call,
-    unprocessed keys asked again; each distinct key is read once."""
+    unprocessed keys asked again; each distinct key is read once. A Stop of this thread
+    (`agent.stop.reads_stop_when`) ends it before its next call."""
     name, attrs, _ = store._key_shape(table)  # noqa: SLF001 - the store's own helper module
     normalized = [store.normalize_key(name, k) for k in keys]
 
@@ -35,6 +37,8 @@ def get_items(store: DynamoDBStore, table: str, keys: list[Key]) -> list[Item | 
             }
         }
         while pending:
+            if reads_should_stop():  # Stop: no further call is made
+                raise stopped_error()
             response = store._call(  # noqa: SLF001
                 "batch_get_item",
                 "dynamodb:BatchGetItem",
