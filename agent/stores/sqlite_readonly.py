@@ -249,8 +249,10 @@ class ReadOnlyConnection:
 
     def _warm_new_virtual_tables(self) -> None:
         """`_warm_tables` again with the authorizer off (our SQL only): a virtual table was
-        created after this connection opened, or a pragma table is used for the first time."""
-        with self._lock:
+        created after this connection opened, or a pragma table is used for the first time.
+        It waits for the connection as a read does (`_take_lock`: a Stop ends the wait)."""
+        self._take_lock()
+        try:
             self._conn.set_authorizer(None)
             try:
                 if not self._pragmas_warm:
@@ -259,6 +261,8 @@ class ReadOnlyConnection:
                 self._warm_tables()
             finally:
                 self._conn.set_authorizer(self._authorize)
+        finally:
+            self._lock.release()
 
     def _should_stop(self) -> int:
         """Non-zero stops the running statement: Stop was pressed (a `reads_stop_when` check of

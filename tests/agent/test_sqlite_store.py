@@ -702,3 +702,40 @@ def test_opening_a_store_builds_no_pragma_table_until_a_query_uses_one(
         store.query("SELECT * FROM pragma_integrity_check")
     assert "PRAGMA integrity_check is not allowed here" in caught.value.message
     store.close()
+
+
+def test_stop_ends_a_wait_for_the_connection_to_warm_a_pragma_table(
+    demo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read meeting a pragma table for the first time warms the connection and runs again;
+    another thread's long read takes the connection in between: the chat's Stop ends the
+    warm-up's wait at once, as it ends any read's wait for the connection."""
+    from agent.stores.sqlite_readonly import ReadOnlyConnection
+
+    store = SQLiteStore.open(demo_path, query_timeout_s=60)
+    other_stop, chat_stop = threading.Event(), threading.Event()
+    warm = ReadOnlyConnection._warm_new_virtual_tables
+    others: list[tuple[threading.Thread, list[BaseException]]] = []
+
+    def warm_after_another_read(reader: ReadOnlyConnection) -> None:
+        others.append(_read_in_thread(store, RUNAWAY, other_stop))
+        while not reader._lock.locked():  # the other read holds the connection
+            time.sleep(0.01)
+        chat_stop.set()  # Stop, pressed while the chat's read waits to warm it
+        warm(reader)
+
+    monkeypatch.setattr(ReadOnlyConnection, "_warm_new_virtual_tables", warm_after_another_read)
+    chat, chat_outcome = _read_in_thread(
+        store, "SELECT name FROM pragma_table_info('orders')", chat_stop
+    )
+    try:
+        chat.join(3)
+        assert not chat.is_alive() and _stopped(chat_outcome)
+        ((other, other_outcome),) = others
+        assert other.is_alive() and not other_outcome  # the other read goes on
+    finally:
+        other_stop.set()
+        chat.join(10)
+        for other, _ in others:
+            other.join(10)
+        store.close()
