@@ -29,7 +29,9 @@ class StopSignal(threading.Event):
     def __init__(self) -> None:
         super().__init__()
         self._actions: dict[int, Callable[[], object]] = {}
-        self._actions_lock = threading.Lock()
+        # Re-entrant: Ctrl+C's handler (`agent.cli.ask`) sets the signal on the main thread,
+        # between two bytecodes of the turn, which may be holding it in `when_set`.
+        self._actions_lock = threading.RLock()
         self._next_key = 0
 
     def set(self) -> None:

@@ -380,3 +380,35 @@ def test_ctrl_c_at_a_permission_prompt_denies_the_call_and_stops_the_turn(
     assert decision == "deny"
     assert interrupted.is_set() and cancel.is_set()
     assert after is before
+
+
+CTRL_C_WHILE_REGISTERING = """
+import signal
+from agent.cli import ask
+from agent.stop import StopSignal
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal
+cancel, ran = StopSignal(), []
+with ask._ctrl_c_stops(cancel) as interrupted:
+    with cancel.when_set(lambda: ran.append("closed")):
+        with cancel._actions_lock:  # the turn registers its next stop action right then
+            signal.raise_signal(signal.SIGINT)
+print(interrupted.is_set(), cancel.is_set(), ran)
+"""
+
+
+def test_ctrl_c_while_the_turn_registers_a_stop_action_stops_it_and_does_not_hang() -> None:
+    """The Ctrl+C handler sets the StopSignal on the main thread, between two bytecodes of
+    the turn: landing while the turn's own `when_set` holds the signal's action lock (around
+    every stream read), it waited for that lock forever."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CTRL_C_WHILE_REGISTERING],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the Ctrl+C handler deadlocked on the StopSignal's action lock")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True True ['closed']"
