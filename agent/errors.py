@@ -47,6 +47,11 @@ class StoreError(TabletalkError):
     title = "Store error"
 
 
+class ReadStopped(StoreError):
+    """A read ended on request (Stop), not because the query or the store is wrong: callers
+    that reword a store error as the caller's mistake let this one through as it is."""
+
+
 class InDoubtError(StoreError):
     """A commit unit whose request may have been applied although it failed (its answer was
     lost, or an earlier attempt of a retried request timed out): `ids` are its changes, which

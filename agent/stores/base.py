@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
-from agent.errors import StoreError
+from agent.errors import ReadStopped
 from agent.text_plural import counted
 
 if TYPE_CHECKING:
@@ -93,9 +93,9 @@ NARROWER_QUERY = (
 )
 
 
-def stopped_error() -> StoreError:
+def stopped_error() -> ReadStopped:
     """A read stopped on request (Stop)."""
-    return StoreError(
+    return ReadStopped(
         "the query was stopped",
         fix="It was stopped on request (Stop); nothing was changed. Run it again "
         "if it is still needed, narrowed with a WHERE condition or a LIMIT.",

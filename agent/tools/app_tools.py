@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from agent.errors import TabletalkError
+from agent.errors import ReadStopped, TabletalkError
 from agent.search.text import MAX_QUERY_CHARS
 from agent.tools.base import (
     TABLE_FIELD,
@@ -65,6 +65,8 @@ def checked_filter(ctx: ToolContext, table: str, query: str | None) -> tuple[str
     condition = condition_of(table, query)
     try:
         matching = ctx.store.count(table, condition)
+    except ReadStopped:
+        raise  # Stop, not a filter that does not work
     except TabletalkError as exc:
         if condition:
             raise ToolFailure(

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from agent.errors import TabletalkError
+from agent.errors import ReadStopped, TabletalkError
 from agent.specs import Relationship, SavedSpec, check_spec, is_full_query
 from agent.tools.base import (
     ToolContext,
@@ -96,6 +96,8 @@ def save_spec(ctx: ToolContext, args: SaveSpecInput) -> dict[str, Any]:
             )
     try:
         check_spec(ctx.store, spec)
+    except ReadStopped:
+        raise  # Stop, not a query that does not run
     except TabletalkError as exc:
         raise ToolFailure(
             f"the spec's query does not run: {exc.message}",

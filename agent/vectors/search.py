@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from agent.errors import TabletalkError
+from agent.errors import ReadStopped, TabletalkError
 from agent.stores.base import Item, Key, Store
 from agent.vectors import knn
 from agent.vectors.embedder import Embedder
@@ -140,6 +140,8 @@ def _checked(read: Callable[[], T]) -> T:
     """Run a read that applies the caller's condition; its failure names the fix."""
     try:
         return read()
+    except ReadStopped:
+        raise  # Stop, not a bad condition
     except TabletalkError as exc:
         raise TabletalkError(
             f"the condition could not be applied: {exc.message}",

@@ -256,3 +256,35 @@ def test_a_damaged_specs_file_is_named_with_a_fix(ctx: ToolContext) -> None:
         result = err(ctx, tool, **args)
         assert str(ctx.specs.path) in result["error"] and "internal error" not in result["error"]
         assert "Move it aside" in result["fix"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("openTable", {"table": "orders", "query": "status = 'pending'"}),
+        ("proposeOpenTable", {"table": "orders", "query": "status = 'pending'"}),
+        ("saveSpec", {"name": "pending", "table": "orders", "query": "status = 'pending'"}),
+    ],
+)
+def test_a_stopped_check_of_a_filter_says_stopped_not_that_the_filter_is_wrong(
+    ctx: ToolContext, tool: str, args: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the model reads after a Stop must not send it to rewrite a condition that works."""
+    import threading
+
+    from agent.stop import reads_stop_when
+
+    stop, count = threading.Event(), type(ctx.store).count
+
+    def pressed(self: Any, table: str, condition: str | None = None) -> int:
+        if condition:  # Stop lands as the filter's check starts; the real read runs
+            stop.set()
+        return count(self, table, condition)
+
+    monkeypatch.setattr(type(ctx.store), "count", pressed)
+    with reads_stop_when(stop.is_set):
+        failure = err(ctx, tool, **args)
+    assert stop.is_set()
+    assert "stopped" in failure["error"] and "Stop" in failure["fix"]
+    assert "condition" not in failure["error"] and "does not run" not in failure["error"]
+    assert ok(ctx, tool, **args)  # the same call, not stopped, works
