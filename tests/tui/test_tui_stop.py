@@ -6,11 +6,11 @@ import pytest
 
 import tui.widgets.answer_segments as segments
 import tui.widgets.chat as chat_module
-from tests.support.scripted_bedrock import Reply, Usage
+from tests.support.scripted_bedrock import Reply, ToolUse, Usage
 from tests.tui.helpers import SIZE, send, settle
 from tui.app import TabletalkApp
 from tui.screens.help import HelpScreen
-from tui.widgets.chat_items import AssistantMessage
+from tui.widgets.chat_items import AssistantMessage, ChipButton
 from tui.widgets.chat_lines import NoteLine
 from tui.widgets.status_bar import short_count
 
@@ -206,3 +206,27 @@ async def test_a_long_code_block_streams_in_bounded_pieces_each_inside_the_fence
         assert all(p.startswith("```python\nprint(") for p in pieces[1:]), "the fence reopens"
         rest = "".join(p.removeprefix("```python\n") for p in pieces[1:])
         assert pieces[0] + rest == text
+
+
+async def test_stop_while_a_long_answer_still_renders_keeps_the_review_of_what_it_staged(
+    make_app, scripted_bedrock, one_step_at_a_time
+) -> None:
+    """The turn ran ahead of the screen (its long answer still waiting to be shown) and staged
+    a change: Stop drops the rest of the text, not the news that a change waits for review."""
+    scripted_bedrock.text_chunk_size = 40_000
+    stage = ToolUse("stageItem", {"table": "orders", "op": "update", "key": {"id": 1},
+                                  "values": {"status": "on hold"}})  # fmt: skip
+    scripted_bedrock.add(Reply(text=LONG, tool_uses=[stage]), Reply(text="Staged."))
+    app = make_app(mode="auto")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "put order 1 on hold"
+        await pilot.press("enter")
+        while app.session.staging.count() == 0:
+            await pilot.pause()
+        assert app.chat.busy and app.chat.rendering, "the answer still waits to be shown"
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert [chip.chip_action for chip in app.query(ChipButton)] == [
+            {"kind": "openStagingPanel"}
+        ]

@@ -47,7 +47,10 @@ RENDER_BATCH = 2_000
 RENDER_INTERVAL = 1 / 20
 """Seconds between render steps while streamed text waits; keys are handled in between."""
 
-UNFINISHED = {"stopped": "The turn ended (Stop, or an error) before this tool's result came."}
+UNFINISHED = {
+    "stopped": "The turn ended (Stop, or an error) before this tool's result came; "
+    "if the tool still ends, its result replaces this."
+}
 """What a tool line shows when its turn ended while it ran."""
 
 
@@ -102,6 +105,9 @@ class ChatPanel(Vertical):
         self._next_start: tuple[str, bool] = ("", False)
         """What the answer's next widget starts with, and whether it continues the last."""
         self._tool_lines: dict[str, ToolLine] = {}
+        self._late: dict[str, ToolLine] = {}
+        """Lines of tools still running when their turn ended: a result that still comes shows
+        there (a tool that staged changes after Stop must not look as if it did nothing)."""
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
         self._sent: tuple[int, str, list[Path]] | None = None
         """The running turn's message, given back to the composer if its worker fails."""
@@ -320,6 +326,7 @@ class ChatPanel(Vertical):
             turn, event = self._backlog[0]
             if turn != self.turn or turn in self._ended:
                 self._backlog.popleft()
+                self._late_result(event)
                 continue
             if isinstance(event, TextDelta):
                 piece, rest = event.text[:budget], event.text[budget:]
@@ -396,10 +403,7 @@ class ChatPanel(Vertical):
             self._tool_lines[event.tool_use_id] = line
             await log.mount(line)
         elif isinstance(event, ToolCallFinished):
-            finished = self._tool_lines.get(event.tool_use_id)
-            if finished is not None:
-                finished.finish(event.status, event.result)
-            self._review.saw(event.name, event.status, event.result)
+            self._finish_tool(event)
         elif isinstance(event, ChipProposed):
             pieces = _items()
             await log.mount(pieces.ChipRow(pieces.ChipButton(event.chip.label, event.chip.action)))
@@ -415,13 +419,38 @@ class ChatPanel(Vertical):
             if self._end_turn(turn):
                 await self._show_end(event.reason, event)
 
+    def _finish_tool(self, event: Any) -> None:
+        """A tool's result on its line (ToolCallFinished), counted for the review chip."""
+        finished = self._tool_lines.get(event.tool_use_id)
+        if finished is not None:
+            finished.finish(event.status, event.result)
+        self._review.saw(event.name, event.status, event.result)
+
+    def _late_result(self, event: Any) -> None:
+        """A result of a tool whose turn had ended while it ran: on its line, and the staging
+        view refreshed (it may have staged changes)."""
+        from agent.events import ToolCallFinished
+
+        if not isinstance(event, ToolCallFinished):
+            return
+        line = self._late.pop(event.tool_use_id, None)
+        if line is not None and line.is_attached:  # a failure (such as "stopped") keeps ■
+            line.finish("success" if event.status == "success" else "stopped", event.result)
+            self.host.refresh_staging()
+
     def _end_turn(self, turn: int) -> bool:
-        """Mark the turn over and drop whatever of it still waits; False if it already was."""
+        """Mark the turn over and drop whatever of it still waits (but the results of tools
+        that had ended: their lines show them); False if it already was."""
+        from agent.events import ToolCallFinished
+
         if turn in self._ended:
             return False
         self._ended.add(turn)
+        waiting = [*self._backlog, *self.feed.take()]
         self._backlog.clear()
-        self.feed.drop()
+        for event_turn, event in waiting:
+            if event_turn == turn and isinstance(event, ToolCallFinished):
+                self._finish_tool(event)
         if self._render_timer is not None:
             self._render_timer.stop()
             self._render_timer = None
@@ -429,9 +458,10 @@ class ChatPanel(Vertical):
         if self._wait_line is not None:
             self._wait_line.remove()
             self._wait_line = None
-        for line in self._tool_lines.values():  # Stop, or a tool that crashed the turn
+        for tool_use_id, line in self._tool_lines.items():  # Stop, or a tool that crashed
             if line.status is None:
                 line.finish("stopped", UNFINISHED)
+                self._late[tool_use_id] = line
         self._tool_lines.clear()
         self._streamed = 0
         self.host.show_streaming(0)
@@ -467,6 +497,7 @@ class ChatPanel(Vertical):
     async def show_items(self, items: list[dict[str, Any]]) -> None:
         """Replace the log with a saved conversation's items (after resume or rewind); an
         empty conversation shows the intro."""
+        self._late.clear()
         await self.log_view.show_items(items, NoteLine(self.intro()))
 
     def intro(self) -> str:
