@@ -81,7 +81,11 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
     ),
     ("table.*", "arrows, pgup/pgdn, home/end", "Move in a table (ids table.up … table.last)"),
     ("—", "/attach PATH", "Attach a file by typing its path; pasting a file path also attaches it"),
-    ("permission.*", "y / a / n", "Permission prompt: allow once / allow for this chat / deny"),
+    (
+        "permission.*",
+        "1 / 2 / 3, esc",
+        "Permission prompt: allow once / allow for this chat / deny (letters go to the message box)",
+    ),
     ("—", "ctrl+u", "Delete to the start of the line in the composer (clears a one-line message)"),
 ]
 

@@ -14,6 +14,15 @@ from tui.app import TabletalkApp
 scripted_bedrock = scripted_support.scripted_bedrock
 
 
+@pytest.fixture(autouse=True)
+def keys_answer_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pilot presses keys faster than anyone types: questions take them at once here, except
+    in the tests of that guard (tests/tui/test_tui_typing_guard.py sets it back)."""
+    import tui.screens.typing_guard as typing_guard
+
+    monkeypatch.setattr(typing_guard, "GUARD_SECONDS", 0.0)
+
+
 @pytest.fixture
 def make_app(demo_store: Any) -> Callable[..., TabletalkApp]:
     """Build the app on the demo store copy; no staging polling (tests refresh explicitly)."""

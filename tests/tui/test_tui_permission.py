@@ -37,7 +37,7 @@ async def test_allow_once_runs_the_gated_call(make_app, scripted_bedrock) -> Non
         assert rings == [True], "the prompt rings the bell once"
         assert screen.request.tool == "runQuery"
         assert "SELECT count(*)" in str(screen.query_one("#tool-input Static").render())
-        await pilot.press("y")
+        await pilot.press("1")
         await settle(app, pilot)
         line = app.query_one(ToolLine)
         assert line.status == "success"
@@ -69,7 +69,7 @@ async def test_allow_for_the_conversation_asks_only_once(make_app, scripted_bedr
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await _send_until_prompt(app, pilot, "twice")
-        await pilot.press("a")
+        await pilot.press("2")
         await settle(app, pilot)
         assert [line.status for line in app.query(ToolLine)] == ["success", "success"]
 
@@ -112,7 +112,7 @@ async def test_full_auto_still_asks_before_replacing_a_file(
         assert report.read_text() == "the user's report\n"
         assert app.query(ToolLine).last().status == "error"
         await _send_until_prompt(app, pilot, "yes, replace it")
-        await pilot.press("y")
+        await pilot.press("1")
         await settle(app, pilot)
         assert report.read_text().startswith("id\n")
         assert app.query(ToolLine).last().status == "success"
@@ -160,7 +160,7 @@ async def test_a_grant_goes_with_the_turn_a_rewind_removes(make_app, scripted_be
         for text in ("first", "second"):
             screen = await _prompt_or_end(app, pilot, text)
             assert screen is not None
-            await pilot.press("a")
+            await pilot.press("2")
             await settle(app, pilot)
         await pilot.press("ctrl+r")
         await pilot.pause()
@@ -171,7 +171,7 @@ async def test_a_grant_goes_with_the_turn_a_rewind_removes(make_app, scripted_be
         screen = await _prompt_or_end(app, pilot, "second, again")
         assert screen is not None, "the grant given in the removed turn no longer holds"
         assert screen.request.tool == "countItems", "the first turn's grant still holds"
-        await pilot.press("y")
+        await pilot.press("1")
         await settle(app, pilot)
         assert [line.status for line in app.query(ToolLine)][-2:] == ["success", "success"]
 
@@ -208,6 +208,6 @@ async def test_the_prompt_for_an_external_tool_names_its_server_as_configured(
         assert 'the MCP server "[b]notes[/b]"' in shown, shown
         assert 'named "shout.loud"' in shown, shown
         assert "writes your data to a file" not in shown
-        await pilot.press("n")
+        await pilot.press("3")
         await settle(app, pilot)
         assert app.query(ToolLine).last().status == "error"

@@ -217,7 +217,7 @@ async def test_the_permission_prompt_keeps_its_buttons_on_screen_at_24_rows(
         for name in ("#allow_once", "#allow_conversation", "#deny"):
             button = screen.query_one(name)
             assert box.region.contains_region(button.region), name
-        assert "Deny (n)" in text and "Permission mode" in text
+        assert "3 Deny (esc)" in text and "Permission mode" in text
         await pilot.click("#deny")
         await settle(app, pilot)
 

@@ -12,9 +12,12 @@ from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tui.screens.typing_guard import TypingGuard
 
-class ConfirmScreen(ModalScreen[bool]):
-    """Dismisses with True on y (or the Yes button), False on n / Esc (or No)."""
+
+class ConfirmScreen(TypingGuard, ModalScreen[bool]):
+    """Dismisses with True on y (or the Yes button), False on n / Esc (or No); keys typed just
+    as it opened answer nothing (`TypingGuard`)."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
@@ -36,6 +39,7 @@ class ConfirmScreen(ModalScreen[bool]):
         height: auto; align-horizontal: center; margin-top: 1; dock: bottom;
     }
     ConfirmScreen Button { margin: 0 1; }
+    ConfirmScreen #guard-note { display: none; color: $text-muted; }
     """
 
     def __init__(self, title: str, question: str, yes: str = "Yes") -> None:
@@ -49,11 +53,13 @@ class ConfirmScreen(ModalScreen[bool]):
             box.border_title = escape(self.confirm_title)
             with VerticalScroll(id="confirm-body"):  # a long question scrolls, not the buttons
                 yield Static(Text(self.question))
+            yield Static("", id="guard-note")
             with Horizontal():
                 yield Button(Content(f"{self.yes} (y)"), id="yes", variant="error")
                 yield Button(Content("No (n)"), id="no", variant="primary")
 
     def on_mount(self) -> None:
+        self.guard_started()
         self.query_one("#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -14,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agent.permissions import Decision, PermissionRequest, shortest_first, tool_source
+from tui.screens.typing_guard import TypingGuard
 
 ACCESS_WORDS = {
     "read": "it reads your data",
@@ -28,18 +30,24 @@ EXTERNAL_ACCESS_WORDS = {
 """An external tool's access, as its row has it: a readOnlyHint is only its server's claim."""
 
 
-class PermissionScreen(ModalScreen[Decision]):
-    """Waits for a decision; y/enter allow once, a allow for this conversation, n/esc deny."""
+class PermissionScreen(TypingGuard, ModalScreen[Decision]):
+    """Waits for a decision: 1 (or Enter on its focused button) allows once, 2 for this
+    conversation, 3 or Esc denies. It opens while the user may be typing, so letters answer
+    nothing (`a` of "and" once allowed a tool for the whole chat): they go on to the message
+    box they were meant for; and a digit or Enter typed within a burst of keys answers nothing
+    either (`TypingGuard`). A question (`request.question`): 1 yes, 2, 3 or Esc no."""
+
+    guard_note = "What you typed as this opened went to the message box: it answered nothing."
 
     BINDINGS = [
-        Binding("y,1", "decide('allow_once')", "Allow once", id="permission.allow_once"),
+        Binding("1", "decide('allow_once')", "Allow once", id="permission.allow_once"),
         Binding(
-            "a,2",
+            "2",
             "decide('allow_conversation')",
             "Allow for this chat",
             id="permission.allow_conversation",
         ),
-        Binding("n,3,escape", "decide('deny')", "Deny", id="permission.deny"),
+        Binding("3,escape", "decide('deny')", "Deny", id="permission.deny"),
     ]
 
     DEFAULT_CSS = """
@@ -53,6 +61,7 @@ class PermissionScreen(ModalScreen[Decision]):
     }
     PermissionScreen Horizontal { height: auto; align-horizontal: center; }
     PermissionScreen Button { margin: 0 1; }
+    PermissionScreen #guard-note { display: none; color: $text-muted; }
     """
 
     def __init__(self, request: PermissionRequest) -> None:
@@ -93,18 +102,30 @@ class PermissionScreen(ModalScreen[Decision]):
                     )
                 )
             yield Static(Text(f"Permission mode: {request.mode} (F4 switches modes)", style="dim"))
+            yield Static("", id="guard-note")
             with Horizontal():
                 if request.question:
-                    yield Button(Content("Yes (y)"), id="allow_once", variant="warning")
-                    yield Button(Content("No (n)"), id="deny", variant="primary")
+                    yield Button(Content("1 Yes"), id="allow_once", variant="warning")
+                    yield Button(Content("2 No (esc)"), id="deny", variant="primary")
                     return
-                yield Button(Content("Allow once (y)"), id="allow_once", variant="success")
+                yield Button(Content("1 Allow once"), id="allow_once", variant="success")
                 yield Button(
-                    Content("Allow for this chat (a)"), id="allow_conversation", variant="primary"
+                    Content("2 Allow for this chat"), id="allow_conversation", variant="primary"
                 )
-                yield Button(Content("Deny (n)"), id="deny", variant="error")
+                yield Button(Content("3 Deny (esc)"), id="deny", variant="error")
+
+    def answers(self, event: events.Key) -> bool:
+        """A digit or Enter (on the focused button) answers; a letter or a space never does."""
+        return event.key == "enter" or (event.character or "").isdigit()
+
+    def set_aside(self, event: events.Key) -> None:
+        """A character typed while this is open goes to the message box it was meant for."""
+        composer = getattr(getattr(self.app, "chat", None), "composer", None)
+        if composer is not None and event.is_printable and event.character:
+            composer.insert(event.character)
 
     def on_mount(self) -> None:
+        self.guard_started()
         # a yes/no question starts on No: Enter alone never replaces a file
         self.query_one("#deny" if self.request.question else "#allow_once", Button).focus()
 
@@ -114,5 +135,5 @@ class PermissionScreen(ModalScreen[Decision]):
 
     def action_decide(self, decision: str) -> None:
         if self.request.question and decision == "allow_conversation":
-            decision = "allow_once"  # a question's yes is for this call only
+            decision = "deny"  # a question has Yes (1) and No (2)
         self.dismiss(decision)  # type: ignore[arg-type]

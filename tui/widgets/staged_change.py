@@ -258,11 +258,13 @@ class ChangeDetailScreen(ModalScreen[tuple[str, str, str | None] | None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
             box.border_title = escape(f"Staged change {self.change.id}")
-            box.border_subtitle = "esc: close"
+            box.border_subtitle = "tab: its buttons · esc: close"
             yield ChangeCard(self.change, self.diffs, self.conflict)
 
     def on_mount(self) -> None:
-        self.query(SmallButton).first().focus()
+        # The change itself has the focus, not a button: the Enter that opened it, pressed
+        # twice, must not commit or reject it (Tab reaches the buttons, arrows scroll).
+        self.query_one(VerticalScroll).focus()
 
     @on(Button.Pressed, "SmallButton")
     def _pressed(self, event: Button.Pressed) -> None:

@@ -482,8 +482,8 @@ class StagingPanel(TabPane, StagingActions):
         if answer is None:
             return
         action, change_id, attribute = answer
-        if action == "commit":
-            self.commit([change_id])
+        if action == "commit":  # asks first if the change is a delete that orphans rows
+            self.confirm_commit([change_id])
         elif action == "reject":
             self.staging_watch.run(
                 lambda area: area.discard(ids=[change_id]), done=self._said_rejected
