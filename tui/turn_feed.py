@@ -58,7 +58,3 @@ class TurnFeed:
         """Events wait to be taken."""
         with self._lock:
             return bool(self._items)
-
-    def drop(self) -> None:
-        """Forget what is queued (Stop: nothing of that turn is shown any more)."""
-        self.take()

@@ -222,8 +222,11 @@ async def test_stop_while_a_long_answer_still_renders_keeps_the_review_of_what_i
         await settle(app, pilot)
         app.chat.composer.text = "put order 1 on hold"
         await pilot.press("enter")
-        while app.session.staging.count() == 0:
-            await pilot.pause()
+        for _ in range(500):  # bounded: a turn that never stages fails, not hangs
+            if app.session.staging.count():
+                break
+            await pilot.pause(0.01)
+        assert app.session.staging.count() == 1
         assert app.chat.busy and app.chat.rendering, "the answer still waits to be shown"
         await pilot.press("escape")
         await settle(app, pilot)

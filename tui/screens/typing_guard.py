@@ -27,7 +27,7 @@ class TypingGuard:
     the arrows always do. A screen that yields a `Static(id="guard-note")` says there that
     keys were set aside."""
 
-    _last_key_at: float
+    _last_key_at = 0.0
     guard_note = GUARDED_NOTE
 
     def guard_started(self) -> None:
@@ -35,10 +35,10 @@ class TypingGuard:
         self._last_key_at = time.monotonic()
 
     def on_key(self, event: events.Key) -> None:
-        if not (event.is_printable or event.key in ("enter", "space")):
+        if not (event.is_printable or event.key == "enter"):  # Space is printable
             return
         now = time.monotonic()
-        early = now - getattr(self, "_last_key_at", 0.0) < GUARD_SECONDS
+        early = now - self._last_key_at < GUARD_SECONDS
         self._last_key_at = now
         if not early and self.answers(event):
             return
