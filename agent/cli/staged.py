@@ -1,6 +1,8 @@
 """`tabletalk staged list|diff|commit|discard|rebase`: review and commit staged changes.
 
-Exit codes: 0 success, 1 a commit hit conflicts (nothing applied), 2 usage or store errors.
+Exit codes: 0 success; 1 a commit hit conflicts (nothing applied, or with --skip-conflicts
+the others were); 2 usage or store errors; 3 nothing committed because deletes would leave
+rows pointing at nothing (--allow-orphans commits them anyway).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
 
 LIST_WIDTH = 80
 """`staged list` cuts longer values (`staged diff` shows them whole)."""
+LIST_LIMIT = 50
+"""`staged list` shows this many changes unless --limit says otherwise (a bulk edit stages
+thousands; its summary line says what they do)."""
 ELIDED = "…"
 
 
@@ -37,12 +42,20 @@ def add_parser(subparsers: Any) -> None:
         description="Review, commit or discard the changes staged for a database.",
     )
     _add_db(staged)
-    commands = staged.add_subparsers(dest="staged_command", metavar="COMMAND")
-    commands.required = True
+    commands = staged.add_subparsers(
+        dest="staged_command", metavar="COMMAND", help="list (the default), diff, commit, ..."
+    )
 
     listing = commands.add_parser("list", help="list staged changes")
     listing.add_argument("--table", help="only changes of this table")
-    listing.add_argument("--json", action="store_true", help="print a JSON list")
+    listing.add_argument("--json", action="store_true", help="print a JSON list (every change)")
+    listing.add_argument(
+        "--limit",
+        type=_count,
+        default=LIST_LIMIT,
+        metavar="N",
+        help=f"show at most N changes (default {LIST_LIMIT}; 0 shows all)",
+    )
     _add_db(listing)
 
     diff = commands.add_parser(
@@ -63,6 +76,18 @@ def add_parser(subparsers: Any) -> None:
         which.add_argument("--all", action="store_true", help=f"{verb} every staged change")
         which.add_argument("ids", nargs="*", default=[], metavar="ID", help="change ids")
         _add_db(sub)
+        if name == "commit":
+            sub.add_argument(
+                "--skip-conflicts",
+                action="store_true",
+                help="when some changes conflict, commit the others (the conflicts stay staged)",
+            )
+            sub.add_argument(
+                "--allow-orphans",
+                action="store_true",
+                help="commit deletes that leave rows of other tables pointing at nothing "
+                "(without it the commit stops and names those rows)",
+            )
     staged.set_defaults(func=run)
 
 
@@ -74,7 +99,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     """Run one `staged` sub-command; returns the exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
-    command = getattr(args, "staged_command", None)
+    command = getattr(args, "staged_command", None) or "list"
     if command not in _COMMANDS:
         print("usage: tabletalk staged {list,diff,show,commit,discard,rebase} ...", file=err)
         return 2
@@ -102,9 +127,11 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
         print(f"No staged changes for {area.store.label}.", file=out)
         return 0
     print(f"{counted(len(changes), 'staged change')} for {area.store.label}:", file=out)
+    _print_groups(area, getattr(args, "table", None), out)
+    limit = getattr(args, "limit", LIST_LIMIT) or len(changes)
     table = None
     cut = False
-    for change in changes:
+    for change in changes[:limit]:
         if change.table != table:
             table = change.table
             print(f"\n{_show_name(table)}", file=out)
@@ -125,6 +152,12 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
             f"[{printable_line(change.origin)}, {change.created_at}]",
             file=out,
         )
+    if len(changes) > limit:
+        print(
+            f"\n… and {len(changes) - limit:,} more: `tabletalk staged list --limit 0` shows "
+            "every change, --table one table's.",
+            file=out,
+        )
     if cut:
         print(
             f"\nNames and values longer than {LIST_WIDTH} characters are cut ({ELIDED}); "
@@ -132,6 +165,28 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
             file=out,
         )
     return 0
+
+
+def _print_groups(area: StagingArea, table: str | None, out: TextIO) -> None:
+    """The bulk edits first (changes of one table staging the same values), one line each."""
+    from agent.staging.review import ChangeFilter
+
+    groups = area.review().groups(ChangeFilter(table=table) if table else None, limit=10)
+    if groups:
+        print("\nBulk edits:", file=out)
+    for group in groups:
+        print(f"  {printable_line(group.summary(LIST_WIDTH))}", file=out)
+
+
+def _count(text: str) -> int:
+    """A --limit value: a whole number ≥ 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}")
+    return value
 
 
 def _diff(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
@@ -152,23 +207,105 @@ def _commit(area: StagingArea, args: argparse.Namespace, out: TextIO, err: TextI
     if total == 0:
         print(f"Nothing to commit for {area.store.label}.", file=out)
         return 0
+    if not getattr(args, "allow_orphans", False) and _orphans_stop(area, ids, out, err):
+        return 3
     plan = transaction_plan(area.store, total)
     if plan:
         print(f"Committing {counted(total, 'change')} as {plan}.", file=err)
     report = area.commit(ids, progress=_progress(err))
+    if report.conflicts and getattr(args, "skip_conflicts", False):
+        report = _commit_the_others(area, ids, report, err)
     print(commit_summary(report, area.store.label), file=out)
     if report.conflicts:
         for conflict in report.conflicts:
             print(f"  conflict {conflict.change_id}: {printable_line(conflict.reason)}", file=out)
             print(f"    current value: {_show_item(conflict.current)}", file=out)
+        others = "" if report.committed else " Or commit the others with --skip-conflicts."
         print(
             "To apply a conflicting change on top of the current value, take current with "
             "`tabletalk staged rebase ID` (or --all); or drop it with `tabletalk staged "
-            "discard ID`. Then commit again.",
+            f"discard ID`. Then commit again.{others}",
             file=out,
         )
         return 1
     return 0
+
+
+def _commit_the_others(
+    area: StagingArea, ids: list[str] | None, failed: CommitReport, err: TextIO
+) -> CommitReport:
+    """After an all-or-nothing commit hit conflicts: commit the changes without conflict in a
+    second transaction, and report those conflicts with it (they stay staged)."""
+    from dataclasses import replace
+
+    in_conflict = {c.change_id for c in failed.conflicts}
+    settled = in_conflict | set(failed.committed)
+    wanted = ids if ids is not None else [c.id for c in area.list()]
+    others = [i for i in dict.fromkeys(wanted) if i not in settled]
+    if not others:
+        return failed
+    print(
+        f"{counted(len(failed.conflicts), 'change')} in conflict; committing the other "
+        f"{len(others):,}.",
+        file=err,
+    )
+    report = area.commit(others, progress=_progress(err))
+    return replace(
+        report,
+        committed=[*failed.committed, *report.committed],
+        recovered=[*failed.recovered, *report.recovered],
+        conflicts=[*failed.conflicts, *report.conflicts],
+        kept=[*(i for i in failed.kept if i in in_conflict), *report.kept],
+    )
+
+
+def _orphans_stop(area: StagingArea, ids: list[str] | None, out: TextIO, err: TextIO) -> bool:
+    """True (after naming them) when the deletes being committed would leave rows of other
+    tables pointing at nothing and the person does not confirm; the panel asks the same."""
+    from agent.staging.orphans import orphaned_by
+    from agent.staging.review import ChangeFilter
+    from agent.stores.references import orphan_warning
+
+    review = area.review()
+    deletes = review.deletes(ChangeFilter(ids=tuple(ids)) if ids is not None else None)
+    if not deletes:
+        return False
+    found = orphaned_by(area.store, deletes, _relationships(area))
+    if not found:
+        return False
+    print(printable_line(orphan_warning(found, then="")), file=err)
+    for rows in found:
+        print(f"  {printable_line(rows.describe())}", file=err)
+    if _confirmed("Commit anyway? [y/N] ", err):
+        return False
+    print(
+        "Nothing was committed. Commit anyway with `tabletalk staged commit --allow-orphans`, "
+        "or drop the deletes with `tabletalk staged discard ID` (`tabletalk staged list` "
+        "shows their ids).",
+        file=out,
+    )
+    return True
+
+
+def _relationships(area: StagingArea) -> list[Any]:
+    """The relationships declared for this store (none when the specs file cannot be read)."""
+    from agent.specs import SpecBook
+
+    try:
+        return list(SpecBook(None, area.store.identity).list_relationships())
+    except (TabletalkError, OSError):
+        return []
+
+
+def _confirmed(question: str, err: TextIO) -> bool:
+    """Ask on the terminal; False without one (a script must pass the flag instead)."""
+    if not (sys.stdin.isatty() and hasattr(err, "isatty") and err.isatty()):
+        return False
+    print(question, end="", file=err, flush=True)
+    try:
+        return sys.stdin.readline().strip().lower() in ("y", "yes")
+    except (OSError, KeyboardInterrupt):
+        return False
 
 
 def commit_summary(report: CommitReport, label: str) -> str:

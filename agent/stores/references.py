@@ -58,7 +58,7 @@ class ReferencingRows:
         )
 
 
-def orphan_warning(found: list[ReferencingRows]) -> str:
+def orphan_warning(found: list[ReferencingRows], then: str = "the commit asks first") -> str:
     """One line for the review: `⚠ Deletes leave 73 rows pointing at nothing (11 in orders, 62
     in reviews); the commit asks first.` A table reached by two references is named with its
     columns and no total is given, since one row can point at two deleted items."""
@@ -72,4 +72,4 @@ def orphan_warning(found: list[ReferencingRows]) -> str:
 
     listed = ", ".join(where(o) for o in found)
     rows = "rows" if repeated else counted(sum(o.count for o in found), "row")
-    return f"⚠ Deletes leave {rows} pointing at nothing ({listed}); the commit asks first."
+    return f"⚠ Deletes leave {rows} pointing at nothing ({listed}){'; ' + then if then else ''}."
