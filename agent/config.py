@@ -180,8 +180,49 @@ def load_settings(path: Path | None = None) -> Settings:
 
 
 def _problems(exc: PydanticValidationError) -> str:
-    """`field.path: message` for each error, joined with `; `."""
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
-        for err in exc.errors()
-    )
+    """`field.path: message` for each error, joined with `; `; an unknown name (a typo, most
+    often) is said so, with the closest known name of its section."""
+    found = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden" and err["loc"]:
+            found.append(f"{where}: {_unknown(err['loc'])}")
+        else:
+            found.append(f"{where}: {err['msg']}")
+    return "; ".join(found)
+
+
+def _unknown(loc: tuple[Any, ...]) -> str:
+    """`unknown setting 'modle' (did you mean 'model'?)`, naming the section's settings when
+    nothing is close."""
+    import difflib
+
+    known = _section_fields(Settings, loc[:-1])
+    name = str(loc[-1])
+    close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+    if close:
+        return f"unknown setting '{name}' (did you mean {' or '.join(repr(c) for c in close)}?)"
+    listed = ", ".join(known) if len(known) <= 12 else ", ".join(known[:12]) + ", …"
+    return f"unknown setting '{name}' (known: {listed})" if known else f"unknown setting '{name}'"
+
+
+def _section_fields(cls: Any, path: tuple[Any, ...]) -> list[str]:
+    """The field names of the section that `path` leads to from `cls` (through nested sections
+    and the values of `dict[str, Section]` fields); empty when it leads to no section."""
+    import dataclasses
+    import typing
+
+    kind: Any = cls
+    for part in path:
+        if dataclasses.is_dataclass(kind):
+            hints = typing.get_type_hints(kind, include_extras=True)
+            kind = hints.get(str(part))
+        elif typing.get_origin(kind) is dict:
+            kind = typing.get_args(kind)[1]
+        else:
+            return []
+        while typing.get_origin(kind) is Annotated:
+            kind = typing.get_args(kind)[0]
+    if not (isinstance(kind, type) and dataclasses.is_dataclass(kind)):
+        return []
+    return [f.name for f in dataclasses.fields(kind)]

@@ -80,11 +80,36 @@ def test_every_invalid_field_is_named_with_its_problem_in_one_line(
     assert capsys.readouterr().err.splitlines() == [
         f"error: Config file {path} has invalid settings: "
         "step_limit: Input should be less than or equal to 100; "
-        "search.bogus: Extra inputs are not permitted; "
+        "search.bogus: unknown setting 'bogus' (known: decider, min_probability, "
+        f"{', '.join(_search_fields()[2:])}); "
         "mcp_servers.notes.args: Input should be a valid list; "
         "eval.prices.m.output: Field required",
         f"  fix: Fix those fields in {path} (see README.md, Configuration).",
     ]
+
+
+def _search_fields() -> list[str]:
+    import dataclasses
+
+    from agent.config import SearchSettings
+
+    return [f.name for f in dataclasses.fields(SearchSettings)]
+
+
+def test_a_misspelt_setting_is_named_with_the_closest_known_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A typo read "modle: Extra inputs are not permitted" (pydantic's words): nothing said
+    which name was meant."""
+    _config(
+        'modle = "haiku-4.5"\n[history]\nkeep_dayz = 3\n[mcp_servers.n]\ncommand = "x"\nargz = []\n'
+    )
+    assert main(["info"]) == 2
+    err = capsys.readouterr().err
+    assert "modle: unknown setting 'modle' (did you mean 'mode' or 'model'?)" in err
+    assert "history.keep_dayz: unknown setting 'keep_dayz' (did you mean 'keep_days'?)" in err
+    assert "mcp_servers.n.argz: unknown setting 'argz' (did you mean 'args'?)" in err
+    assert "Extra inputs" not in err
 
 
 def test_values_written_loosely_are_read_as_their_fields_type() -> None:
