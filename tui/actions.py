@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
-from agent.text_plural import counted
+from agent.text_plural import counted, noun
 from tui.key_hints import app_key
 from tui.widgets.tab_area import TabArea
 
@@ -251,7 +251,8 @@ class AppActions(_Base):
                 return
             entry = next(e for e in entries if e.id == commit_id)
             question = (
-                f"Stage {counted(entry.changes, 'change')} that undo commit {entry.id} "
+                f"Stage {counted(entry.changes, 'change')} that "
+                f"{noun(entry.changes, 'undoes', 'undo')} commit {entry.id} "
                 f"({', '.join(entry.tables)})? You review and commit them in the staging panel; "
                 "rows changed since the commit show as conflicts."
             )

@@ -29,6 +29,7 @@ from tui.bridge import AppBridge
 from tui.keys import APP_BINDINGS
 from tui.mcp_serving import McpServing
 from tui.messages import SessionReady, StagingChanged
+from tui.notices import notice_seconds
 from tui.staging_watch import StagingWatch
 from tui.tab_actions import TabActions
 from tui.widgets.chat import ChatPanel
@@ -114,6 +115,21 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         self._units_before: float | None = store.read_units_total
 
     # ----- layout ---------------------------------------------------------------------------
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A toast that stays long enough to be read: errors and warnings, which name a fix,
+        stay longer, and every toast at least the time to read its words (click one to close)."""
+        if timeout is None:
+            timeout = notice_seconds(f"{title} {message}", severity)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def get_default_screen(self) -> Screen[Any]:
         return MainScreen(id="_default")

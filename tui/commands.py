@@ -25,7 +25,9 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
     )
     yield SystemCommand("Attach file…", "Attach a file to the next message", app.action_attach)
     yield SystemCommand(
-        "Staging panel", "Review and commit staged changes", app.action_open_staging_panel
+        "Staging panel: review, commit or reject changes",
+        "Staged changes waiting for review (ctrl+s)",
+        app.action_open_staging_panel,
     )
     yield SystemCommand("Open table…", "Pick a table to open", app.action_pick_table)
     yield SystemCommand(

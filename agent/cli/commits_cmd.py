@@ -19,7 +19,7 @@ from agent.cli.common import (
     staging_of,
 )
 from agent.errors import TabletalkError
-from agent.text_plural import counted
+from agent.text_plural import counted, noun
 
 if TYPE_CHECKING:  # staging loads only when `commits` runs
     from agent.staging import StagingArea
@@ -140,7 +140,8 @@ def _change_json(change: LoggedChange) -> dict[str, Any]:
 def _revert(area: StagingArea, commit_id: str, out: TextIO) -> int:
     staged = area.revert(commit_id, origin="revert")
     print(
-        f"Staged {counted(len(staged), 'change')} that undo commit {commit_id}. Review them with "
+        f"Staged {counted(len(staged), 'change')} that {noun(len(staged), 'undoes', 'undo')} "
+        f"commit {commit_id}. Review {noun(len(staged), 'it', 'them')} with "
         "`tabletalk staged diff`, then `tabletalk staged commit --all` (a row changed since "
         "the commit shows as a conflict).",
         file=out,

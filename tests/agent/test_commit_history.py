@@ -163,7 +163,7 @@ def test_history_is_kept_across_processes_and_shown_by_the_cli(
     shown = capsys.readouterr().out
     assert "update products" in shown and "price:" in shown and "12.5" in shown
     assert main(["commits", "revert", entry["id"], "--db", db]) == 0
-    assert "Staged 1 change" in capsys.readouterr().out
+    assert "Staged 1 change that undoes commit" in capsys.readouterr().out
     assert main(["staged", "commit", "--all", "--db", db]) == 0
     assert main(["commits", "show", "zzzz", "--db", db]) == 2
 

@@ -32,3 +32,16 @@ async def test_an_attachment_error_toast_reads_message_then_fix(make_app, tmp_pa
             f"no such file: {missing}.\nCheck the path and attach it again."
         ]
         assert app.chat.attachments.paths == []
+        assert toasts[0].timeout >= 12, "an error toast was gone after 5 s, before its fix was read"
+
+
+async def test_toasts_stay_for_their_reading_time(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.notify("Saved.", markup=False)
+        app.notify(" ".join(["word"] * 60), severity="warning", markup=False)
+        app.notify("Now.", timeout=2, markup=False)
+        await pilot.pause()
+        short, long, given = list(app._notifications)[-3:]
+        assert short.timeout == 5 and long.timeout == 20 and given.timeout == 2

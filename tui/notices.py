@@ -1,0 +1,15 @@
+"""How long a toast stays: long enough to read, longer for errors and warnings."""
+
+from __future__ import annotations
+
+BASE_SECONDS = {"information": 5.0, "warning": 8.0, "error": 12.0}
+"""The least time a toast of each severity stays (Textual's default is 5 s for all)."""
+WORDS_PER_SECOND = 3.0
+"""A slow reading pace (about 180 words a minute), so a long error is not gone mid-sentence."""
+MOST_SECONDS = 30.0
+
+
+def notice_seconds(text: str, severity: str) -> float:
+    """Seconds a toast with `text` stays: its severity's base, or its reading time if longer."""
+    reading = len(text.split()) / WORDS_PER_SECOND
+    return min(max(BASE_SECONDS.get(severity, BASE_SECONDS["information"]), reading), MOST_SECONDS)
