@@ -113,13 +113,16 @@ class ChangeFilter:
                 " WHERE key = ? COLLATE NOCASE)))"
             )
             params += [self.attribute, self.attribute]
-        if self.text:
+        if self.text:  # what the change shows: its key, new values, and what they replace
             like = _like(self.text)
             sql.append(
                 "(key_json LIKE ? ESCAPE '\\' OR values_json LIKE ? ESCAPE '\\'"
-                " OR coalesce(pre_image_json, '') LIKE ? ESCAPE '\\')"
+                " OR (op = 'delete' AND coalesce(pre_image_json, '') LIKE ? ESCAPE '\\')"
+                " OR (op = 'update' AND EXISTS (SELECT 1 FROM json_each(values_json) AS v"
+                " JOIN json_each(pre_image_json) AS p ON p.key = v.key"
+                " WHERE coalesce(p.atom, p.value) LIKE ? ESCAPE '\\')))"
             )
-            params += [like, like, like]
+            params += [like, like, like, like]
         return "".join(f" AND {s}" for s in sql), params
 
 
