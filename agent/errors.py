@@ -86,6 +86,21 @@ class ReadOnlyQueryError(StoreError):
     title = "Not a read-only query"
 
 
+class QueryFailed(StoreError):
+    """SQLite refused a statement's text or failed running it; `detail` is SQLite's own words
+    (they may quote the statement, so callers that built it reword them)."""
+
+    def __init__(self, message: str, *, fix: str | None = None, detail: str) -> None:
+        super().__init__(message, fix=fix)
+        self.detail = detail
+
+
+class FilterError(StoreError):
+    """A table filter (a condition) that does not work, worded about what was written."""
+
+    title = "Filter not valid"
+
+
 class StagingError(TabletalkError):
     """A change could not be staged, found, or committed."""
 

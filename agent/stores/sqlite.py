@@ -9,7 +9,13 @@ from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.errors import StoreError, UnknownColumnError, UnknownTableError
+from agent.errors import (
+    QueryFailed,
+    ReadStopped,
+    StoreError,
+    UnknownColumnError,
+    UnknownTableError,
+)
 from agent.file_kind import special_file_kind
 from agent.stores.base import (
     ApplyResult,
@@ -382,12 +388,35 @@ class SQLiteStore(Store):
 
     def count(self, table: str, where: str | None = None) -> int:
         """Rows of `table`, optionally only those matching the SQL boolean expression `where`."""
-        name = self.schema(table).name
-        sql = f"SELECT count(*) FROM {quote_ident(name)}"
-        if where and where.strip():
-            sql += f" WHERE ({where})"
-        rows = self._reader.execute(sql).rows
+        schema = self.schema(table)
+        sql = f"SELECT count(*) FROM {quote_ident(schema.name)}"
+        if not (where and where.strip()):
+            return int(self._reader.execute(sql).rows[0][0])
+        from agent.stores.filters import condition_sql
+
+        try:
+            rows = self._reader.execute(f"{sql} WHERE {condition_sql(where)}").rows
+        except QueryFailed as exc:  # not a refused write, a Stop, a lock or a damaged file
+            raise self._filter_error(schema, where, exc.detail) from exc
         return int(rows[0][0])
+
+    def _filter_error(self, schema: TableSchema, where: str, failure: str) -> StoreError:
+        """What is wrong with filter `where` on the table, said of the filter alone."""
+        from agent.stores.filters import filter_error
+
+        def first_values(column: str) -> list[Any]:
+            sql = f"SELECT {quote_ident(column)} FROM {quote_ident(schema.name)} LIMIT 20"
+            try:
+                return [row[0] for row in self._reader.execute(sql).rows]
+            except ReadStopped:
+                raise
+            except StoreError:
+                return []  # no example value: the example is built without one
+
+        columns = [(c.name, c.type, c.key_position > 0) for c in schema.columns]
+        return filter_error(
+            schema.name, columns, where, failure, self._reader.compile_error, first_values
+        )
 
     def sample_values(self, table: str, column: str, limit: int = 20) -> list[dict[str, Any]]:
         """Distinct values of a column with their counts, most common first."""

@@ -10,8 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StoreError, UnknownTableError
+from agent.stores.filters import condition_sql, filter_error
 from agent.stores.paging import PAGE_SIZE, ColumnSpec, Page, TabClosed
-from agent.stores.sqlite_readonly import connect_read_only, locked_error, quote_ident
+from agent.stores.sqlite_readonly import (
+    compile_error,
+    connect_read_only,
+    damaged_error,
+    locked_error,
+    quote_ident,
+)
 from agent.stores.sqlite_schema import rowid_alias
 
 CELL_CHARS = 4096
@@ -93,7 +100,7 @@ class SQLiteRowSource:
         return True
 
     def _filter_sql(self) -> str:
-        return f" WHERE ({self.where})" if self.where else ""
+        return f" WHERE {condition_sql(self.where)}" if self.where else ""
 
     def _select(self) -> str:
         order_cols = "".join(
@@ -112,7 +119,7 @@ class SQLiteRowSource:
                 if self._closed:
                     return 0
                 sql = f"SELECT count(*) FROM {quote_ident(self.table)}{self._filter_sql()}"
-                self._count = int(self._execute(sql).fetchone()[0])
+                self._count = int(self._execute(sql, filtered=True).fetchone()[0])
                 if self._has_rowid and not self.where and self._count:
                     rowid = quote_ident(str(self._rowid))
                     low, high = self._execute(
@@ -177,35 +184,61 @@ class SQLiteRowSource:
             cond = self._after(last)
             joiner = " AND " if self.where else " WHERE "
             sql = f"{base}{self._filter_sql()}{joiner}{cond} ORDER BY {order} LIMIT {limit}"
-            return self._execute(sql, last).fetchall()
+            return self._execute(sql, last, filtered=True).fetchall()
         sql = f"{base}{self._filter_sql()}{ordered} LIMIT {limit} OFFSET ?"
-        return self._execute(sql, (number * PAGE_SIZE,)).fetchall()
+        return self._execute(sql, (number * PAGE_SIZE,), filtered=True).fetchall()
 
     def _after(self, last: tuple[Any, ...]) -> str:
         cols = ", ".join(map(quote_ident, self._order))
         marks = ", ".join("?" for _ in last)
         return f"({cols}) > ({marks})"
 
-    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        return self._run(self._conn, sql, params)
+    def _execute(
+        self, sql: str, params: tuple[Any, ...] = (), *, filtered: bool = False
+    ) -> sqlite3.Cursor:
+        return self._run(self._conn, sql, params, filtered=filtered)
 
     def _run(
-        self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()
+        self,
+        conn: sqlite3.Connection,
+        sql: str,
+        params: tuple[Any, ...] = (),
+        *,
+        filtered: bool = False,
     ) -> sqlite3.Cursor:
+        """`conn.execute`; a failure as a StoreError. `filtered`: `sql` holds the filter, so a
+        failure is explained by the filter alone (`filter_error`), never by this SQL."""
         try:
             return conn.execute(sql, params)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, sqlite3.Warning) as exc:
             if self._closed_by_user:
                 raise TabClosed from exc
-            locked = locked_error(self.path, str(exc))
-            if locked is not None:
-                raise locked from exc
-            hint = (
-                "Check the filter: it is a SQL condition such as  status = 'open'  or  total > 100."
-                if self.where
-                else "Check that the database file is readable and not corrupt."
-            )
-            raise StoreError(f"Could not read '{self.table}': {exc}", fix=hint) from exc
+            known = locked_error(self.path, str(exc)) or damaged_error(self.path, str(exc))
+            if known is not None:
+                raise known from exc
+            if filtered and self.where:
+                raise self._filter_error(conn, str(exc)) from exc
+            raise StoreError(
+                f"Could not read '{self.table}': {exc}",
+                fix="Check that the database file is readable and not corrupt.",
+            ) from exc
+
+    def _filter_error(self, conn: sqlite3.Connection, failure: str) -> StoreError:
+        """What is wrong with the filter, in its own words (compiled alone on `conn`)."""
+        table = quote_ident(self.table)
+
+        def first_values(column: str) -> list[Any]:
+            try:
+                sql = f"SELECT {quote_ident(column)} FROM {table} LIMIT 20"
+                return [row[0] for row in conn.execute(sql)]
+            except sqlite3.Error:
+                return []
+
+        columns = [(c.name, c.type, c.key) for c in self.columns]
+        where = self.where or ""
+        return filter_error(
+            self.table, columns, where, failure, lambda sql: compile_error(conn, sql), first_values
+        )
 
     def _remember(self, page: Page) -> None:
         self._pages[page.number] = page

@@ -18,7 +18,7 @@ from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agent.errors import ReadOnlyQueryError, StoreError
+from agent.errors import QueryFailed, ReadOnlyQueryError, StoreError
 from agent.stop import reads_should_stop
 from agent.stores.base import MAX_READ_BYTES, NARROWER_QUERY, stopped_error
 
@@ -182,6 +182,17 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
     )
     conn.execute("PRAGMA query_only=ON")
     return conn
+
+
+def compile_error(conn: sqlite3.Connection, sql: str) -> str | None:
+    """SQLite's complaint about compiling `sql` on `conn`, or None when it compiles. Only
+    EXPLAIN runs (the statement's program is listed, never run), and a second statement after
+    `;` is refused by sqlite3 before anything runs."""
+    try:
+        conn.execute(f"EXPLAIN {sql}").close()
+    except (sqlite3.Error, sqlite3.Warning) as exc:
+        return str(exc)
+    return None
 
 
 LOCK_POLL_S = 0.05
@@ -357,17 +368,21 @@ class ReadOnlyConnection:
             try:
                 yield
             except sqlite3.Warning as exc:  # several statements in one string
-                raise StoreError(
+                raise QueryFailed(
                     f"only one SQL statement per query is allowed ({exc})",
                     fix="Send a single SELECT statement without a second statement after ';'.",
+                    detail=str(exc),
                 ) from exc
             except sqlite3.ProgrammingError as exc:
                 if "one statement" in str(exc):
-                    raise StoreError(
+                    raise QueryFailed(
                         "only one SQL statement per query is allowed",
                         fix="Send a single SELECT statement without a second statement after ';'.",
+                        detail=str(exc),
                     ) from exc
-                raise StoreError(f"SQLite error: {exc}", fix=SQL_ERROR_FIX) from exc
+                raise QueryFailed(
+                    f"SQLite error: {exc}", fix=SQL_ERROR_FIX, detail=str(exc)
+                ) from exc
             except sqlite3.DataError as exc:  # a value longer than SQLITE_LIMIT_LENGTH
                 raise StoreError(
                     f"a value in this result is larger than the {MAX_READ_BYTES // 2**20} MB "
@@ -399,12 +414,23 @@ class ReadOnlyConnection:
                 known = locked_error(self.path, text) or damaged_error(self.path, text)
                 if known is not None:
                     raise known from exc
-                raise StoreError(f"SQLite error: {text}", fix=SQL_ERROR_FIX) from exc
+                raise QueryFailed(f"SQLite error: {text}", fix=SQL_ERROR_FIX, detail=text) from exc
             finally:
                 self._deadline = float("inf")
                 if self._conn.in_transaction:
                     self._conn.rollback()
         finally:
+            self._lock.release()
+
+    def compile_error(self, sql: str) -> str | None:
+        """`compile_error` on this connection, its authorizer on: SQLite's complaint about
+        `sql`, or None when it compiles (nothing runs)."""
+        self._take_lock()
+        try:
+            return compile_error(self._conn, sql)
+        finally:
+            if self._conn.in_transaction:
+                self._conn.rollback()
             self._lock.release()
 
     def _take_lock(self) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from agent.errors import ReadStopped, TabletalkError
+from agent.errors import FilterError, ReadStopped, TabletalkError
 from agent.search.text import MAX_QUERY_CHARS
 from agent.tools.base import (
     TABLE_FIELD,
@@ -67,6 +67,11 @@ def checked_filter(ctx: ToolContext, table: str, query: str | None) -> tuple[str
         matching = ctx.store.count(table, condition)
     except ReadStopped:
         raise  # Stop, not a filter that does not work
+    except FilterError as exc:  # already about the condition as written, with its fix
+        raise ToolFailure(
+            exc.message,
+            f'{exc.fix} describeTable with {{"table": "{table}"}} lists every column.',
+        ) from exc
     except TabletalkError as exc:
         if condition:
             raise ToolFailure(

@@ -50,7 +50,9 @@ def test_propose_open_table_returns_a_chip_and_opens_nothing(ctx: ToolContext) -
 def test_chips_are_never_dead(ctx: ToolContext) -> None:
     assert "orders" in err(ctx, "proposeOpenTable", table="ordrs")["fix"]
     bad_filter = err(ctx, "proposeOpenTable", table="orders", query="stat = 'x'")
-    assert "filter does not work" in bad_filter["error"] and "describeTable" in bad_filter["fix"]
+    unknown = "The filter `stat = 'x'` names a column orders does not have: stat"
+    assert unknown in bad_filter["error"]
+    assert "describeTable" in bad_filter["fix"] and "status = '" in bad_filter["fix"]
     bad_column = err(
         ctx,
         "proposeJoinedView",

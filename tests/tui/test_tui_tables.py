@@ -226,6 +226,50 @@ async def test_a_bad_filter_says_why_and_keeps_the_rows(make_app) -> None:
         assert any("no_such_column" in n.message for n in app._notifications)
 
 
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        (
+            "status = '[b]open",
+            """The filter `status = '[b]open` is not valid SQLite: unrecognized token: "'[b]open".""",
+        ),
+        ("status = ", "The filter `status =` is not valid SQLite: incomplete input"),
+        (
+            "nosuchcolumn > 3",
+            "The filter `nosuchcolumn > 3` names a column orders does not have: nosuchcolumn.",
+        ),
+    ],
+)
+async def test_a_bad_filter_names_what_was_typed_and_the_fix_never_our_sql(
+    make_app, typed: str, said: str
+) -> None:
+    """The toast quotes the filter as typed (markup and all, shown as text) and says what to
+    write, without the paging query's aliases, ORDER BY or LIMIT/OFFSET."""
+    from textual.widgets._toast import Toast
+
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await app.open_table("orders")
+        await settle(app, pilot)
+        tab = app.query_one(TableTab)
+        await pilot.click("#filter")
+        tab.query_one("#filter").value = typed
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert tab.view.total_rows == 2000, "the rows stay as they were"
+        (toast,) = [n for n in app._notifications if n.severity == "error"]
+        assert toast.title == "Filter not valid" and not toast.markup
+        assert toast.message.startswith(said)
+        assert "Write a condition such as `" in toast.message
+        for internal in ("__order_", "OFFSET", "LIMIT 200", "?"):
+            assert internal not in toast.message
+        if "nosuchcolumn" in typed:
+            assert "Columns of orders: id, customer_id, product_id" in toast.message
+        await pilot.pause()
+        shown = "\n".join(str(t.render()) for t in app.screen.query(Toast))
+        assert typed.strip() in shown, "markup in the filter shows as typed"
+
+
 async def test_staged_changes_are_tinted_in_place(make_app, demo_store) -> None:
     area = StagingArea(demo_store)
     area.stage("products", "update", {"id": 1}, {"price": 1.5}, origin="test")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -14,8 +13,8 @@ from textual.content import Content
 from textual.widgets import Input, Static
 
 from agent.errors import TabletalkError
+from agent.stores.filters import example_condition
 from agent.stores.paging import RowSource
-from agent.stores.sqlite_readonly import quote_ident
 from agent.text_plural import counted
 from tui.widgets.tab_area import TabArea, TabPane
 from tui.widgets.table_view import TableView
@@ -24,33 +23,13 @@ SourceFactory = Callable[[str | None], RowSource]
 """Builds the tab's row source for a filter (None: unfiltered)."""
 
 
-NUMERIC_TYPES = ("int", "real", "num", "float", "double", "dec")
 TITLE_WIDTH = 40
 """Characters of a tab's label; a longer title ends in `…` (the tab keeps the whole one)."""
-
-
-PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-"""A column name that needs no quotes in a condition."""
 
 
 def elide(text: str, width: int = TITLE_WIDTH) -> str:
     """`text` cut to `width` characters, ending in `…` when cut."""
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def example_condition(columns: list[Any], language: str = "SQL") -> str:
-    """A filter example built from the table's first non-key column (`price > 100`); PartiQL
-    has no LIKE, so text there starts with begins_with. A name that is not a plain word is
-    quoted (`"unit price" > 100`), so the example works as typed."""
-    column = next((c for c in columns if not c.key), columns[0] if columns else None)
-    if column is None:
-        return "1 = 1"
-    name = column.name if PLAIN_NAME.fullmatch(column.name) else quote_ident(column.name)
-    if any(word in column.type.lower() for word in NUMERIC_TYPES):
-        return f"{name} > 100"
-    if language == "PartiQL":
-        return f"begins_with({quote_ident(column.name)}, 'A')"
-    return f"{name} LIKE 'A%'"
 
 
 class TableTab(TabPane):
