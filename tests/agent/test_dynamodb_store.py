@@ -522,6 +522,36 @@ def test_stop_during_a_scan_asks_for_no_further_page(dynamo_endpoint: str) -> No
     assert opened.count("orders") == 1_100  # outside the stopped block, reads run in full
 
 
+def test_stop_while_listing_tables_asks_for_no_further_page(dynamo_endpoint: str) -> None:
+    """An account with hundreds of tables lists them 100 a page: Stop pressed meanwhile read
+    every page before the turn could end."""
+    import threading
+
+    from agent.stop import reads_stop_when
+
+    client = raw_client()
+    for n in range(105):
+        client.create_table(
+            TableName=f"t{n:03}",
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "N"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+    opened = open_store(f"dynamodb://{REGION}")
+    assert isinstance(opened, DynamoDBStore)
+    stop, pages = threading.Event(), []
+
+    def page_read(**_: Any) -> None:
+        pages.append(1)
+        stop.set()
+
+    opened.client.meta.events.register("after-call.dynamodb.ListTables", page_read)
+    with reads_stop_when(stop.is_set), pytest.raises(StoreError) as caught:
+        opened.list_tables()
+    assert caught.value.message == "the query was stopped" and len(pages) == 1
+    assert len(opened.list_tables()) >= 105 and len(pages) == 3
+
+
 def test_stop_during_a_bulk_edits_item_reads_stages_nothing(
     dynamo_endpoint: str, tmp_path: Path
 ) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent.errors import StagingError, UnknownTableError
+from agent.stop import reads_should_stop
 from agent.stores.base import (
     ApplyResult,
     ChangeToApply,
@@ -24,6 +25,7 @@ from agent.stores.base import (
     RetryListener,
     Store,
     TableInfo,
+    stopped_error,
 )
 from agent.stores.dynamodb import apply as apply_mod
 from agent.stores.dynamodb import batch_get
@@ -172,6 +174,8 @@ class DynamoDBStore(Store):
         names: list[str] = []
         start: str | None = None
         while True:
+            if start and reads_should_stop():  # Stop: no further page is asked for
+                raise stopped_error()
             kwargs = {"ExclusiveStartTableName": start} if start else {}
             page = self._call("list_tables", "dynamodb:ListTables", None, **kwargs)
             names.extend(page.get("TableNames", []))
