@@ -104,6 +104,13 @@ class AppActions(_Base):
         """ctrl+g / alt+t: the keyboard to the newest chip (or tool row); again: the one before."""
         self.chat.focus_latest(kind)
 
+    def action_focus_composer(self) -> None:
+        """alt+m: the keyboard back to the message box (from a tool row, the chat, a table);
+        nothing under a modal, whose keys are the ones that work then."""
+        chat = self.chat
+        if self.screen is chat.screen:
+            chat.composer.focus()
+
     def action_focus_filter(self) -> None:
         """The active table tab's filter box (palette; `/` in a table does the same)."""
         from tui.widgets.table_tab import TableTab

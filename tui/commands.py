@@ -54,6 +54,11 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
         partial(app.action_focus_latest, "tool"),
     )
     yield SystemCommand(
+        "Message box",
+        "Focus the message box, from wherever the keyboard is (alt+m)",
+        app.action_focus_composer,
+    )
+    yield SystemCommand(
         "Full-width chat", "Toggle the chat between sidebar and full width", app.action_toggle_chat
     )
     try:

@@ -41,6 +41,16 @@ APP_BINDINGS: list[Binding] = [
         priority=True,
         tooltip="Focus the newest tool row in the chat (Enter expands it; again: the one before)",
     ),
+    Binding(
+        "alt+m",
+        "focus_composer",
+        "Message box",
+        id="focus_composer",
+        show=False,
+        # ESC m, like alt+t: priority, or a focused input would take it as typing "m".
+        priority=True,
+        tooltip="Focus the message box from anywhere on the main screen (the chat keeps going)",
+    ),
     Binding("f8", "mcp_panel", "MCP server", id="mcp_panel", show=False),
     Binding("f9", "history", "History", id="history", show=False),
     Binding("alt+left", "resize_chat(4)", "Wider chat", id="chat_wider", show=False),
@@ -55,6 +65,13 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
         "New line in the composer (ctrl+j works in every terminal and tmux)",
     ),
     ("complete", "tab", "Complete an @table or @column name in the composer"),
+    (
+        "chat.*",
+        "pgup/pgdn, ctrl+home/end",
+        "In the composer: page the chat up / down, its top / end (ids chat.page_up, "
+        "chat.page_down, chat.top, chat.end); scrolled up, the chat stays put while the answer "
+        "streams, until you are back at the end; a message taller than the box pages itself",
+    ),
     ("—", "ctrl+p", "Command palette: every action of the app"),
     ("table.row_detail", "enter", "Row detail (in a table)"),
     ("table.filter", "/", "Filter box of a table tab (Enter applies and stays there)"),

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
@@ -170,6 +170,20 @@ class ChatPanel(Vertical):
     def _on_stop_pressed(self, event: ActionButton.Pressed) -> None:
         event.stop()
         self.stop()
+
+    @on(events.DescendantFocus)
+    def _on_focus_in(self, event: events.DescendantFocus) -> None:
+        self.query_one(ChatHint).show_away(event.widget is not self.composer)
+
+    @on(events.DescendantBlur)
+    def _on_focus_out(self, event: events.DescendantBlur) -> None:
+        if event.widget is self.composer:  # to a table, the staging panel, … (or in here)
+            self.query_one(ChatHint).show_away(True)
+
+    @on(Composer.ScrollChat)
+    def _on_scroll_chat(self, event: Composer.ScrollChat) -> None:
+        event.stop()
+        self.log_view.scroll_by_key(event.where)
 
     @on(Composer.PathPasted)
     def _on_path_pasted(self, event: Composer.PathPasted) -> None:

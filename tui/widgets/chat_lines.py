@@ -9,14 +9,25 @@ from textual.widgets import Static
 from tui.key_hints import app_key, compact
 
 
-def hints(app: object, *, busy: bool = False) -> tuple[str, ...]:
+def hints(app: object, *, busy: bool = False, away: bool = False) -> tuple[str, ...]:
     """The composer's key hint, longest first (the widest that fits is shown), naming the keys
     send, newline and stop have after `[keys]`: `⏎ send · ^j new line · esc stop` when there is
     room. Narrower, what works now comes first: send and new line while idle, stop while a turn
-    runs (Enter does not send then)."""
+    runs (Enter does not send then). `away`: the keyboard is elsewhere (a tool row, the chat, a
+    table), so the hint names the key back to the message box instead of send and new line."""
+    stop = compact(app_key(app, "stop", "escape"))
+    if away:
+        back = compact(app_key(app, "focus_composer", "alt+m"))
+        if busy:
+            return (
+                f"{back} back to the message box · {stop} stop",
+                f"{stop} stop · {back} message box",
+                f"{stop} stop · {back}",
+                f"{stop} stop",
+            )
+        return (f"{back} back to the message box", f"{back} message box", back)
     send = compact(app_key(app, "send", "enter"))
     newline = compact(app_key(app, "newline", "ctrl+j"))
-    stop = compact(app_key(app, "stop", "escape"))
     full = f"{send} send · {newline} new line · {stop} stop"
     if busy:
         return (
@@ -55,10 +66,17 @@ class ChatHint(Static):
         self.completions: list[str] = []
         self.busy = False
         """A turn is running: the hint names the stop key first."""
+        self.away = False
+        """The keyboard is not in the composer: the hint names the key back to it."""
 
     def show_busy(self, busy: bool) -> None:
         self.busy = busy
         self.refresh()
+
+    def show_away(self, away: bool) -> None:
+        if away != self.away:
+            self.away = away
+            self.refresh()
 
     def show_completions(self, options: list[str]) -> None:
         self.completions = options
@@ -68,5 +86,5 @@ class ChatHint(Static):
         if self.completions:
             return Text("tab → " + ", ".join(self.completions[:6]), style="bold", no_wrap=True)
         width = self.size.width
-        shown = hints(self.app, busy=self.busy)
+        shown = hints(self.app, busy=self.busy, away=self.away)
         return Text(next((h for h in shown if len(h) <= width), shown[-1]), no_wrap=True)

@@ -16,9 +16,17 @@ RECENT_ITEMS = 60
 
 
 class ChatLog(VerticalScroll):
-    """The scrolling message list; anchored to the bottom unless the user scrolls up."""
+    """The scrolling message list; anchored to the bottom unless the user scrolls up.
 
-    DEFAULT_CSS = "ChatLog { height: 1fr; padding: 0 1 0 0; scrollbar-size-vertical: 1; }"
+    Anchored, new text keeps the end in view; scrolled up (keys, wheel, scrollbar), the view
+    stays where it is while an answer streams, and follows again once back at the end
+    (Textual's anchor: released by a scroll, restored at the bottom).
+    """
+
+    DEFAULT_CSS = """
+    ChatLog { height: 1fr; padding: 0 1 0 0; scrollbar-size-vertical: 1; }
+    ChatLog:focus { background: $boost; }
+    """
 
     _hidden_items: list[dict[str, Any]] = []
     """A resumed conversation's items not built yet (the oldest first)."""
@@ -66,6 +74,19 @@ class ChatLog(VerticalScroll):
         if self._hidden_items:
             widgets.insert(0, self._earlier_button())
         await self.mount_all(widgets, before=0 if self.children else None)
+
+    def scroll_by_key(self, where: str) -> None:
+        """`page_up` / `page_down` one page, `top`, or `end` (which follows new text again),
+        at once: a key pressed again pages on from where this one left the view."""
+        page = self.scrollable_content_region.height
+        target = {"page_up": self.scroll_y - page, "page_down": self.scroll_y + page}.get(where, 0)
+        if where == "end" or target >= self.max_scroll_y:
+            # Not scroll_to: at the end already it would release the anchor without moving,
+            # and the view would stop following the answer while showing its end.
+            self.scroll_end(animate=False, immediate=True)
+            return
+        if self.scroll_y > 0:  # at the top nothing moves (and a short chat keeps following)
+            self.scroll_to(y=max(target, 0), animate=False, immediate=True)
 
     def focus_latest(self, kind: str) -> None:
         """Focus the newest chip or answer choice (`chip`) or tool row (`tool`) in the log;

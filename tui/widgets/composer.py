@@ -3,6 +3,9 @@
 Send and Newline stay out of the footer (the hint under the composer shows them).
 ctrl+j arrives as its own key in every common terminal and in tmux; shift+enter also works in
 terminals that report it (kitty keyboard protocol). `@` completes table and column names.
+PageUp/PageDown and ctrl+Home/ctrl+End scroll the chat above (ScrollChat), so a streaming
+answer can be read back without leaving the box; a message taller than the box keeps
+TextArea's PageUp/PageDown for itself.
 """
 
 from __future__ import annotations
@@ -25,6 +28,16 @@ class Composer(TextArea):
             "ctrl+j,shift+enter", "newline", "Newline", id="newline", priority=True, show=False
         ),
         Binding("tab", "complete", "Complete @name", id="complete", show=False, priority=True),
+        Binding("pageup", "scroll_chat('page_up')", "Chat page up", id="chat.page_up", show=False),
+        Binding(
+            "pagedown",
+            "scroll_chat('page_down')",
+            "Chat page down",
+            id="chat.page_down",
+            show=False,
+        ),
+        Binding("ctrl+home", "scroll_chat('top')", "Chat top", id="chat.top", show=False),
+        Binding("ctrl+end", "scroll_chat('end')", "Chat end", id="chat.end", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -39,6 +52,13 @@ class Composer(TextArea):
             super().__init__()
             self.composer = composer
             self.text = text
+
+    class ScrollChat(Message):
+        """A key asked to scroll the chat: `page_up`, `page_down`, `top` or `end`."""
+
+        def __init__(self, where: str) -> None:
+            super().__init__()
+            self.where = where
 
     class PathPasted(Message):
         """A pasted text that is an existing file path (offered as an attachment)."""
@@ -99,6 +119,17 @@ class Composer(TextArea):
         self.text = entries[index]
         self.move_cursor(self.document.end)
         return True
+
+    def action_scroll_chat(self, where: str) -> None:
+        """Scroll the chat (the panel that holds this composer does it); PageUp/PageDown in a
+        message taller than the box page through the message, as in any TextArea."""
+        if where in ("page_up", "page_down") and self.max_scroll_y > 0:
+            if where == "page_up":
+                self.action_cursor_page_up()
+            else:
+                self.action_cursor_page_down()
+            return
+        self.post_message(self.ScrollChat(where))
 
     # Priority bindings run as soon as the app sees their key, before keys already queued for
     # this widget (text and Enter or ctrl+j arriving in one burst, e.g. from tmux or a fast

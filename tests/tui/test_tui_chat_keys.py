@@ -1,0 +1,207 @@
+"""Reading the chat back from the message box while an answer streams (PageUp/PageDown,
+ctrl+Home/ctrl+End in the composer), and alt+m: the keyboard back to the message box."""
+
+from __future__ import annotations
+
+import pytest
+from textual import events
+from textual.widgets import Input
+
+import tui.widgets.chat as chat_module
+from tests.support.scripted_bedrock import Reply, ToolUse
+from tests.tui.helpers import SIZE, refreshed_until, send, settle
+from tui.app import TabletalkApp
+from tui.screens.help import HelpScreen
+from tui.widgets.chat_items import AssistantMessage, ToolLine
+from tui.widgets.chat_lines import ChatHint
+from tui.widgets.chat_log import ChatLog
+from tui.widgets.table_tab import TableTab
+
+SMALL = (80, 24)
+"""The terminal the person who asked for these keys used."""
+
+LONG = "".join(f"Paragraph {n}: " + "the orders grew steadily. " * 12 + "\n\n" for n in range(300))
+
+
+@pytest.fixture
+def one_step_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render one batch of the answer, then wait (an hour): the test says when more comes."""
+    monkeypatch.setattr(chat_module, "RENDER_INTERVAL", 3600, raising=False)
+
+
+async def start_long_answer(app: TabletalkApp, pilot, scripted_bedrock) -> None:
+    """Until the answer fills more than a screen of the chat and the rest waits to be shown."""
+    scripted_bedrock.text_chunk_size = 40_000  # more than a render batch: the rest waits
+    scripted_bedrock.add(Reply(text=LONG))
+    await settle(app, pilot)
+    app.chat.composer.text = "write me a report"
+    await pilot.press("enter")
+    while not (app.query(AssistantMessage) and app.chat.rendering):
+        await pilot.pause()
+    log = app.chat.log_view
+    assert await refreshed_until(app, lambda: log.max_scroll_y > 2 * _page(log))
+    await laid_out(app, log)
+    assert await refreshed_until(app, lambda: log.scroll_y == log.max_scroll_y)
+
+
+def _page(log: ChatLog) -> int:
+    return log.scrollable_content_region.height
+
+
+async def more_text(app: TabletalkApp) -> None:
+    """The next batch of the streaming answer, and the layout that makes room for it."""
+    log = app.chat.log_view
+    before = log.max_scroll_y
+    timer = app.chat._render_timer
+    if timer is not None:
+        timer.stop()
+    await app.chat._render_step()
+    assert await refreshed_until(app, lambda: log.max_scroll_y > before), "no more text shown"
+    await laid_out(app, log)
+
+
+async def laid_out(app: TabletalkApp, log: ChatLog) -> None:
+    """Until a refresh leaves the log's height as it was: new text takes more than one layout
+    pass (its height at 6,000 characters went 173 → 247 lines over two refreshes)."""
+    for _ in range(20):
+        height = log.max_scroll_y
+        await app.screen.wait_for_refresh()
+        if log.max_scroll_y == height:
+            return
+    raise AssertionError("the chat's layout did not settle")
+
+
+async def test_page_up_in_the_composer_scrolls_back_and_the_answer_does_not_pull_it_down(
+    make_app, scripted_bedrock, one_step_at_a_time
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await start_long_answer(app, pilot, scripted_bedrock)
+        log, composer = app.chat.log_view, app.chat.composer
+        assert composer.has_focus
+        bottom = log.max_scroll_y
+        await pilot.press("pageup")
+        assert await refreshed_until(app, lambda: log.scroll_y < bottom), "PageUp did not scroll"
+        assert log.scroll_y == bottom - _page(log), "one page up"
+        await pilot.press("pageup")
+        assert await refreshed_until(app, lambda: log.scroll_y == bottom - 2 * _page(log))
+        read_at = log.scroll_y
+        assert composer.has_focus and app.chat.busy, "still typing, the answer still streaming"
+        for _ in range(3):
+            await more_text(app)
+            assert log.scroll_y == read_at, "new text pulled the view back to the bottom"
+        await pilot.press("escape")
+        await settle(app, pilot)
+
+
+async def test_back_at_the_end_the_chat_follows_the_answer_again(
+    make_app, scripted_bedrock, one_step_at_a_time
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await start_long_answer(app, pilot, scripted_bedrock)
+        log = app.chat.log_view
+        await pilot.press("ctrl+home")
+        assert await refreshed_until(app, lambda: log.scroll_y == 0), "ctrl+Home: the top"
+        await more_text(app)
+        assert log.scroll_y == 0
+        await pilot.press("ctrl+end")
+        assert await refreshed_until(app, lambda: log.scroll_y == log.max_scroll_y)
+        await more_text(app)
+        assert await refreshed_until(app, lambda: log.scroll_y == log.max_scroll_y), "following"
+        await pilot.press("pageup")
+        assert await refreshed_until(app, lambda: log.scroll_y < log.max_scroll_y)
+        # PageDown back to the end, and once more there (a press that moves nothing must not
+        # stop the view following)
+        for _ in range(2):
+            await pilot.press("pagedown")
+            assert await refreshed_until(app, lambda: log.scroll_y == log.max_scroll_y)
+        await more_text(app)
+        assert await refreshed_until(app, lambda: log.scroll_y == log.max_scroll_y), "following"
+        await pilot.press("escape")
+        await settle(app, pilot)
+
+
+async def test_a_message_taller_than_the_box_keeps_page_up_for_itself(
+    make_app, scripted_bedrock
+) -> None:
+    scripted_bedrock.add(Reply(text="\n\n".join(f"Paragraph {n} of an answer." for n in range(60))))
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await send(app, pilot, "tell me everything")
+        log, composer = app.chat.log_view, app.chat.composer
+        composer.focus()
+        composer.text = "\n".join(f"line {n}" for n in range(30))
+        composer.move_cursor(composer.document.end)
+        await laid_out(app, log)  # the box grew to its 12 lines, the chat shrank
+        assert composer.max_scroll_y > 0 and log.max_scroll_y > 0
+        assert log.scroll_y == log.max_scroll_y
+        await pilot.press("pageup")
+        assert await refreshed_until(app, lambda: composer.cursor_location[0] < 29)
+        assert log.scroll_y == log.max_scroll_y, "PageUp paged through the message, not the chat"
+        composer.text = "a short question"
+        await laid_out(app, log)
+        assert log.scroll_y == log.max_scroll_y
+        await pilot.press("pageup")
+        assert await refreshed_until(app, lambda: log.scroll_y < log.max_scroll_y), "the chat"
+        assert composer.has_focus
+
+
+async def test_alt_m_brings_the_keyboard_back_to_the_message_box(
+    make_app, scripted_bedrock
+) -> None:
+    """From an expanded tool row, a click in the chat, a table's filter box: one key, and the
+    hint under the box names it while the keyboard is elsewhere."""
+    scripted_bedrock.add(Reply(tool_uses=[ToolUse("listTables", {})]), Reply(text="Four."))
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await send(app, pilot, "what tables?")
+        composer, hint = app.chat.composer, app.chat.query_one(ChatHint)
+        await pilot.press("alt+t", "enter")
+        line = app.query_one(ToolLine)
+        assert not line.collapsed and app.focused is line.query_one("CollapsibleTitle")
+        assert await refreshed_until(app, lambda: "alt+m" in str(hint.render()))
+        await pilot.press("alt+m")
+        assert composer.has_focus
+        assert await refreshed_until(app, lambda: "⏎ send" in str(hint.render()))
+
+        await pilot.click(ChatLog, offset=(4, 1))
+        assert isinstance(app.focused, ChatLog), app.focused
+        composer.text = "draft"
+        app.post_message(events.Key("alt+m", "m"))  # what the driver posts for ESC m
+        await pilot.pause()
+        assert composer.has_focus and composer.text == "draft", "focused, nothing typed"
+
+        await app.open_table("orders")
+        await settle(app, pilot)
+        await pilot.press("slash", *"id")
+        box = app.query_one(TableTab).query_one("#filter", Input)
+        assert box.has_focus
+        app.post_message(events.Key("alt+m", "m"))
+        await pilot.pause()
+        assert composer.has_focus and box.value == "id", "the filter box typed no m"
+
+
+async def test_the_focused_chat_looks_focused_and_alt_m_is_listed(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        log = app.chat.log_view
+        corner = log.region.bottom_right - (3, 2)  # an empty cell of the chat
+
+        def background() -> object:
+            return app.screen.get_style_at(*corner).bgcolor
+
+        unfocused = background()
+        log.focus()
+        assert await refreshed_until(app, lambda: background() != unfocused), "looks focused"
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        listed = {binding_id: keys for keys, _, binding_id in app.screen.rows}
+        assert listed["focus_composer"] == "alt+m"
+        await pilot.press("alt+m")
+        assert isinstance(app.screen, HelpScreen), "under a modal the key does nothing"
+        await pilot.press("escape")
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert "Message box" in titles
