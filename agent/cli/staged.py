@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agent.cli.common import (
@@ -236,8 +237,6 @@ def _commit_the_others(
 ) -> CommitReport:
     """After an all-or-nothing commit hit conflicts: commit the changes without conflict in a
     second transaction, and report those conflicts with it (they stay staged)."""
-    from dataclasses import replace
-
     in_conflict = {c.change_id for c in failed.conflicts}
     settled = in_conflict | set(failed.committed)
     wanted = ids if ids is not None else [c.id for c in area.list()]

@@ -32,3 +32,12 @@ def make_app(demo_store: Any) -> Callable[..., TabletalkApp]:
         return TabletalkApp(demo_store, Settings(**merged), staging_poll_seconds=0)
 
     return build
+
+
+@pytest.fixture
+def one_step_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render one batch of a streamed answer, then wait (an hour) for the next render step:
+    the test decides when more comes."""
+    import tui.widgets.chat as chat_module
+
+    monkeypatch.setattr(chat_module, "RENDER_INTERVAL", 3600, raising=False)

@@ -74,3 +74,22 @@ async def send(app: TabletalkApp, pilot: Any, text: str) -> None:
     composer.text = text
     await pilot.press("enter")
     await settle(app, pilot)
+
+
+async def start_long_answer(
+    app: TabletalkApp, pilot: Any, scripted_bedrock: Any, text: str
+) -> None:
+    """Send a message answered with `text` until part of it is shown and the rest waits for a
+    render step that, with the `one_step_at_a_time` fixture, never comes. The answer streams in
+    40,000-character deltas: each is more than one render batch, so the wait holds whatever the
+    machine's load (in 4-character deltas a fast app drew every piece as it came)."""
+    from tests.support.scripted_bedrock import Reply
+    from tui.widgets.chat_items import AssistantMessage
+
+    scripted_bedrock.text_chunk_size = 40_000
+    scripted_bedrock.add(Reply(text=text))
+    await settle(app, pilot)
+    app.chat.composer.text = "write me a report"
+    await pilot.press("enter")
+    while not (app.query(AssistantMessage) and app.chat.rendering):
+        await pilot.pause()

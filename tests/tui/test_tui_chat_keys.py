@@ -3,16 +3,15 @@ ctrl+Home/ctrl+End in the composer), and alt+m: the keyboard back to the message
 
 from __future__ import annotations
 
-import pytest
 from textual import events
 from textual.widgets import Input
 
-import tui.widgets.chat as chat_module
 from tests.support.scripted_bedrock import Reply, ToolUse
+from tests.tui import helpers
 from tests.tui.helpers import SIZE, refreshed_until, send, settle
 from tui.app import TabletalkApp
 from tui.screens.help import HelpScreen
-from tui.widgets.chat_items import AssistantMessage, ToolLine
+from tui.widgets.chat_items import ToolLine
 from tui.widgets.chat_lines import ChatHint
 from tui.widgets.chat_log import ChatLog
 from tui.widgets.table_tab import TableTab
@@ -23,21 +22,9 @@ SMALL = (80, 24)
 LONG = "".join(f"Paragraph {n}: " + "the orders grew steadily. " * 12 + "\n\n" for n in range(300))
 
 
-@pytest.fixture
-def one_step_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Render one batch of the answer, then wait (an hour): the test says when more comes."""
-    monkeypatch.setattr(chat_module, "RENDER_INTERVAL", 3600, raising=False)
-
-
 async def start_long_answer(app: TabletalkApp, pilot, scripted_bedrock) -> None:
     """Until the answer fills more than a screen of the chat and the rest waits to be shown."""
-    scripted_bedrock.text_chunk_size = 40_000  # more than a render batch: the rest waits
-    scripted_bedrock.add(Reply(text=LONG))
-    await settle(app, pilot)
-    app.chat.composer.text = "write me a report"
-    await pilot.press("enter")
-    while not (app.query(AssistantMessage) and app.chat.rendering):
-        await pilot.pause()
+    await helpers.start_long_answer(app, pilot, scripted_bedrock, LONG)
     log = app.chat.log_view
     assert await refreshed_until(app, lambda: log.max_scroll_y > 2 * _page(log))
     await laid_out(app, log)

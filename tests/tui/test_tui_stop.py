@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 import tui.widgets.answer_segments as segments
 import tui.widgets.chat as chat_module
 from tests.support.scripted_bedrock import Reply, ToolUse, Usage
+from tests.tui import helpers
 from tests.tui.helpers import SIZE, send, settle
 from tui.app import TabletalkApp
 from tui.screens.help import HelpScreen
@@ -19,24 +18,8 @@ LONG = "".join(f"Paragraph {n}: " + "the orders grew steadily. " * 12 + "\n\n" f
 ]
 
 
-@pytest.fixture
-def one_step_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Render one batch, then wait (an hour) for the next step: the test decides what comes."""
-    monkeypatch.setattr(chat_module, "RENDER_INTERVAL", 3600, raising=False)
-
-
 async def start_long_answer(app: TabletalkApp, pilot, scripted_bedrock) -> None:
-    """Until part of the answer is shown and the rest waits for a render step that, with
-    `one_step_at_a_time`, never comes. The answer streams in 40,000-character deltas: each is
-    more than one render batch, so the wait holds whatever the machine's load (in 4-character
-    deltas a fast app drew every piece as it came, and nothing was left waiting)."""
-    scripted_bedrock.text_chunk_size = 40_000
-    scripted_bedrock.add(Reply(text=LONG))
-    await settle(app, pilot)
-    app.chat.composer.text = "write me a report"
-    await pilot.press("enter")
-    while not (app.query(AssistantMessage) and app.chat.rendering):
-        await pilot.pause()
+    await helpers.start_long_answer(app, pilot, scripted_bedrock, LONG)
 
 
 async def test_stop_ends_a_huge_answer_at_once_and_keeps_what_was_shown(
