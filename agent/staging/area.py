@@ -32,6 +32,7 @@ from typing import Any
 from agent import paths
 from agent.errors import InDoubtError, StagingError, TabletalkError
 from agent.staging import batches, history, write
+from agent.staging import conflicts as records
 from agent.staging.area_bulk import BulkStaging
 from agent.staging.area_history import CommitHistory
 from agent.staging.checks import (
@@ -260,6 +261,19 @@ class StagingArea(CommitHistory, BulkStaging):
             )
         return [found[i] for i in wanted]
 
+    def conflicts(self) -> dict[str, records.RecordedConflict]:
+        """The conflicts commits (of any process) found among this store's staged changes and
+        that still hold as far as staging knows: no change, rebase or commit since."""
+        with self._lock:
+            self._settle()
+            return records.recorded(self._conn, self.store.identity)
+
+    def conflict_stamp(self) -> tuple[Any, ...]:
+        """Changes whenever a conflict of this store is recorded or forgotten (cheap to poll)."""
+        with self._lock:
+            self._follow_file()
+            return records.stamp(self._conn, self.store.identity)
+
     def count(self) -> int:
         """How many changes this store has staged."""
         with self._lock:
@@ -331,6 +345,7 @@ class StagingArea(CommitHistory, BulkStaging):
                         "DELETE FROM staged_changes WHERE store = ? AND id = ?",
                         [(self.store.identity, c.id) for c in changes],
                     )
+                    records.drop(conn, [c.id for c in changes])
                 return len(changes)
             with transaction(self._conn) as conn:
                 self._refuse_held(None)
@@ -355,6 +370,7 @@ class StagingArea(CommitHistory, BulkStaging):
                 conn.executemany(
                     "DELETE FROM staged_changes WHERE id = ?", [(i,) for i in report.dropped]
                 )
+                records.drop(conn, [*(u[-1] for u in updates), *report.dropped])
         return report
 
     def _refuse_moved(self, planned: builtins.list[StagedChange]) -> None:

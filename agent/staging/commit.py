@@ -15,6 +15,8 @@ The store may read the changes set-based straight from the staging database
 (`Store.apply_staged`); only when it declines are they decoded here for `Store.apply`. When a
 store's only staged changes are one compact bulk edit (`staging.batches`), the store reads its
 item table, and the edit landing whole stays as the commit's history instead of being copied.
+The conflicts a commit finds are recorded with the transaction that closes its record
+(`agent.staging.conflicts`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import InDoubtError, TabletalkError
-from agent.staging import batches, history
+from agent.staging import batches, conflicts, history
 from agent.staging.batches import Batch
 from agent.staging.db import transaction
 from agent.staging.encoding import loads, loads_many
@@ -256,9 +258,13 @@ def commit_changes(
     done = set(landed)
     missed = [i for i in result.applied if i not in done]  # applied without reporting units
     if not closed or missed:
+        # A store applying all at once checked every change; one applying in batches stopped
+        # at the batch that conflicted, so only what it names is known of the rest.
+        checked = ids if store.max_transaction_items is None else []
         with transaction(conn):
             forget(conn, missed + unrecorded, commit_id=token)
             _close_record(conn, token, keep)
+            conflicts.record(conn, store.identity, checked, result.conflicts)
     done.update(missed)
     committed = [i for i in ids if i in done]
     kept = [i for i in ids if i not in done]

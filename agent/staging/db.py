@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StagingError
-from agent.staging import batches
+from agent.staging import batches, conflicts
 from agent.staging.history import SCHEMA as HISTORY_SCHEMA
 from agent.stores.sqlite_json import register
 
 SCHEMA_VERSION = 3  # 2: the commit history tables; 3: compact bulk edits (staging.batches)
+# (the snapshot column and the recorded conflicts came without a new number: `_needs_rebuild`)
 WAL_CHECKPOINT_PAGES = 4096
 """Pages the WAL may hold before a write copies them into the file (SQLite's default is 1,000):
 a 10,000-item bulk edit writes about 1,000 pages when staged and 600 when committed, and a
@@ -62,6 +63,7 @@ CREATE TABLE IF NOT EXISTS commits_in_progress (
 );
 {HISTORY_SCHEMA}
 {batches.SCHEMA}
+{conflicts.SCHEMA}
 """
 
 COLUMNS = "id, store, tbl, key_json, op, values_json, pre_image_json, origin, created_at"
@@ -193,6 +195,7 @@ def connect(path: Path) -> sqlite3.Connection:
                 _rebuild_slow_check(conn)
                 for statement in _statements():
                     conn.execute(statement)
+                conn.execute(conflicts.TRIGGER)
                 _add_snapshot_column(conn)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         return conn
@@ -227,10 +230,19 @@ def busy_error(path: Path) -> StagingError:
 
 
 def _needs_rebuild(conn: sqlite3.Connection) -> bool:
-    row = conn.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'staged_changes'"
-    ).fetchone()
-    return row is None or "op IN (" in row[0] or "snapshot" not in row[0]
+    """True when the file lacks something of this version's schema that an older version of the
+    same schema number did not write (so the number stays, and that version still opens it):
+    the `snapshot` column, the recorded conflicts (`staging.conflicts`), or has the slow check."""
+    found = dict(
+        conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?)",
+            ("staged_changes", *conflicts.NAMES),
+        ).fetchall()
+    )
+    sql = found.get("staged_changes")
+    if sql is None or "op IN (" in sql or "snapshot" not in sql:
+        return True
+    return any(name not in found for name in conflicts.NAMES)
 
 
 def _add_snapshot_column(conn: sqlite3.Connection) -> None:

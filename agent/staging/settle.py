@@ -16,7 +16,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from agent.staging import batches, history
+from agent.staging import batches, conflicts, history
 from agent.staging.db import COLUMNS, rows_in, transaction
 from agent.staging.encoding import row_to_change
 from agent.stores.base import ChangeToApply, Store
@@ -103,10 +103,12 @@ def forget(conn: sqlite3.Connection, ids: list[str], commit_id: str | None = Non
             if commit_id is not None:
                 history.record(conn, commit_id, ids, every=True)
             conn.execute("DELETE FROM staged_changes")  # SQLite's truncate optimisation
+            conflicts.drop_all(conn)  # (no delete trigger on staged_changes: it would stop it)
             return
     if commit_id is not None:
         history.record(conn, commit_id, ids, every=False)
     conn.executemany("DELETE FROM staged_changes WHERE id = ?", [(i,) for i in ids])
+    conflicts.drop(conn, ids)
 
 
 def already_applied(store: Store, changes: list[ChangeToApply]) -> set[str]:

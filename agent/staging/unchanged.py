@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agent.staging import conflicts
 from agent.staging.db import commits_in_progress, data_version
 from agent.staging.encoding import dumps, row_to_change
 from agent.staging.model import StagedChange, Unchanged
@@ -133,6 +134,7 @@ class NoOpCheck:
         conn.executemany(
             "DELETE FROM staged_changes WHERE id = ?", [(c.id,) for c in out.withdrawn]
         )
+        conflicts.drop(conn, [c.id for c in out.withdrawn])
         return out
 
     def _folds_back(self, item_key: str, change: StagedChange) -> bool:

@@ -13,6 +13,7 @@ from itertools import repeat
 from typing import Any
 
 from agent.errors import StagedSetMoved, StagingError, TabletalkError
+from agent.staging import conflicts
 from agent.staging.checks import in_commit_error, others_change_error, summarize
 from agent.staging.db import COLUMNS, commits_in_progress, rows_in
 from agent.staging.encoding import dumps, key_json, loads, maybe_json, row_to_change, take_ids
@@ -220,7 +221,9 @@ def discard_where(
     if origin is not None:
         sql += " AND origin = ?"
         params.append(origin)
-    return int(conn.execute(sql, params).rowcount)
+    count = int(conn.execute(sql, params).rowcount)
+    conflicts.prune(conn, store)
+    return count
 
 
 def reject_attribute(
@@ -243,6 +246,7 @@ def reject_attribute(
         raise in_commit_error(change_id)
     if change.op == "update" and not values:
         conn.execute("DELETE FROM staged_changes WHERE id = ?", (change_id,))
+        conflicts.drop(conn, [change_id])
         return None
     conn.execute(
         "UPDATE staged_changes SET values_json = ? WHERE id = ?", (dumps(values), change_id)
