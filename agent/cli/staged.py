@@ -121,8 +121,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
 
 def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
     changes = area.list(getattr(args, "table", None))
+    conflicts = area.conflicts()  # recorded by the last commit (of any process) that tried them
     if getattr(args, "json", False):
-        print(json.dumps([c.to_dict() for c in changes], indent=2, ensure_ascii=False), file=out)
+        listed = [_with_conflict(c.to_dict(), conflicts.get(c.id)) for c in changes]
+        print(json.dumps(listed, indent=2, ensure_ascii=False), file=out)
         return 0
     if not changes:
         print(f"No staged changes for {area.store.label}.", file=out)
@@ -153,10 +155,20 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
             f"[{printable_line(change.origin)}, {change.created_at}]",
             file=out,
         )
+        if change.id in conflicts:
+            _print_conflict(conflicts[change.id], out)
     if len(changes) > limit:
         print(
             f"\n… and {len(changes) - limit:,} more: `tabletalk staged list --limit 0` shows "
             "every change, --table one table's.",
+            file=out,
+        )
+    in_conflict = sum(c.id in conflicts for c in changes)
+    if in_conflict:
+        print(
+            f"\n{counted(in_conflict, 'change')} conflicted at the last commit (⚠): take current "
+            "with `tabletalk staged rebase ID` (or --all), or drop with `tabletalk staged "
+            "discard ID`.",
             file=out,
         )
     if cut:
@@ -166,6 +178,26 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
             file=out,
         )
     return 0
+
+
+def _with_conflict(entry: dict[str, Any], conflict: Any) -> dict[str, Any]:
+    """A change's JSON with, when a commit found it in conflict, what it found and when."""
+    if conflict is not None:
+        entry["conflict"] = {
+            "reason": conflict.reason,
+            "current": conflict.current,
+            "found_at": conflict.found_at,
+        }
+    return entry
+
+
+def _print_conflict(conflict: Any, out: TextIO) -> None:
+    """The lines under a change a commit found in conflict: why, when, the item as it was then."""
+    print(
+        f"    ⚠ conflict (commit at {conflict.found_at}): {printable_line(conflict.reason)}",
+        file=out,
+    )
+    print(f"      current value then: {_show_item(conflict.current)}", file=out)
 
 
 def _print_groups(area: StagingArea, table: str | None, out: TextIO) -> None:

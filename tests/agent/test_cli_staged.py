@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -259,3 +262,63 @@ def test_the_list_cuts_very_long_table_and_column_names(tmp_path: Path) -> None:
     assert "Names and values longer than 80 characters are cut" in out
     code, out, _ = cli("staged", "diff", change.id, "--db", str(db))
     assert column in out  # the diff shows it whole
+
+
+def test_a_conflict_the_commit_found_is_marked_by_a_later_list(
+    area: StagingArea, demo_path: Path
+) -> None:
+    """A conflict was known only to the process whose commit found it: `staged list` afterwards
+    (another process) did not mark it."""
+    good = area.stage("orders", "update", {"id": 1}, {"quantity": 33})
+    bad = area.stage("orders", "update", {"id": 2}, {"quantity": 44})
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'lost' WHERE id = 2")
+    command = [sys.executable, "-m", "agent", "staged", "commit", "--all", "--db", str(demo_path)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 1 and f"conflict {bad.id}" in done.stdout, done
+    code, out, _ = cli("staged", "list", "--db", str(demo_path))
+    assert code == 0
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if bad.id in line)
+    assert "⚠ conflict" in lines[at + 1] and '"status": "lost"' in lines[at + 2], out
+    assert not any("⚠ conflict" in line for line in lines[:at]), "the good change is not marked"
+    assert "1 change conflicted at the last commit" in out
+    code, out, _ = cli("staged", "list", "--json", "--db", str(demo_path))
+    listed = {entry["id"]: entry for entry in json.loads(out)}
+    assert "conflict" not in listed[good.id]
+    conflict = listed[bad.id]["conflict"]
+    assert conflict["current"]["status"] == "lost" and conflict["reason"] and conflict["found_at"]
+
+
+def test_rebase_discard_and_a_clean_commit_unmark_conflicts_in_the_list(
+    area: StagingArea, demo_path: Path
+) -> None:
+    first = area.stage("orders", "update", {"id": 1}, {"quantity": 33})
+    second = area.stage("orders", "update", {"id": 2}, {"quantity": 44})
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'lost' WHERE id IN (1, 2)")
+    assert cli("staged", "commit", "--all", "--db", str(demo_path))[0] == 1
+
+    def marked() -> set[str]:
+        out = cli("staged", "list", "--json", "--db", str(demo_path))[1]
+        return {entry["id"] for entry in json.loads(out) if "conflict" in entry}
+
+    assert marked() == {first.id, second.id}
+    assert cli("staged", "rebase", first.id, "--db", str(demo_path))[0] == 0
+    assert marked() == {second.id}
+    assert cli("staged", "discard", second.id, "--db", str(demo_path))[0] == 0
+    assert marked() == set()
+    third = area.stage("orders", "update", {"id": 3}, {"quantity": 55})
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'lost' WHERE id = 3")
+    assert cli("staged", "commit", "--all", "--db", str(demo_path))[0] == 1
+    assert marked() == {third.id}
+    assert cli("staged", "commit", "--all", "--skip-conflicts", "--db", str(demo_path))[0] == 1
+    assert marked() == {third.id}, "the others committed; the conflict stays marked"
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute(
+            "UPDATE orders SET status = ? WHERE id = 3", (area.get(third.id).pre_image["status"],)
+        )
+    assert cli("staged", "commit", "--all", "--db", str(demo_path))[0] == 0
+    assert marked() == set() and area.count() == 0
