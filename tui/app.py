@@ -109,6 +109,8 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         )
         self.mcp_serving = McpServing(self)
         self.staged_changes: list[Any] = []
+        self.staged_conflicts: dict[str, Any] = {}
+        """The conflicts commits of any process recorded among them (shown by the panel)."""
         self._permission: PermissionScreen | None = None
         self._names: list[str] | None = None
         self._sidebar_width: Any = None
@@ -366,6 +368,8 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         now = {c.id for c in message.changes}
         gone_tables = {c.table for c in self.staged_changes if c.id not in now}
         self.staged_changes = message.changes
+        if message.conflicts is not None:
+            self.staged_conflicts = message.conflicts
         tabs: list[TableTab] = list(self.query("TableTab"))  # type: ignore[arg-type]
         for tab in tabs:
             if tab.table in gone_tables and tab.kind == "table":  # committed or rejected
@@ -374,7 +378,9 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         for tab in tabs:
             tab.set_staged(message.changes)
         for panel in self.query("StagingPanel"):  # by name: the module loads with the panel
-            panel.show(message.changes, signed=message.signature)  # type: ignore[attr-defined]
+            panel.show(  # type: ignore[attr-defined]
+                message.changes, signed=message.signature, conflicts=message.conflicts
+            )
 
     # ----- errors ------------------------------------------------------------------------------
 

@@ -28,9 +28,12 @@ def signature(changes: list[Any]) -> list[tuple[str, str, Any]]:
 class StagingChanged(Message):
     """The staged changes differ from what the app last showed (any process staged/committed)."""
 
-    def __init__(self, changes: list[Any]) -> None:
+    def __init__(self, changes: list[Any], conflicts: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.changes = changes
+        self.conflicts = conflicts
+        """The conflicts commits recorded among them (`StagingArea.conflicts`), by change id;
+        None: not read (what is known of them stays)."""
         self.signature = signature(changes)
         """Ids, ops and staged values: what tells one staged set from another. Computed where
         the message is made (the staging worker), not on the app's thread."""

@@ -1,7 +1,9 @@
 """Keeps the app's view of the staging area fresh, and runs staging operations on workers.
 
-Polling is cheap: every tick compares `count()`; the full list is read only when the count
-moved, after the app's own operations, and every few ticks (to catch edits in place).
+Polling is cheap: every tick compares `count()` and the recorded conflicts' stamp (a commit in
+another process that found conflicts changes no count); the full list and the conflicts are read
+only when either moved, after the app's own operations, and every few ticks (to catch edits in
+place).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class StagingWatch:
         self.poll_seconds = poll_seconds
         self._area: Any | None = None
         self._last_count: int | None = None
+        self._last_stamp: Any = None
         self._ticks = 0
 
     @property
@@ -79,15 +82,18 @@ class StagingWatch:
         )
 
     def _check(self) -> None:
-        count = self.area.count()
-        if count != self._last_count or self._ticks % FULL_REFRESH_EVERY == 0:
+        count, stamp = self.area.count(), self.area.conflict_stamp()
+        moved = count != self._last_count or stamp != self._last_stamp
+        if moved or self._ticks % FULL_REFRESH_EVERY == 0:
             self._read()
         self._tell()
 
     def _read(self) -> None:
+        self._last_stamp = self.area.conflict_stamp()  # first: a record written after is seen
         changes = self.area.list()
+        conflicts = self.area.conflicts()
         self._last_count = len(changes)
-        self.app.post_message(StagingChanged(changes))
+        self.app.post_message(StagingChanged(changes, conflicts))
         self._tell()
 
     def _tell(self) -> None:

@@ -53,6 +53,18 @@ def matching_conflicts(
     return int(review.count(replace(flt, ids=conflicted)))
 
 
+def page_signature(snap: Snapshot, conflicts: dict[str, Any]) -> tuple[Any, ...]:
+    """What the list draws for a snapshot: the page's changes and their conflicts."""
+    ids = [c.id for c in snap.page]
+    return (signature(snap.page), [(i, id(conflicts.get(i))) for i in ids], snap.total > 0)
+
+
+def same_conflict(known: Any, recorded: Any) -> bool:
+    """True when a recorded conflict says what the one already shown says (keep the shown one:
+    the list is not redrawn for it)."""
+    return (known.reason, known.current) == (recorded.reason, recorded.current)
+
+
 class CommitProgress(Message):
     """A commit running on a worker has written `done` of `total` changes."""
 
@@ -93,18 +105,30 @@ class StagingActions(Widget):
 
         self.staging_watch.run(lambda area: area.rebase(ids), done=done, name="take-current")
 
+    def take_recorded(self, recorded: dict[str, Any] | None) -> None:
+        """The conflicts the staging area records (found by a commit of any process, forgotten
+        when their change is rejected, taken current, folded over or commits) become the ones
+        shown; None leaves them as they are."""
+        if recorded is None:
+            return
+        known = self.conflicts
+        self.conflicts = {
+            i: known[i] if i in known and same_conflict(known[i], c) else c
+            for i, c in recorded.items()
+        }
+
     @on(Button.Pressed, "#refresh")
     def _refresh(self) -> None:
-        """Re-read the staged changes; conflicts are checked again at the next commit."""
-        self.conflicts.clear()
-        self.drop_conflict_filter()
+        """Re-read the staged changes and the conflicts commits recorded; the conflict filter
+        goes (the list shows every change again)."""
+        self.drop_conflict_filter(always=True)
         self._shown = None
         self.staging_watch.refresh_now()
 
-    def drop_conflict_filter(self) -> None:
+    def drop_conflict_filter(self, always: bool = False) -> None:
         """Once no change is in conflict, `is:conflict` leaves the filter: it would match
         nothing, hiding every change staged next."""
-        if self.conflicts or self.filter.ids is None:
+        if (self.conflicts and not always) or self.filter.ids is None:
             return
         self.filter = replace(self.filter, ids=None)
         words = self._filter_input.value.split()

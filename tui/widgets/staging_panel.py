@@ -44,6 +44,7 @@ from tui.widgets.staging_actions import (
     CommitProgress,
     StagingActions,
     matching_conflicts,
+    page_signature,
     relabel,
 )
 from tui.widgets.tab_area import TabPane
@@ -71,12 +72,6 @@ FILTER_PLACEHOLDERS = (
     "/ filter · enter applies",
 )
 """The filter box's hint, longest first: the widest that fits is shown (F1 lists the syntax)."""
-
-
-def page_signature(snap: Snapshot, conflicts: dict[str, Any]) -> tuple[Any, ...]:
-    """What the list draws for a snapshot: the page's changes and their conflicts."""
-    ids = [c.id for c in snap.page]
-    return (signature(snap.page), [(i, id(conflicts.get(i))) for i in ids], snap.total > 0)
 
 
 @dataclass
@@ -194,6 +189,7 @@ class StagingPanel(TabPane, StagingActions):
         """Read the first page at once; the set's signature is left to the next refresh (it
         costs a pass over every staged change, on the way to the first frame)."""
         self.changes = getattr(self.app, "staged_changes", [])
+        self.take_recorded(getattr(self.app, "staged_conflicts", {}))
         self.load(0)
 
     def action_focus_filter(self) -> None:
@@ -215,10 +211,14 @@ class StagingPanel(TabPane, StagingActions):
         *,
         force: bool = False,
         signed: list[tuple[str, str, Any]] | None = None,
+        conflicts: dict[str, Any] | None = None,
     ) -> None:
-        """Re-read what the panel shows when `changes` (the whole staged set) moved; `signed`
-        is their `signature` when the caller has it (computed off the app's thread)."""
-        shown = (signed if signed is not None else signature(changes), sorted(self.conflicts))
+        """Re-read what the panel shows when `changes` (the whole staged set) or the recorded
+        `conflicts` moved; `signed` is their `signature` when the caller has it (off the app's
+        thread)."""
+        self.take_recorded(conflicts)
+        drawn = sorted((k, id(v)) for k, v in self.conflicts.items())
+        shown = (signed if signed is not None else signature(changes), drawn)
         if shown == self._shown and not force:
             return
         self._shown = shown
@@ -237,7 +237,7 @@ class StagingPanel(TabPane, StagingActions):
         generation = self._generation
         flt = self.filter
         if flt.ids is not None:
-            flt = replace(flt, ids=tuple(i for i in flt.ids if i in self.conflicts))
+            flt = replace(flt, ids=tuple(self.conflicts))  # is:conflict: every one known now
         known, conflicted = self._summaries_read, tuple(self.conflicts)
         groups, orphans = self.snapshot.groups, self.snapshot.orphans
 
