@@ -579,3 +579,26 @@ def test_stop_during_a_bulk_edits_item_reads_stages_nothing(
         assert staging.count() == 0
     finally:
         staging.close()
+
+
+def test_a_conflict_dynamodb_reports_is_recorded_for_the_next_process(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    """A batching store: the conflict it names is recorded with the item DynamoDB returned."""
+    stuck = area.stage("orders", "update", {"id": 4}, {"status": "cancelled"})
+    area.stage("orders", "update", {"id": 6}, {"status": "cancelled"})
+    raw_client().update_item(
+        TableName="orders",
+        Key={"id": {"N": "4"}},
+        UpdateExpression="SET #s = :s",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":s": {"S": "delivered"}},
+    )
+    assert not area.commit().ok
+    later = StagingArea(store, area.path)
+    try:
+        found = later.conflicts()
+        assert list(found) == [stuck.id]
+        assert found[stuck.id].current["status"] == "delivered"
+    finally:
+        later.close()
