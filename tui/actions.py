@@ -109,7 +109,7 @@ class AppActions(_Base):
         nothing under a modal, whose keys are the ones that work then."""
         chat = self.chat
         if self.screen is chat.screen:
-            chat.composer.focus()
+            self.set_focus(chat.composer)  # now, so keys typed right after land in the box
 
     def action_focus_filter(self) -> None:
         """The active table tab's filter box (palette; `/` in a table does the same)."""

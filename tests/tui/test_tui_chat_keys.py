@@ -192,3 +192,22 @@ async def test_the_focused_chat_looks_focused_and_alt_m_is_listed(make_app) -> N
         await pilot.press("escape")
         titles = {command.title for command in app.get_system_commands(app.screen)}
         assert "Message box" in titles
+
+
+async def test_keys_typed_right_after_alt_m_land_in_the_message_box(make_app) -> None:
+    """A terminal delivers `alt+m` and the words typed after it in one read (tmux, a fast
+    typist, a paste): those keys follow alt+m into the box instead of the widget it left."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await app.open_table("orders")
+        await settle(app, pilot)
+        await pilot.press("slash")
+        box = app.query_one(TableTab).query_one("#filter", Input)
+        assert box.has_focus
+        composer = app.chat.composer
+        for key in (events.Key("alt+m", "m"), events.Key("h", "h"), events.Key("i", "i")):
+            app.post_message(key)  # queued together, as the driver posts one read's keys
+        await pilot.pause()
+        assert composer.has_focus
+        assert composer.text == "hi" and box.value == "", (composer.text, box.value)
