@@ -457,12 +457,13 @@ class TabletalkApp(TabActions, AppActions, App[int]):
     # ----- palette --------------------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        from tui.commands import app_commands
+        from tui.commands import app_commands, staging_commands
 
         for command in super().get_system_commands(screen):
             if command.title not in HIDDEN_SYSTEM_COMMANDS:  # F1 is the one key help
                 yield command
         yield from app_commands(self)
+        yield from staging_commands(self, screen)
 
     @on(Splitter.Dragged)
     def _splitter_dragged(self, message: Splitter.Dragged) -> None:

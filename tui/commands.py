@@ -4,13 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import SystemCommand
 from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import Button
 
 if TYPE_CHECKING:
     from tui.app import TabletalkApp
+
+PANEL_BUTTONS = {
+    "commit-clean": "Commit the changes not in conflict; the conflicts stay staged (asks first)",
+    "commit-all": "Commit every staged change (asks first)",
+    "take-current": "Re-stage the changes in conflict on top of the items as they are now",
+    "reject-all": "Discard every staged change (asks first)",
+    "refresh": "Read the staging area again",
+    "commit-matching": "Commit the staged changes the panel's filter matches (asks first)",
+    "reject-matching": "Discard the staged changes the panel's filter matches (asks first)",
+}
+"""The staging panel's buttons the palette offers, with what each does."""
 
 
 def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
@@ -78,3 +91,28 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
         yield SystemCommand(
             f"Switch mode: {mode}", "Permission mode for gated tools", partial(app.set_mode, mode)
         )
+
+
+def staging_commands(app: TabletalkApp, screen: Screen[Any]) -> Iterator[SystemCommand]:
+    """The open staging panel's buttons as it shows them now ("Commit the 85 without
+    conflict", "Take current for 2", "Reject these"…), so the palette reaches them from any
+    tab; each does what a click does (the confirmations included)."""
+    from tui.widgets.staging_panel import StagingPanel
+
+    for panel in screen.query(StagingPanel):
+        for button in panel.query(Button):
+            help_text = PANEL_BUTTONS.get(button.id or "")
+            if help_text and button.display and not button.disabled:
+                yield SystemCommand(
+                    f"Staging: {escape(button.label.plain)}",
+                    help_text,
+                    partial(_press, app, button),
+                )
+
+
+def _press(app: TabletalkApp, button: Button) -> None:
+    """Show the staging panel, then press its button."""
+    from tui.widgets.tab_area import TabArea
+
+    app.query_one("#tabs", TabArea).active = "staging"
+    button.press()

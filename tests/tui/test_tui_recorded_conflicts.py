@@ -128,3 +128,33 @@ async def test_rejecting_the_change_in_the_panel_forgets_its_conflict(
         assert panel.conflicts == {}
         assert listed(app) == [fine.id]
     assert _marked_by_the_cli(demo_path) == set()
+
+
+async def test_the_palette_offers_the_panel_buttons_shown_and_presses_them_from_any_tab(
+    make_app, demo_store, demo_path
+) -> None:
+    """ctrl+p "take current" from the Tables tab: the panel comes forward and takes current,
+    as its button would; only the buttons the panel shows now are offered."""
+    area, stale, _ = _stage_two(demo_store, demo_path)
+    _cli_commit_finds_the_conflict(demo_path, stale)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await _open_panel(app, pilot)
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {
+            "Staging: Commit the 1 without conflict",
+            "Staging: Take current for 1",
+            "Staging: Reject all",
+        } <= titles, titles
+        assert "Staging: Commit all" not in titles, "hidden while a change conflicts"
+        assert not any(t.startswith("Staging: ◀") for t in titles)
+        tabs = app.query_one("#tabs")
+        tabs.active = "home"
+        await settle(app, pilot)
+        await pilot.press("ctrl+p", *"take current")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert tabs.active == "staging"
+        assert panel.conflicts == {}
+        assert area.get(stale.id).pre_image["status"] == "lost in transit"
