@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from agent import paths
+from agent.text_safety import has_unsafe_characters, printable_line
 from agent.tools.base import ToolContext, ToolFailure
 
 DEFAULT_FOLDER = "exports"
@@ -67,6 +68,14 @@ def export_target(ctx: ToolContext, raw: str, fmt: str) -> ExportTarget:
     example = f"{DEFAULT_FOLDER}/result{allowed[0]}"
     if not text or "\x00" in text:
         raise _fail("the export path is empty or contains a NUL character", f"use e.g. {example}")
+    if has_unsafe_characters(text):
+        # A name a terminal would act on (ESC, OSC 52), that forges lines in a listing or
+        # hides its real suffix (U+202E shows invoice\u202evsc.txt as "invoicetxt.csv").
+        raise _fail(
+            f"the export path {printable_line(text)} contains a control, line break or "
+            "invisible (bidi, zero-width) character; exports use plain, visible names",
+            f"use letters, digits, spaces, '-', '_' and '.', e.g. {example}",
+        )
     relative = Path(text).expanduser()
     base = ctx.export_dir.resolve()
     if relative.is_absolute():
