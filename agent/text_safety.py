@@ -34,6 +34,12 @@ def printable(text: str) -> str:
     return _UNSAFE_IN_TEXT.sub(_escape, text)
 
 
+def has_unsafe_characters(text: str) -> bool:
+    """Whether one-line text holds anything `printable_line` would escape: a control (newline
+    included), a bidi or other invisible format character, a tag character, a lone surrogate."""
+    return _UNSAFE_IN_LINE.search(text) is not None
+
+
 def printable_line(text: Any) -> str:
     """One untrusted field on one line (a name, a title, a value): newlines escaped too."""
     return _UNSAFE_IN_LINE.sub(_escape, text if isinstance(text, str) else str(text))

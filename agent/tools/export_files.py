@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from agent import paths
+from agent.text_safety import has_unsafe_characters, printable_line
 from agent.tools.base import ToolContext, ToolFailure
 
 DEFAULT_FOLDER = "exports"
@@ -30,6 +32,11 @@ SUFFIXES = {"csv": (".csv", ".txt"), "json": (".json", ".txt")}
 SQLITE_HEADER = b"SQLite format 3\x00"
 SQLITE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
 MAX_NAME_BYTES = 200
+BUILD_INPUTS = re.compile(r"cmakelists\.txt|(.*[-_.])?(requirements|constraints)([-_.].*)?\.txt")
+"""Text files that build and install tools read as instructions: a CMakeLists.txt runs
+`execute_process(COMMAND ...)` at the next build, a requirements file's `--index-url` or
+`-e git+URL` installs and runs someone's code at the next `pip install -r`. A CSV export of
+one column writes each value as a line of its own, so its rows could be any such file."""
 
 T = TypeVar("T")
 
@@ -67,6 +74,14 @@ def export_target(ctx: ToolContext, raw: str, fmt: str) -> ExportTarget:
     example = f"{DEFAULT_FOLDER}/result{allowed[0]}"
     if not text or "\x00" in text:
         raise _fail("the export path is empty or contains a NUL character", f"use e.g. {example}")
+    if has_unsafe_characters(text):
+        # A name a terminal would act on (ESC, OSC 52), that forges lines in a listing or
+        # hides its real suffix (U+202E shows invoice\u202evsc.txt as "invoicetxt.csv").
+        raise _fail(
+            f"the export path {printable_line(text)} contains a control, line break or "
+            "invisible (bidi, zero-width) character; exports use plain, visible names",
+            f"use letters, digits, spaces, '-', '_' and '.', e.g. {example}",
+        )
     relative = Path(text).expanduser()
     base = ctx.export_dir.resolve()
     if relative.is_absolute():
@@ -107,6 +122,12 @@ def export_target(ctx: ToolContext, raw: str, fmt: str) -> ExportTarget:
             f"name the file e.g. {relative.stem or 'result'}{allowed[0]}",
         )
     written = target.relative_to(base)
+    if any(BUILD_INPUTS.fullmatch(name.lower()) for name in (relative.name, written.name)):
+        raise _fail(
+            f"{shown} is a file build or install tools read as instructions (CMake, pip); "
+            "exports never write one",
+            f"use a name that says what the rows are, e.g. {DEFAULT_FOLDER}/result{allowed[0]}",
+        )
     if _is_hidden(written) or written.suffix.lower() not in allowed:
         raise _fail(
             f"{shown} is a link to {written}, which is hidden or not a {fmt.upper()} file; "

