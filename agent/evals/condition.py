@@ -25,7 +25,7 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.NotIn: lambda a, b: a not in b,
 }
 _FUNCTIONS: dict[str, Callable[[Any], Any]] = {
-    "len": lambda value: len(value) if value is not None else 0,
+    "len": lambda value: len(value) if isinstance(value, (str, list, dict)) else 0,
     "lower": lambda value: str(value).lower(),
     "str": str,
 }
@@ -44,7 +44,9 @@ def parse_condition(text: str) -> ast.Expression:
 
 
 def holds(text: str, record: Mapping[str, Any]) -> bool:
-    """Whether the condition is true for the record (a missing field is never equal)."""
+    """Whether the condition is true for the record (a missing field is never equal). The
+    record is what the model sent, so any JSON shape evaluates: `len` of a number is 0, minus
+    a string is missing."""
     return bool(_eval(parse_condition(text).body, record, text))
 
 
@@ -63,7 +65,9 @@ def _eval(node: ast.AST, record: Mapping[str, Any], text: str) -> Any:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return not _eval(node.operand, record, text)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_eval(node.operand, record, text)
+        value = _eval(node.operand, record, text)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return -value if number else MISSING  # the model's `"5"` or `true`: no number to compare
     if isinstance(node, ast.Compare):
         left = _eval(node.left, record, text)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
