@@ -151,6 +151,12 @@ class McpSources:
                 failures[server.name] = "its settings have neither `command` nor `url`"
                 server.dead_reason = failures[server.name]
                 continue
+            if server.settings.command and server.settings.url:  # which one was meant?
+                failures[server.name] = (
+                    "its settings have both `command` and `url`; keep the one to use"
+                )
+                server.dead_reason = failures[server.name]
+                continue
             server.stop = asyncio.Event()
             ready[server.name] = asyncio.get_running_loop().create_future()
             server.task = asyncio.create_task(self._serve(server, ready[server.name]))

@@ -277,3 +277,14 @@ def test_a_secret_in_a_server_url_or_args_is_never_shown_nor_sent_to_the_model()
         web.should_exit = True
         thread.join(10)
     assert not [text for text in seen if SECRET in text], seen
+
+
+def test_a_server_with_both_a_command_and_a_url_is_not_guessed_at() -> None:
+    """Either could be the one meant; starting one of them quietly would leave the person
+    debugging the other."""
+    both = echo_server(url="http://127.0.0.1:9/mcp")
+    with McpSources.start({"twice": both}, timeout=5) as started:
+        (warning,) = started.warnings
+        assert "both `command` and `url`; keep the one to use" in warning
+        assert "[mcp_servers.twice]" in warning
+        assert started.external_tools() == []
