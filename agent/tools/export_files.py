@@ -50,6 +50,13 @@ class ExportTarget:
     exists: bool
 
 
+def _with_suffix(name: str, allowed: tuple[str, ...]) -> str:
+    """The name given, ending in an allowed suffix: `x.csv.` → x.csv, `x.xlsx` → x.csv."""
+    name = Path(name.rstrip(". ")).name or "result"
+    path = Path(name)
+    return name if path.suffix.lower() in allowed else f"{path.stem or 'result'}{allowed[0]}"
+
+
 def _fail(message: str, fix: str) -> ToolFailure:
     return ToolFailure(message, fix)
 
@@ -119,7 +126,7 @@ def export_target(ctx: ToolContext, raw: str, fmt: str) -> ExportTarget:
         raise _fail(
             f"{relative.name} does not end in {' or '.join(allowed)}; this export writes "
             f"{fmt.upper()} files only",
-            f"name the file e.g. {relative.stem or 'result'}{allowed[0]}",
+            f"name the file e.g. {_with_suffix(relative.name, allowed)}",
         )
     written = target.relative_to(base)
     if any(BUILD_INPUTS.fullmatch(name.lower()) for name in (relative.name, written.name)):

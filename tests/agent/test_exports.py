@@ -445,3 +445,22 @@ def test_a_link_cannot_give_a_build_file_an_innocent_name(demo_path: Path, tmp_p
     assert not (ctx.export_dir / "src" / "CMakeLists.txt").exists()
     for fine in ("notes.txt", "requirement_changes.csv", "constraints_report.csv"):
         ok(ctx, "exportCsv", query=QUERY, path=fine)
+
+
+@pytest.mark.parametrize(
+    ("path", "suggested"),
+    [
+        ("x.csv.", "name the file e.g. x.csv"),
+        ("report.xlsx", "name the file e.g. report.csv"),
+        ("exports/totals", "name the file e.g. totals.csv"),
+        ("totals. ", "name the file e.g. totals.csv"),
+    ],
+)
+def test_a_wrong_suffix_is_answered_with_a_name_that_would_work(
+    demo_path: Path, tmp_path: Path, path: str, suggested: str
+) -> None:
+    result = export(make_ctx(demo_path, tmp_path), path)
+    assert result["fix"] == suggested, result
+    assert ok(
+        make_ctx(demo_path, tmp_path), "exportCsv", query=QUERY, path=suggested.split("e.g. ")[1]
+    )
