@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import logging
 import re
 import threading
@@ -43,6 +44,9 @@ from agent.toolset import ExternalTool, Runner, RunResult
 logging.getLogger("mcp").addHandler(logging.NullHandler())  # never print SDK tracebacks
 
 START_TIMEOUT = 10.0
+MAX_SCHEMA_CHARS = 32_000
+"""A tool whose input schema is longer (as JSON) is left out: once discovered, its schema
+goes with every request of the turn, so a server could make each one slow and costly."""
 CALL_TIMEOUT = 120.0
 CLOSE_TIMEOUT = 8.0
 DEAD_FIX = (
@@ -136,7 +140,7 @@ class McpSources:
         failures = future.result()
         for name, reason in failures.items():
             sources._warn(warn, _start_warning(name, servers[name], reason))
-        sources._tools = sources._build_tools()
+        sources._tools = sources._build_tools(lambda message: sources._warn(warn, message))
         return sources
 
     def _warn(self, warn: Callable[[str], None], message: str) -> None:
@@ -260,7 +264,7 @@ class McpSources:
             )
         return entries
 
-    def _build_tools(self) -> list[ExternalTool]:
+    def _build_tools(self, warn: Callable[[str], None]) -> list[ExternalTool]:
         taken = set(catalog.names(catalog.ROWS))
         tools: list[ExternalTool] = []
         for server in self._servers.values():
@@ -269,6 +273,14 @@ class McpSources:
                 settings.command, settings.args, settings.env, settings.url
             )
             for tool in server.tools:
+                schema = clean_input_schema(tool.input_schema)
+                if (size := len(json.dumps(schema))) > MAX_SCHEMA_CHARS:
+                    warn(
+                        f"MCP server {server.name}: tool {tool.name!r} is left out; its input "
+                        f"schema is {size:,} characters (at most {MAX_SCHEMA_CHARS:,}), too "
+                        "long to send with every request. Ask its maintainers for a smaller one."
+                    )
+                    continue
                 name = bedrock_tool_name(server.name, tool.name, taken)
                 taken.add(name)
                 annotations = tool.annotations
@@ -284,7 +296,7 @@ class McpSources:
                 tools.append(
                     ExternalTool(
                         row,
-                        clean_input_schema(tool.input_schema),
+                        schema,
                         self._runner(server, tool.name),
                         tool_identity(server.name, tool.name, fingerprint),
                         server.name,

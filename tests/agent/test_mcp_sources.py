@@ -288,3 +288,11 @@ def test_a_server_with_both_a_command_and_a_url_is_not_guessed_at() -> None:
         assert "both `command` and `url`; keep the one to use" in warning
         assert "[mcp_servers.twice]" in warning
         assert started.external_tools() == []
+
+
+def test_a_tool_whose_schema_would_bloat_every_request_is_left_out_with_a_warning() -> None:
+    with McpSources.start({"bloated": echo_server("bloated")}, timeout=30) as started:
+        (warning,) = started.warnings
+        assert "tool 'pick' is left out" in warning and "at most 32,000" in warning
+        names = {tool.server_tool for tool in started.external_tools()}
+        assert "pick" not in names and "echo" in names, names

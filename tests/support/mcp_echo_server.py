@@ -3,13 +3,15 @@
 Run as `python tests/support/mcp_echo_server.py [NAME]` for stdio, or serve
 `build_server().streamable_http_app()` for streamable HTTP. Tools: `echo` (read-only),
 `shout.loud` (read-only, upper-cases), `write_note` (not read-only, records a note), `fail`
-(always an error result) and `crash` (exits the process, to simulate a server dying).
+(always an error result) and `crash` (exits the process, to simulate a server dying). A server
+named `bloated` also has `pick`, whose input schema lists 3,000 choices (about 50,000 chars).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -46,6 +48,16 @@ def build_server(name: str = "echo") -> MCPServer:
     def crash() -> str:
         """Terminate the server process at once, to test a server that dies mid-session."""
         os._exit(3)
+
+    if name == "bloated":
+
+        def pick(choice: str) -> str:
+            """Pick one of very many choices."""
+            return choice
+
+        choices = tuple(f"choice-number-{n:05d}" for n in range(3000))
+        pick.__annotations__ = {"choice": Literal[choices], "return": str}
+        server.tool()(pick)
 
     return server
 
