@@ -47,6 +47,29 @@ class ExportInput(ToolInput):
     )
 
 
+class CsvExportInput(ExportInput):
+    """Query results to a CSV file."""
+
+    keep_formulas: bool = Field(
+        False,
+        description="true to write text cells starting with = + - @ exactly; by default they "
+        "get a leading ' so a spreadsheet shows them instead of running them as formulas",
+    )
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a CSV cell as a formula (OWASP's CSV injection list): a
+hostile cell such as `=HYPERLINK(...)` would run when the file is opened."""
+
+
+def defused(value: Any) -> tuple[Any, bool]:
+    """A CSV cell a spreadsheet shows as text (`'=1+1`), and whether it had to change;
+    numbers stay numbers (-5 is not text)."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value, True
+    return value, False
+
+
 def list_attachments(ctx: ToolContext, _: NoInput) -> dict[str, Any]:
     """listAttachments: the conversation's files."""
     items = [{"id": a.id, "name": a.name, "kind": a.kind, "size": a.size} for a in ctx.attachments]
@@ -119,7 +142,8 @@ def _export(ctx: ToolContext, tool: str, args: ExportInput, fmt: str) -> dict[st
         sink = _Sink(raw)
         writer: Any = None
         columns: list[str] = []
-        written, cut = 0, ""
+        written, cut, defused_cells = 0, "", 0
+        guard = fmt == "csv" and not getattr(args, "keep_formulas", False)
         batches = ctx.store.query_batches(
             args.query, batch_size=EXPORT_BATCH_ROWS, timeout_s=EXPORT_TIMEOUT_S
         )
@@ -139,12 +163,23 @@ def _export(ctx: ToolContext, tool: str, args: ExportInput, fmt: str) -> dict[st
                         )
                     if cut:
                         break
-                    writer.row({k: _plain(v, fmt) for k, v in row.items()})
+                    cells = {k: _plain(v, fmt) for k, v in row.items()}
+                    if guard:
+                        for k, v in cells.items():
+                            cells[k], changed = defused(v)
+                            defused_cells += changed
+                    writer.row(cells)
                     written += 1
                 if cut:
                     break
         writer.end()
-        return {"rows": written, "columns": columns, "bytes": sink.bytes, "cut": cut}
+        return {
+            "rows": written,
+            "columns": columns,
+            "bytes": sink.bytes,
+            "cut": cut,
+            "defused": defused_cells,
+        }
 
     done = write_file(target, replace, write)
     out: dict[str, Any] = {
@@ -157,6 +192,14 @@ def _export(ctx: ToolContext, tool: str, args: ExportInput, fmt: str) -> dict[st
         out["replaced"] = "the user confirmed replacing the existing file"
     if done["cut"]:
         out["truncated"] = done["cut"]
+    if done["defused"]:
+        n = done["defused"]
+        out["formulas"] = (
+            f"{counted(n, 'text cell')} starting with = + - or @ {noun(n, 'was', 'were')} "
+            "written with a leading ' so a spreadsheet shows them instead of running them as "
+            "formulas; tell the user, and export again with keep_formulas true only if they "
+            "want the cells exactly as stored (and trust them)"
+        )
     return out
 
 
@@ -201,7 +244,7 @@ def _plain(value: Any, fmt: str) -> Any:
     return value
 
 
-def export_csv(ctx: ToolContext, args: ExportInput) -> dict[str, Any]:
+def export_csv(ctx: ToolContext, args: CsvExportInput) -> dict[str, Any]:
     """exportCsv: write a read-only query's rows to a CSV file."""
     return _export(ctx, "exportCsv", args, "csv")
 
@@ -221,7 +264,7 @@ TOOLS = [
     ),
     ToolImpl(
         "exportCsv",
-        ExportInput,
+        CsvExportInput,
         export_csv,
         {"query": "SELECT * FROM orders WHERE status = 'pending'", "path": "pending_orders.csv"},
     ),

