@@ -104,7 +104,7 @@ def staging_commands(app: TabletalkApp, screen: Screen[Any]) -> Iterator[SystemC
             help_text = PANEL_BUTTONS.get(button.id or "")
             if help_text and button.display and not button.disabled:
                 yield SystemCommand(
-                    f"Staging: {escape(button.label.plain)}",
+                    f"Staging: {escape(str(button.label))}",
                     help_text,
                     partial(_press, app, button),
                 )
