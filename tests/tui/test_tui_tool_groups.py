@@ -27,7 +27,7 @@ async def test_forty_calls_of_one_tool_show_as_one_line_that_expands(
     make_app, scripted_bedrock
 ) -> None:
     scripted_bedrock.add(Reply(tool_uses=get_items(40, failing=(7, 31))), Reply(text="Done."))
-    app = make_app()
+    app = make_app(mode="auto")
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "fetch forty customers")
         assert group_titles(app) == ["✗ getItem ×40  2 failed"]
@@ -60,7 +60,7 @@ async def test_two_calls_stay_as_lines_and_other_tools_between_break_the_run(
         ToolUse("countItems", {"table": "products"}),
     ]
     scripted_bedrock.add(Reply(tool_uses=uses), Reply(text="Done."))
-    app = make_app()
+    app = make_app(mode="auto")
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "a bit of everything")
         assert group_titles(app) == ["✓ countItems ×3"]
@@ -78,20 +78,21 @@ async def test_a_resumed_conversation_shows_the_same_group(demo_store, scripted_
     from agent.config import Settings
 
     scripted_bedrock.add(Reply(tool_uses=get_items(12, failing=(3,))), Reply(text="Done."))
-    first = TabletalkApp(demo_store, Settings(), staging_poll_seconds=0)
+    first = TabletalkApp(demo_store, Settings(mode="auto"), staging_poll_seconds=0)
     async with first.run_test(size=SIZE) as pilot:
         await send(first, pilot, "fetch twelve customers")
         live = group_titles(first)
         conversation_id = first.session.conversation_id
     assert live == ["✗ getItem ×12  1 failed"]
     again = TabletalkApp(
-        demo_store, Settings(), conversation_id=conversation_id, staging_poll_seconds=0
+        demo_store, Settings(mode="auto"), conversation_id=conversation_id, staging_poll_seconds=0
     )
     async with again.run_test(size=SIZE) as pilot:
         await settle(again, pilot)
         assert group_titles(again) == live
         assert len(again.query_one("ToolGroup").query(ToolLine)) == 12
         again.action_focus_latest("tool")
+        await pilot.pause()
         assert again.focused is again.query_one("ToolGroup > CollapsibleTitle")
 
 
@@ -118,4 +119,5 @@ async def test_stop_mid_group_marks_the_running_call_and_its_late_result_lands_o
         assert [line.status for line in lines] == ["success"] * 3 + ["stopped"]
         assert "the query was stopped" in str(lines[-1]._result_view.render())
         app.action_focus_latest("tool")
+        await pilot.pause()
         assert app.focused is app.query_one("ToolGroup > CollapsibleTitle")
