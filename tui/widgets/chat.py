@@ -34,24 +34,19 @@ from tui.widgets.chat_lines import ChatHint, NoteLine
 from tui.widgets.chat_log import ChatLog
 from tui.widgets.chat_notes import end_notes, failure, intro
 from tui.widgets.composer import Composer
+from tui.widgets.tool_calls import ToolCalls
 from tui.workers import run_in_thread
 
 if TYPE_CHECKING:  # loaded with the first turn (or attachment), after the first screen
     from agent.events import TurnEnded
     from agent.transcript import ReviewMarker
-    from tui.widgets.chat_items import AssistantMessage, ToolLine, WaitLine
+    from tui.widgets.chat_items import AssistantMessage, WaitLine
 
 RENDER_BATCH = 2_000
 """Characters of streamed text appended to the Markdown per render step (bounds each step)."""
 
 RENDER_INTERVAL = 1 / 20
 """Seconds between render steps while streamed text waits; keys are handled in between."""
-
-UNFINISHED = {
-    "stopped": "The turn ended (Stop, or an error) before this tool's result came; "
-    "if the tool still ends, its result replaces this."
-}
-"""What a tool line shows when its turn ended while it ran."""
 
 
 def _items() -> ModuleType:
@@ -104,10 +99,7 @@ class ChatPanel(Vertical):
         """Characters of the step in flight shown so far (the header estimates its tokens)."""
         self._next_start: tuple[str, bool] = ("", False)
         """What the answer's next widget starts with, and whether it continues the last."""
-        self._tool_lines: dict[str, ToolLine] = {}
-        self._late: dict[str, ToolLine] = {}
-        """Lines of tools still running when their turn ended: a result that still comes shows
-        there (a tool that staged changes after Stop must not look as if it did nothing)."""
+        self._tool_calls = ToolCalls()
         self._queued: tuple[int, str, list[Path], threading.Event] | None = None
         self._sent: tuple[int, str, list[Path]] | None = None
         """The running turn's message, given back to the composer if its worker fails."""
@@ -413,9 +405,7 @@ class ChatPanel(Vertical):
             self._close_answer()
             if event.name == "ask":  # the question itself shows as an AskBlock
                 return
-            line = _items().ToolLine(event.tool_use_id, event.name, event.input)
-            self._tool_lines[event.tool_use_id] = line
-            await log.mount(line)
+            await self._tool_calls.start(log, event)
         elif isinstance(event, ToolCallFinished):
             self._finish_tool(event)
         elif isinstance(event, ChipProposed):
@@ -435,9 +425,7 @@ class ChatPanel(Vertical):
 
     def _finish_tool(self, event: Any) -> None:
         """A tool's result on its line (ToolCallFinished), counted for the review chip."""
-        finished = self._tool_lines.get(event.tool_use_id)
-        if finished is not None:
-            finished.finish(event.status, event.result)
+        self._tool_calls.finish(event)
         self._review.saw(event.name, event.status, event.result)
 
     def _late_result(self, event: Any) -> None:
@@ -445,11 +433,7 @@ class ChatPanel(Vertical):
         view refreshed (it may have staged changes)."""
         from agent.events import ToolCallFinished
 
-        if not isinstance(event, ToolCallFinished):
-            return
-        line = self._late.pop(event.tool_use_id, None)
-        if line is not None and line.is_attached:  # a failure (such as "stopped") keeps ■
-            line.finish("success" if event.status == "success" else "stopped", event.result)
+        if isinstance(event, ToolCallFinished) and self._tool_calls.late_result(event):
             self.host.refresh_staging()
 
     def _end_turn(self, turn: int) -> bool:
@@ -472,11 +456,7 @@ class ChatPanel(Vertical):
         if self._wait_line is not None:
             self._wait_line.remove()
             self._wait_line = None
-        for tool_use_id, line in self._tool_lines.items():  # Stop, or a tool that crashed
-            if line.status is None:
-                line.finish("stopped", UNFINISHED)
-                self._late[tool_use_id] = line
-        self._tool_lines.clear()
+        self._tool_calls.end_turn()  # Stop, or a tool that crashed
         self._streamed = 0
         self.host.show_streaming(0)
         self._set_busy(False)
@@ -511,7 +491,7 @@ class ChatPanel(Vertical):
     async def show_items(self, items: list[dict[str, Any]]) -> None:
         """Replace the log with a saved conversation's items (after resume or rewind); an
         empty conversation shows the intro."""
-        self._late.clear()
+        self._tool_calls.late.clear()
         await self.log_view.show_items(items, NoteLine(self.intro()))
 
     def intro(self) -> str:

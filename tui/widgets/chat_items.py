@@ -118,11 +118,16 @@ class ToolLine(Collapsible):
     ToolLine .tool-detail { color: $text-muted; }
     """
 
-    def __init__(self, tool_use_id: str, name: str, tool_input: Any) -> None:
+    def __init__(
+        self, tool_use_id: str, name: str, tool_input: Any, *, collapsed: bool = True
+    ) -> None:
         self.tool_use_id = tool_use_id
         self.tool_name = name
         self.tool_input = tool_input
         self.status: str | None = None
+        self.result: Any = None
+        self.group: Any = None
+        """The ToolGroup this call's line is folded into, if any (told when it finishes)."""
         self._input_view = Static(Text(pretty_json(tool_input)), classes="tool-detail")
         self._result_view = Static(Text("(running)"), classes="tool-detail")
         super().__init__(
@@ -131,7 +136,7 @@ class ToolLine(Collapsible):
             Static(Text("result", style="bold")),
             self._result_view,
             title="",
-            collapsed=True,
+            collapsed=collapsed,
         )
         self._set_title()
 
@@ -147,9 +152,18 @@ class ToolLine(Collapsible):
 
     def finish(self, status: str | None, result: Any) -> None:
         """Show the outcome: ✓ or ✗ on the line, the result inside."""
-        self.status = status
+        old, self.status, self.result = self.status, status, result
         self._set_title()
         self._result_view.update(Text(pretty_json(result)))
+        if self.group is not None and old != status:
+            self.group.status_changed(old, status)
+
+    def copy(self) -> ToolLine:
+        """A new line showing the same call the same way (to move it into a group)."""
+        line = ToolLine(self.tool_use_id, self.tool_name, self.tool_input, collapsed=self.collapsed)
+        if self.status is not None:
+            line.finish(self.status, self.result)
+        return line
 
 
 class ChipButton(Button):

@@ -28,8 +28,9 @@ class ChatLog(VerticalScroll):
     ChatLog:focus { background: $boost; }
     """
 
-    _hidden_items: list[dict[str, Any]] = []
-    """A resumed conversation's items not built yet (the oldest first)."""
+    _hidden_items: list[Any] = []
+    """A resumed conversation's items (or runs of one tool's calls) not built yet, the oldest
+    first."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -40,11 +41,12 @@ class ChatLog(VerticalScroll):
         Only the newest RECENT_ITEMS are built; a button above them builds earlier ones on
         demand, so a long conversation opens fast and stays light.
         """
-        from tui.widgets.chat_items import item_widget  # loaded with the first item shown
+        from tui.widgets.tool_group import group_items, unit_widget  # with the first item shown
 
         await self.remove_children()
-        self._hidden_items = list(items[:-RECENT_ITEMS]) if len(items) > RECENT_ITEMS else []
-        widgets: list[Widget] = [item_widget(item) for item in items[-RECENT_ITEMS:]]
+        units = group_items(items)  # a run of one tool's calls is one group line
+        self._hidden_items = list(units[:-RECENT_ITEMS]) if len(units) > RECENT_ITEMS else []
+        widgets: list[Widget] = [unit_widget(unit) for unit in units[-RECENT_ITEMS:]]
         if self._hidden_items:
             widgets.insert(0, self._earlier_button())
         if not items:
@@ -64,13 +66,13 @@ class ChatLog(VerticalScroll):
 
     @on(Button.Pressed, "#show-earlier")
     async def _show_earlier(self, event: Button.Pressed) -> None:
-        from tui.widgets.chat_items import item_widget
+        from tui.widgets.tool_group import unit_widget
 
         event.stop()
         batch = self._hidden_items[-RECENT_ITEMS:]
         self._hidden_items = self._hidden_items[:-RECENT_ITEMS]
         await event.button.remove()
-        widgets: list[Widget] = [item_widget(item) for item in batch]
+        widgets: list[Widget] = [unit_widget(unit) for unit in batch]
         if self._hidden_items:
             widgets.insert(0, self._earlier_button())
         await self.mount_all(widgets, before=0 if self.children else None)
@@ -90,9 +92,11 @@ class ChatLog(VerticalScroll):
 
     def focus_latest(self, kind: str) -> None:
         """Focus the newest chip or answer choice (`chip`) or tool row (`tool`) in the log;
-        when one already has focus, the one before it."""
-        selector = "ToolLine CollapsibleTitle" if kind == "tool" else "ChipButton, AnswerChip"
-        items = [w for w in self.query(selector) if w.focusable]
+        when one already has focus, the one before it. A tool row is a call's line or a group
+        line; the lines inside a folded group are skipped."""
+        tools = "ToolLine > CollapsibleTitle, ToolGroup > CollapsibleTitle"
+        selector = tools if kind == "tool" else "ChipButton, AnswerChip"
+        items = [w for w in self.query(selector) if w.focusable and self._shown(w)]
         if not items:
             what = "tool row" if kind == "tool" else "chip or choice"
             self.app.notify(f"No {what} in this chat yet.", timeout=2)
@@ -104,3 +108,15 @@ class ChatLog(VerticalScroll):
             target = next(w for w in items if w.parent is items[-1].parent)
         target.focus()
         self.scroll_to_widget(target, animate=False)
+
+    def _shown(self, widget: Widget) -> bool:
+        """Whether `widget` is on show: itself displayed, and not inside a folded Collapsible
+        (a collapsible's own title shows when it is folded)."""
+        if not widget.display:
+            return False
+        node = widget.parent
+        while node is not None and node is not self:
+            if not node.display:  # a folded Collapsible hides its Contents
+                return False
+            node = node.parent
+        return True
