@@ -24,6 +24,17 @@ def raw_client() -> Any:
     return boto3.client("dynamodb", region_name=REGION)
 
 
+def deliver_order_4_elsewhere() -> None:
+    """A colleague's write to an item after it was staged: the commit finds a conflict."""
+    raw_client().update_item(
+        TableName="orders",
+        Key={"id": {"N": "4"}},
+        UpdateExpression="SET #s = :s",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":s": {"S": "delivered"}},
+    )
+
+
 def make_orders(client: Any, count: int) -> None:
     client.create_table(
         TableName="orders",
@@ -210,13 +221,7 @@ def test_a_conflict_reports_the_current_item_and_keeps_everything_staged(
 ) -> None:
     area.stage("orders", "update", {"id": 4}, {"status": "cancelled"})
     area.stage("orders", "update", {"id": 6}, {"status": "cancelled"})
-    raw_client().update_item(
-        TableName="orders",
-        Key={"id": {"N": "4"}},
-        UpdateExpression="SET #s = :s",
-        ExpressionAttributeNames={"#s": "status"},
-        ExpressionAttributeValues={":s": {"S": "delivered"}},
-    )
+    deliver_order_4_elsewhere()
     report = area.commit()
     assert report.committed == []
     (conflict,) = report.conflicts
@@ -587,13 +592,7 @@ def test_a_conflict_dynamodb_reports_is_recorded_for_the_next_process(
     """A batching store: the conflict it names is recorded with the item DynamoDB returned."""
     stuck = area.stage("orders", "update", {"id": 4}, {"status": "cancelled"})
     area.stage("orders", "update", {"id": 6}, {"status": "cancelled"})
-    raw_client().update_item(
-        TableName="orders",
-        Key={"id": {"N": "4"}},
-        UpdateExpression="SET #s = :s",
-        ExpressionAttributeNames={"#s": "status"},
-        ExpressionAttributeValues={":s": {"S": "delivered"}},
-    )
+    deliver_order_4_elsewhere()
     assert not area.commit().ok
     later = StagingArea(store, area.path)
     try:
