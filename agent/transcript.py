@@ -106,5 +106,7 @@ def _answer(
     call["result"] = content[0].get("json", {"text": content[0].get("text")})
     chip = (call["result"] or {}).get("chip")
     if call["tool"] in _CHIP_TOOLS and isinstance(chip, dict):  # from an error result too
-        items.append({"chip": chip})
+        # Right under its own call, as the live chat shows it (a step's calls come first).
+        at = next((i for i in range(len(items) - 1, -1, -1) if items[i] is call), len(items) - 1)
+        items.insert(at + 1, {"chip": chip})
     review.saw(call["tool"], call["status"], call["result"])

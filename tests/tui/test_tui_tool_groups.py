@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.support.scripted_bedrock import Reply, ToolUse
-from tests.tui.helpers import SIZE, send, settle
+from tests.tui.helpers import SIZE, refreshed_until, send, settle
 from tui.app import TabletalkApp
 from tui.widgets.chat_items import AssistantMessage, ToolLine
 
@@ -33,7 +33,7 @@ async def test_forty_calls_of_one_tool_show_as_one_line_that_expands(
         assert group_titles(app) == ["✗ getItem ×40  2 failed"]
         group = app.query_one("ToolGroup")
         lines = list(group.query(ToolLine))
-        assert len(lines) == 40 and all(not line.display or group.collapsed for line in lines)
+        assert len(lines) == 40 and group.collapsed
         assert not any(line.region.height for line in lines), "folded: the calls take no rows"
         failed = [line for line in lines if line.status == "error"]
         assert [line.tool_input["key"]["id"] for line in failed] == [7, 31]
@@ -107,8 +107,11 @@ async def test_stop_mid_group_marks_the_running_call_and_its_late_result_lands_o
         await settle(app, pilot)
         app.chat.composer.text = "count forever"
         await pilot.press("enter")
-        while not any(line.tool_input["query"] == RUNAWAY for line in app.query(ToolLine)):
-            await pilot.pause()
+        assert await refreshed_until(
+            app,
+            lambda: any(line.tool_input["query"] == RUNAWAY for line in app.query(ToolLine)),
+            refreshes=400,
+        ), "the fourth call never started"
         assert group_titles(app) == ["… runQuery ×4  running"]
         await pilot.press("escape")
         assert group_titles(app) == ["■ runQuery ×4  1 stopped"]
@@ -121,3 +124,46 @@ async def test_stop_mid_group_marks_the_running_call_and_its_late_result_lands_o
         app.action_focus_latest("tool")
         await pilot.pause()
         assert app.focused is app.query_one("ToolGroup > CollapsibleTitle")
+
+
+async def test_a_resumed_chat_shows_each_chip_under_its_call_as_the_live_chat_did(
+    demo_store, scripted_bedrock
+) -> None:
+    """Three proposeOpenTable calls in one step: live, each chip follows its call, so nothing
+    folds; the saved items listed the calls first and folded them on resume."""
+    from agent.config import Settings
+
+    tables = ("orders", "customers", "products")
+    uses = [ToolUse("proposeOpenTable", {"table": t}) for t in tables]
+    scripted_bedrock.add(Reply(tool_uses=uses), Reply(text="Pick one."))
+
+    def shown(app: TabletalkApp) -> list[str]:
+        """The log's kinds of widget; the intro note shows in a new chat only, and a saved
+        answer is drawn by its own widget."""
+        names = [type(w).__name__ for w in app.chat.log_view.children]
+        return [n.replace("SavedAnswer", "AssistantMessage") for n in names if n != "NoteLine"]
+
+    first = TabletalkApp(demo_store, Settings(mode="auto"), staging_poll_seconds=0)
+    async with first.run_test(size=SIZE) as pilot:
+        await send(first, pilot, "which table?")
+        live = shown(first)
+        conversation_id = first.session.conversation_id
+    assert live.count("ToolLine") == 3 and "ToolGroup" not in live
+    again = TabletalkApp(
+        demo_store, Settings(mode="auto"), conversation_id=conversation_id, staging_poll_seconds=0
+    )
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        assert shown(again) == live, (shown(again), live)
+
+
+def test_a_resumed_chat_builds_about_sixty_lines_however_its_calls_are_grouped() -> None:
+    from tui.widgets.chat_log import RECENT_ITEMS, newest_start
+
+    call = {"tool": "getItem"}
+    units = [[call] * 40 for _ in range(10)]  # ten groups of forty calls
+    at = newest_start(units)
+    assert sum(len(u) for u in units[at:]) <= RECENT_ITEMS and at == 9
+    assert newest_start([[call] * 100]) == 0, "a group larger than the budget still shows"
+    plain = [{"text": str(n)} for n in range(100)]
+    assert newest_start(plain) == 100 - RECENT_ITEMS

@@ -15,6 +15,19 @@ RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
 
 
+def newest_start(units: list[Any], budget: int = RECENT_ITEMS) -> int:
+    """Where the newest units begin that build at most `budget` items (a group line builds
+    a line per call, so it counts its calls); at least one unit."""
+    at, built = len(units), 0
+    while at > 0:
+        size = len(units[at - 1]) if isinstance(units[at - 1], list) else 1
+        if built and built + size > budget:
+            break
+        built += size
+        at -= 1
+    return at
+
+
 class ChatLog(VerticalScroll):
     """The scrolling message list; anchored to the bottom unless the user scrolls up.
 
@@ -45,8 +58,9 @@ class ChatLog(VerticalScroll):
 
         await self.remove_children()
         units = group_items(items)  # a run of one tool's calls is one group line
-        self._hidden_items = list(units[:-RECENT_ITEMS]) if len(units) > RECENT_ITEMS else []
-        widgets: list[Widget] = [unit_widget(unit) for unit in units[-RECENT_ITEMS:]]
+        at = newest_start(units)
+        self._hidden_items = list(units[:at])
+        widgets: list[Widget] = [unit_widget(unit) for unit in units[at:]]
         if self._hidden_items:
             widgets.insert(0, self._earlier_button())
         if not items:
@@ -58,8 +72,9 @@ class ChatLog(VerticalScroll):
 
     def _earlier_button(self) -> Button:
         hidden = len(self._hidden_items)
+        batch = hidden - newest_start(self._hidden_items)
         return Button(
-            Content(f"Show {min(RECENT_ITEMS, hidden)} earlier of {hidden}"),
+            Content(f"Show {batch} earlier of {hidden}"),
             id="show-earlier",
             compact=True,
         )
@@ -69,8 +84,9 @@ class ChatLog(VerticalScroll):
         from tui.widgets.tool_group import unit_widget
 
         event.stop()
-        batch = self._hidden_items[-RECENT_ITEMS:]
-        self._hidden_items = self._hidden_items[:-RECENT_ITEMS]
+        at = newest_start(self._hidden_items)
+        batch = self._hidden_items[at:]
+        self._hidden_items = self._hidden_items[:at]
         await event.button.remove()
         widgets: list[Widget] = [unit_widget(unit) for unit in batch]
         if self._hidden_items:
