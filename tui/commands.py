@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import SystemCommand
 from textual.markup import escape
-from textual.screen import Screen
 from textual.widgets import Button
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from tui.app import TabletalkApp
 
 PANEL_BUTTONS = {

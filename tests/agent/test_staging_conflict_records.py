@@ -176,7 +176,10 @@ def test_a_commit_failing_before_it_closes_records_no_conflict(
 
     stale, _ = stage_with_a_conflict(area)
 
-    def killed(*_args: object) -> None:
+    real_record = conflicts.record
+
+    def killed(*args: object) -> None:  # the record is written, then the process dies
+        real_record(*args)  # type: ignore[arg-type]
         raise KeyboardInterrupt
 
     monkeypatch.setattr(conflicts, "record", killed)
@@ -187,7 +190,9 @@ def test_a_commit_failing_before_it_closes_records_no_conflict(
     try:
         assert other.conflicts() == {}
         assert {c.id for c in other.list()} >= {stale}
-        rows = sqlite3.connect(area.path).execute("SELECT * FROM commits_in_progress")
+        raw = sqlite3.connect(area.path)
+        assert raw.execute("SELECT * FROM staged_conflicts").fetchall() == [], "rolled back"
+        rows = raw.execute("SELECT * FROM commits_in_progress")
         assert rows.fetchall() == [], "the interrupted commit was settled"
     finally:
         other.close()

@@ -491,7 +491,7 @@ class ChatPanel(Vertical):
     async def show_items(self, items: list[dict[str, Any]]) -> None:
         """Replace the log with a saved conversation's items (after resume or rewind); an
         empty conversation shows the intro."""
-        self._tool_calls.late.clear()
+        self._tool_calls.clear()
         await self.log_view.show_items(items, NoteLine(self.intro()))
 
     def intro(self) -> str:

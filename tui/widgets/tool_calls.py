@@ -55,6 +55,11 @@ class ToolCalls:
         line.finish("success" if event.status == "success" else "stopped", event.result)
         return True
 
+    def clear(self) -> None:
+        """A new conversation: no line waits for a result any more."""
+        self.running.clear()
+        self.late.clear()
+
     def end_turn(self) -> None:
         """The turn ended: a call still running shows as stopped, and waits for a late result."""
         for tool_use_id, line in self.running.items():
