@@ -39,7 +39,7 @@ from agent.staging.db import transaction
 from agent.staging.encoding import loads, loads_many
 from agent.staging.model import CommitReport
 from agent.staging.settle import forget
-from agent.stores.base import ChangeToApply, Item, Key, StagedSource, Store
+from agent.stores.base import ChangeToApply, Conflict, Item, Key, StagedSource, Store
 
 log = logging.getLogger(__name__)
 
@@ -258,9 +258,7 @@ def commit_changes(
     done = set(landed)
     missed = [i for i in result.applied if i not in done]  # applied without reporting units
     if not closed or missed:
-        # A store applying all at once checked every change; one applying in batches stopped
-        # at the batch that conflicted, so only what it names is known of the rest.
-        checked = ids if store.max_transaction_items is None else []
+        checked = _checked(ids, store.max_transaction_items, result.conflicts)
         with transaction(conn):
             forget(conn, missed + unrecorded, commit_id=token)
             _close_record(conn, token, keep)
@@ -271,6 +269,17 @@ def commit_changes(
     if keys and done:
         _mark_indexes_stale(store, [(t, loads(k)) for i, t, k in keys if i in done])
     return CommitReport(committed=committed, conflicts=result.conflicts, kept=kept)
+
+
+def _checked(ids: list[str], size: int | None, found: list[Conflict]) -> list[str]:
+    """The changes the store checked: all of them when it applies all at once; one applying in
+    consecutive batches of `size` (in `ids` order) checked every batch up to the one that
+    conflicted, and nothing after it."""
+    if size is None or not found:
+        return ids
+    where = {change_id: n for n, change_id in enumerate(ids)}
+    last = max(where.get(c.change_id, -1) for c in found)  # an unknown id claims nothing
+    return ids[: (last // size + 1) * size]
 
 
 @contextmanager

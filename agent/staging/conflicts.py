@@ -4,8 +4,8 @@ A commit whose optimistic check fails leaves the change staged; `record` writes 
 (the reason, the item's current value as the commit read it, and when) in the transaction that
 closes the commit's record, so a crash before that leaves no record at all, never one for a
 commit that did not finish. The same transaction drops the records of the changes the commit
-checked and found clean (a store applying in batches checks only up to the batch that
-conflicted: there only the changes it names are known). A record goes when its change does:
+checked and found clean (a store applying in batches checked every batch up to the one that
+conflicted, that one included, and none after it). A record goes when its change does:
 landed (`settle.forget`), discarded, withdrawn or dropped by a rebase (`drop`), and the trigger
 `staged_conflicts_moved` drops it when its change's op, values or pre-image change (a fold, a
 rebase, a rejected attribute; also when a tabletalk that knows nothing of these records does

@@ -26,12 +26,17 @@ def raw_client() -> Any:
 
 def deliver_order_4_elsewhere() -> None:
     """A colleague's write to an item after it was staged: the commit finds a conflict."""
+    set_status_elsewhere(4, "delivered")
+
+
+def set_status_elsewhere(order: int, status: str) -> None:
+    """A colleague sets an order's status, outside tabletalk."""
     raw_client().update_item(
         TableName="orders",
-        Key={"id": {"N": "4"}},
+        Key={"id": {"N": str(order)}},
         UpdateExpression="SET #s = :s",
         ExpressionAttributeNames={"#s": "status"},
-        ExpressionAttributeValues={":s": {"S": "delivered"}},
+        ExpressionAttributeValues={":s": {"S": status}},
     )
 
 
@@ -601,3 +606,33 @@ def test_a_conflict_dynamodb_reports_is_recorded_for_the_next_process(
         assert found[stuck.id].current["status"] == "delivered"
     finally:
         later.close()
+
+
+def test_a_change_found_clean_in_the_conflicting_transaction_loses_its_old_record(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    """Order 6's conflict is gone (the colleague set it back): the next commit's one
+    transaction checked it clean beside order 4's conflict, so only order 4 shows."""
+    stuck = area.stage("orders", "update", {"id": 4}, {"status": "cancelled"})
+    area.stage("orders", "update", {"id": 6}, {"status": "cancelled"})
+    deliver_order_4_elsewhere()
+    set_status_elsewhere(6, "delivered")
+    assert not area.commit().ok
+    assert len(area.conflicts()) == 2
+    set_status_elsewhere(6, "shipped")  # as it was when staged
+    assert not area.commit().ok
+    assert list(area.conflicts()) == [stuck.id]
+
+
+def test_a_conflict_in_the_first_transaction_keeps_the_records_of_later_ones(
+    store: DynamoDBStore, area: StagingArea
+) -> None:
+    """120 changes are two transactions; a commit stopped at the first never checked the
+    second, so order 110's recorded conflict stays beside order 50's new one."""
+    staged = {i: area.stage("orders", "update", {"id": i}, {"total": i}).id for i in range(1, 121)}
+    set_status_elsewhere(110, "delivered")
+    assert not area.commit(ids=[staged[110]]).ok
+    set_status_elsewhere(50, "delivered")
+    report = area.commit()
+    assert not report.committed and [c.change_id for c in report.conflicts] == [staged[50]]
+    assert set(area.conflicts()) == {staged[50], staged[110]}
