@@ -42,6 +42,10 @@ async def test_forty_calls_of_one_tool_show_as_one_line_that_expands(
         assert not group.collapsed
         assert all(line.region.height == 1 for line in lines[:5]), "expanded: a line per call"
         assert str(failed[0].title).startswith("✗ getItem")
+        assert str(lines[1].title) == '✓ getItem  key={"id": 2}, table="customers"', (
+            "the key that tells the calls apart leads, so a narrow chat still shows it"
+        )
+        assert str(failed[1].title) == '✗ getItem  key={"id": 31}, table="nosuch"'
         failed[0].query_one("CollapsibleTitle").focus()
         await pilot.press("enter")
         await pilot.pause()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -28,11 +29,14 @@ STATUS_MARKS = {
 }
 
 
-def short_input(tool_input: Any, width: int = 60) -> str:
-    """A tool input squeezed onto one line: `key=value, …`, cut to `width` characters."""
+def short_input(tool_input: Any, width: int = 60, first: Sequence[str] = ()) -> str:
+    """A tool input squeezed onto one line: `key=value, …`, cut to `width` characters; the keys
+    in `first` lead, in that order (in a group of calls, those that tell the calls apart)."""
     if isinstance(tool_input, dict):
+        keys = [k for k in first if k in tool_input]
+        keys += [k for k in tool_input if k not in keys]
         text = ", ".join(
-            f"{k}={json.dumps(v, default=str, ensure_ascii=False)}" for k, v in tool_input.items()
+            f"{k}={json.dumps(tool_input[k], default=str, ensure_ascii=False)}" for k in keys
         )
     else:
         text = json.dumps(tool_input, default=str, ensure_ascii=False)
@@ -128,6 +132,8 @@ class ToolLine(Collapsible):
         self.result: Any = None
         self.group: Any = None
         """The ToolGroup this call's line is folded into, if any (told when it finishes)."""
+        self.lead: tuple[str, ...] = ()
+        """Input keys shown first on the line (set by its group: those that differ)."""
         self._input_view = Static(Text(pretty_json(tool_input)), classes="tool-detail")
         self._result_view = Static(Text("(running)"), classes="tool-detail")
         super().__init__(
@@ -147,8 +153,14 @@ class ToolLine(Collapsible):
             " ",
             (self.tool_name, "bold"),
             "  ",
-            (short_input(self.tool_input), "dim"),
+            (short_input(self.tool_input, first=self.lead), "dim"),
         )  # type: ignore[assignment]
+
+    def lead_with(self, keys: tuple[str, ...]) -> None:
+        """Show these input keys first on the line, in this order."""
+        if keys != self.lead:
+            self.lead = keys
+            self._set_title()
 
     def finish(self, status: str | None, result: Any) -> None:
         """Show the outcome: ✓ or ✗ on the line, the result inside."""
@@ -161,6 +173,7 @@ class ToolLine(Collapsible):
     def copy(self) -> ToolLine:
         """A new line showing the same call the same way (to move it into a group)."""
         line = ToolLine(self.tool_use_id, self.tool_name, self.tool_input, collapsed=self.collapsed)
+        line.lead_with(self.lead)
         if self.status is not None:
             line.finish(self.status, self.result)
         return line

@@ -38,8 +38,15 @@ class ToolGroup(Collapsible):
         self.tool_name = lines[0].tool_name
         self.lines = list(lines)
         self.counts: Counter[str | None] = Counter(line.status for line in lines)
+        self.differs: Counter[str] = Counter()
+        """Per input key, how many calls' values differ from the first call's."""
+        self.lead: tuple[str, ...] = ()
+        """The keys that differ, most often first: each line shows them first."""
         for line in lines:
             line.group = self
+            self._compare(line)
+        for line in lines:
+            line.lead_with(self.lead)
         super().__init__(*lines, title="", collapsed=True)
         self._set_title()
 
@@ -48,8 +55,26 @@ class ToolGroup(Collapsible):
         line.group = self
         self.lines.append(line)
         self.counts[line.status] += 1
+        if self._compare(line):
+            for each in self.lines:
+                each.lead_with(self.lead)
+        else:
+            line.lead_with(self.lead)
         self._set_title()
         await self.query_one(Collapsible.Contents).mount(line)
+
+    def _compare(self, line: ToolLine) -> bool:
+        """Count the keys in which `line`'s input differs from the first call's; True when
+        that reorders the keys the lines lead with (then every line is retitled: rare, as the
+        order settles after a few calls)."""
+        first, this = self.lines[0].tool_input, line.tool_input
+        if not (isinstance(first, dict) and isinstance(this, dict)):
+            return False
+        keys = [*first, *(k for k in this if k not in first)]  # ties keep the model's order
+        self.differs.update(k for k in keys if first.get(k) != this.get(k))
+        lead = tuple(k for k, _ in self.differs.most_common())
+        changed, self.lead = lead != self.lead, lead
+        return changed
 
     def status_changed(self, old: str | None, new: str | None) -> None:
         """A call of the run finished (or was stopped): recount."""
