@@ -123,7 +123,10 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
     changes = area.list(getattr(args, "table", None))
     conflicts = area.conflicts()  # recorded by the last commit (of any process) that tried them
     if getattr(args, "json", False):
-        listed = [_with_conflict(c.to_dict(), conflicts.get(c.id)) for c in changes]
+        listed = [
+            c.to_dict() | ({"conflict": conflicts[c.id].to_dict()} if c.id in conflicts else {})
+            for c in changes
+        ]
         print(json.dumps(listed, indent=2, ensure_ascii=False), file=out)
         return 0
     if not changes:
@@ -178,17 +181,6 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
             file=out,
         )
     return 0
-
-
-def _with_conflict(entry: dict[str, Any], conflict: Any) -> dict[str, Any]:
-    """A change's JSON with, when a commit found it in conflict, what it found and when."""
-    if conflict is not None:
-        entry["conflict"] = {
-            "reason": conflict.reason,
-            "current": conflict.current,
-            "found_at": conflict.found_at,
-        }
-    return entry
 
 
 def _print_conflict(conflict: Any, out: TextIO) -> None:

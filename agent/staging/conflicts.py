@@ -56,6 +56,10 @@ class RecordedConflict:
     current: Item | None
     found_at: str
 
+    def to_dict(self) -> dict[str, Any]:
+        """What the commit found, for JSON output (`staged list --json`, listStagedChanges)."""
+        return {"reason": self.reason, "current": self.current, "found_at": self.found_at}
+
 
 def record(
     conn: sqlite3.Connection, store: str, checked: Iterable[str], found: list[Conflict]

@@ -321,20 +321,29 @@ def list_staged_changes(ctx: ToolContext, args: ListStagedInput) -> dict[str, An
     """listStagedChanges: pending changes with their diffs."""
     table = require_table(ctx, args.table).name if args.table else None
     changes = ctx.staging.list(table)
+    conflicts = ctx.staging.conflicts()  # recorded by the last commit (of any process)
     listed = []
     for change in changes[: args.limit]:
-        diff = diff_of(ctx, change)
-        listed.append(
-            {
-                "id": change.id,
-                "table": change.table,
-                "op": change.op,
-                "key": change.key,
-                "diff": diff,
-                "origin": change.origin,
-            }
-        )
+        entry = {
+            "id": change.id,
+            "table": change.table,
+            "op": change.op,
+            "key": change.key,
+            "diff": diff_of(ctx, change),
+            "origin": change.origin,
+        }
+        if change.id in conflicts:
+            entry["conflict"] = json_value(conflicts[change.id].to_dict())[0]
+        listed.append(entry)
     out: dict[str, Any] = {"pending": len(changes), "changes": listed}
+    in_conflict = sum(c.id in conflicts for c in changes)
+    if in_conflict:
+        out["in_conflict"] = in_conflict
+        out["conflict_hint"] = (
+            f"{counted(in_conflict, 'change')} conflicted at the last commit: the item changed "
+            "after it was staged. Tell the user: they can take current or reject it in "
+            "tabletalk's staging panel, or with `tabletalk staged rebase ID` / `discard ID`."
+        )
     if len(changes) > args.limit:
         out["truncated"] = (
             f"{len(changes) - args.limit} more not listed; raise limit or filter by table"

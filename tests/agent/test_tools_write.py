@@ -164,6 +164,25 @@ def test_list_and_discard_staged_changes(ctx: ToolContext) -> None:
     assert ok(ctx, "discardStagedChanges", all=True) == {"discarded": 1, "pending": 0}
 
 
+def test_listing_staged_changes_tells_the_model_which_conflicted_at_the_last_commit(
+    ctx: ToolContext, demo_path: Path
+) -> None:
+    """A commit (here the CLI's, another process) found order 3 changed since it was staged:
+    the model's listing says so, with the row as the commit read it, so it can tell the user."""
+    import sqlite3
+
+    ok(ctx, "stageItem", table="orders", op="update", key={"id": 3}, values={"status": "held"})
+    ok(ctx, "stageItem", table="orders", op="update", key={"id": 4}, values={"status": "held"})
+    with sqlite3.connect(demo_path) as other:
+        other.execute("UPDATE orders SET status = 'lost' WHERE id = 3")
+    assert not ctx.staging.commit().ok
+    listed = ok(ctx, "listStagedChanges")
+    by_key = {c["key"]["id"]: c for c in listed["changes"]}
+    assert by_key[3]["conflict"]["current"]["status"] == "lost"
+    assert "conflict" not in by_key[4]
+    assert listed["in_conflict"] == 1 and "take current" in listed["conflict_hint"]
+
+
 def test_open_staging_panel_goes_through_the_ui(ctx: ToolContext) -> None:
     ok(ctx, "stageItem", table="orders", op="delete", key={"id": 9})
     result = ok(ctx, "openStagingPanel")
