@@ -64,7 +64,9 @@ async def test_a_conflict_the_cli_commit_found_shows_when_the_app_opens(
         assert listed(app) == [stale.id]
         card = await open_change(app, pilot, stale.id)
         assert card.has_class("-conflict")
-        assert "now 'lost in transit'" in str(card.query_one(".conflict").render())
+        shown = str(card.query_one(".conflict").render())
+        assert "now 'lost in transit'" in shown
+        assert "found by the commit at " in shown, "the value is as that commit read it"
         assert not any(n.title == "Commit conflict" for n in app._notifications), "no commit ran"
         await pilot.press("escape")
         await settle(app, pilot)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -14,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Select, Static, TextArea
 
 from agent.errors import TabletalkError
+from tui.local_time import local_time
 
 if TYPE_CHECKING:
     from tui.mcp_serving import McpServing
@@ -28,17 +28,6 @@ NAME_WIDTH = 22
 def short_name(name: str) -> Text:
     """A client or tool name as the tables show it: cut with an ellipsis past NAME_WIDTH."""
     return Text(name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…")
-
-
-def local_time(stamp: str | None, pattern: str) -> str:
-    """A stored UTC timestamp in this machine's time zone ("never" for none; as stored when
-    it does not read as one)."""
-    if stamp is None:
-        return "never"
-    try:
-        return datetime.fromisoformat(stamp).astimezone().strftime(pattern)
-    except ValueError:
-        return stamp
 
 
 class McpPanel(ModalScreen[None]):

@@ -18,6 +18,7 @@ from agent.staging import AttributeDiff, StagedChange
 from agent.staging.merge import ORIGIN_JOIN
 from agent.staging.review import show_value
 from agent.text_plural import counted
+from tui.local_time import local_time
 from tui.widgets.fitted_lines import FittedLines, Line
 
 OP_STYLE = {"create": "ansi_green", "update": "ansi_yellow", "delete": "ansi_red"}
@@ -106,6 +107,11 @@ def conflict_text(
     for attribute, detail in parts:
         name = attribute if limit is None else show_value(attribute, NAME_LIMIT)
         lines.append(Line(Content.styled(detail, style), Content(f"  {name}: ")))
+    found_at = getattr(conflict, "found_at", None)  # recorded: perhaps by another process
+    if limit is None and found_at:
+        when = local_time(found_at, "%Y-%m-%d %H:%M")
+        note = f"found by the commit at {when}; Take current reads the table again"
+        lines.append(Line(Content.styled(note, "dim"), Content("  ")))
     return lines
 
 
