@@ -72,8 +72,12 @@ CREATE TABLE stock_levels (
 """
 
 
-def _stamp(day: date, rng: random.Random) -> str:
+def _stamp(day: date, rng: random.Random, latest: datetime | None = None) -> str:
+    """A time between 08:00 and 22:00 of `day`; one after `latest` (later today, when the
+    database is built now) moves to the day before, so no order is placed in the future."""
     moment = datetime.combine(day, time()) + timedelta(seconds=rng.randrange(8 * 3600, 22 * 3600))
+    if latest is not None and moment > latest:
+        moment -= timedelta(days=1)
     return moment.isoformat(timespec="seconds")
 
 
@@ -84,10 +88,16 @@ def build_demo_db(
     products: int = 60,
     orders: int = 2000,
     today: date | None = None,
+    now: datetime | None = None,
 ) -> Path:
-    """Write a fresh demo database to `path` (replacing nothing: `path` must not exist)."""
+    """Write a fresh demo database to `path` (replacing nothing: `path` must not exist), its
+    dates up to `today` (the whole day) or else up to `now` (default: this moment)."""
     target = Path(path)
-    day = today or date.today()
+    latest: datetime | None = None  # a given day is built whole (tests pin one)
+    if today is None:
+        latest = now or datetime.now()
+        today = latest.date()
+    day = today
     rng = random.Random(SEED)
     conn = sqlite3.connect(target)
     try:
@@ -101,7 +111,7 @@ def build_demo_db(
                     f"{first} {last}",
                     f"{first.lower()}.{last.lower()}{i}@example.com",
                     rng.choice(_CITIES),
-                    _stamp(day - timedelta(days=rng.randrange(90, 730)), rng),
+                    _stamp(day - timedelta(days=rng.randrange(90, 730)), rng, latest),
                 )
             )
         conn.executemany("INSERT INTO customers VALUES (?, ?, ?, ?, ?)", customer_rows)
@@ -132,13 +142,18 @@ def build_demo_db(
                     quantity,
                     round(prices[product_id] * quantity, 2),
                     status,
-                    _stamp(day - timedelta(days=age), rng),
+                    _stamp(day - timedelta(days=age), rng, latest),
                 )
             )
         conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?)", order_rows)
 
         stock_rows = [
-            (w, p, rng.randrange(0, 150), _stamp(day - timedelta(days=rng.randrange(0, 14)), rng))
+            (
+                w,
+                p,
+                rng.randrange(0, 150),
+                _stamp(day - timedelta(days=rng.randrange(0, 14)), rng, latest),
+            )
             for w in WAREHOUSES
             for p in range(1, products + 1)
         ]

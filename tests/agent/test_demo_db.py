@@ -86,3 +86,23 @@ def test_open_store_with_path(demo_path: Path) -> None:
     store = open_store(str(demo_path))
     assert store.label == demo_path.name
     store.close()
+
+
+def test_a_demo_built_this_morning_has_no_order_later_today(tmp_path: Path) -> None:
+    """Built at 10:58, nothing is dated after 10:58 (today's later times move a day back)."""
+    from datetime import datetime
+
+    now = datetime(2026, 12, 4, 10, 58)
+    store = SQLiteStore.open(build_demo_db(tmp_path / "morning.sqlite", now=now))
+    try:
+        for table in ("customers", "orders"):
+            newest = store.query(f"SELECT max(created_at) AS d FROM {table}").rows[0]["d"]
+            assert newest <= now.isoformat(), table
+        today = store.query(
+            "SELECT count(*) AS n FROM orders WHERE created_at >= '2026-12-04'"
+        ).rows[0]["n"]
+        assert today > 0, "orders of the morning stay today's"
+        latest = store.query("SELECT max(updated_at) AS d FROM stock_levels").rows[0]["d"]
+        assert latest <= now.isoformat()
+    finally:
+        store.close()
