@@ -76,6 +76,15 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ToolCallWriting:
+    """The model is writing a call of `name` (its input `characters` long so far); the call
+    starts (ToolCallStarted) once the model's answer is complete."""
+
+    name: str
+    characters: int
+
+
+@dataclass(frozen=True)
 class ToolCallStarted:
     """The model called a tool (input already parsed)."""
 
@@ -148,6 +157,7 @@ class TurnEnded:
 TurnEvent = (
     StepStarted
     | TextDelta
+    | ToolCallWriting
     | ToolCallStarted
     | ToolCallFinished
     | ChipProposed

@@ -21,6 +21,7 @@ from agent.bedrock.stream import (
     StepCancelled,
     StepEnd,
     TextChunk,
+    ToolInputProgress,
     ToolUseBlock,
     assistant_message,
 )
@@ -36,6 +37,7 @@ from agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolCallWriting,
     TurnEnded,
     TurnEvent,
     Usage,
@@ -223,6 +225,8 @@ class TurnRunner:
                     text_parts.append(event.text)
                     self.record.text(event.text)
                     self.emit(TextDelta(event.text))
+                elif isinstance(event, ToolInputProgress):
+                    self.emit(ToolCallWriting(event.name, event.characters))
                 elif isinstance(event, ToolUseBlock):
                     tool_uses.append(event)
                 elif isinstance(event, StepEnd):

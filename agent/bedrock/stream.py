@@ -1,7 +1,8 @@
 """One event consumer for Converse and ConverseStream: both become the same ModelEvent sequence.
 
-Streaming yields TextChunk pieces as they arrive and a ToolUseBlock at each tool block's stop
-(its JSON fragments buffered per contentBlockIndex); both APIs end with a StepEnd carrying the
+Streaming yields TextChunk pieces as they arrive, ToolInputProgress while a tool call is being
+written, and a ToolUseBlock at each tool block's stop (its JSON fragments buffered per
+contentBlockIndex); both APIs end with a StepEnd carrying the
 assembled assistant message. Botocore errors are raised as they are (see errors.translate).
 """
 
@@ -26,6 +27,19 @@ class TextChunk:
     """A piece of answer text."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class ToolInputProgress:
+    """The model is writing a tool call: at its start (`characters` 0), then about every
+    PROGRESS_EVERY characters of its input (a big bulkEdit can stream for many seconds)."""
+
+    name: str
+    characters: int
+
+
+PROGRESS_EVERY = 2048
+"""Input characters between two ToolInputProgress events of one call."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +69,7 @@ class StepEnd:
 
 NO_ANSWER = "(no answer)"
 
-ModelEvent = TextChunk | ToolUseBlock | StepEnd
+ModelEvent = TextChunk | ToolInputProgress | ToolUseBlock | StepEnd
 
 
 class StepCancelled(Exception):
@@ -144,6 +158,7 @@ class _PendingTool:
     tool_use_id: str = ""
     name: str = ""
     parts: list[str] = field(default_factory=list)
+    characters: int = 0
 
 
 class _Assembler:
@@ -161,9 +176,9 @@ class _Assembler:
             body = event["contentBlockStart"]
             start = body.get("start", {}).get("toolUse")
             if start is not None:
-                self.pending[body.get("contentBlockIndex", 0)] = _PendingTool(
-                    start.get("toolUseId", ""), start.get("name", "")
-                )
+                pending = _PendingTool(start.get("toolUseId", ""), start.get("name", ""))
+                self.pending[body.get("contentBlockIndex", 0)] = pending
+                yield ToolInputProgress(pending.name, 0)
         elif "contentBlockDelta" in event:
             body = event["contentBlockDelta"]
             delta = body.get("delta", {})
@@ -172,7 +187,11 @@ class _Assembler:
                 yield TextChunk(delta["text"])
             elif "toolUse" in delta:
                 pending = self.pending.setdefault(body.get("contentBlockIndex", 0), _PendingTool())
-                pending.parts.append(delta["toolUse"].get("input", ""))
+                part = delta["toolUse"].get("input", "")
+                pending.parts.append(part)
+                before, pending.characters = pending.characters, pending.characters + len(part)
+                if pending.characters // PROGRESS_EVERY > before // PROGRESS_EVERY:
+                    yield ToolInputProgress(pending.name, pending.characters)
         elif "contentBlockStop" in event:
             finished = self.pending.pop(event["contentBlockStop"].get("contentBlockIndex", 0), None)
             if finished is not None:

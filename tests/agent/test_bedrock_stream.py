@@ -14,9 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `tests.support` 
 
 from agent.bedrock.client import make_client  # noqa: E402
 from agent.bedrock.stream import (  # noqa: E402
+    PROGRESS_EVERY,
     StepCancelled,
     StepEnd,
     TextChunk,
+    ToolInputProgress,
     ToolUseBlock,
     converse_events,
 )
@@ -91,6 +93,25 @@ def test_tool_calls_are_reassembled_in_order(scripted_bedrock, stream: bool) -> 
         {"toolUse": {"toolUseId": "tool-1", "name": "countItems", "input": count_input}},
         {"toolUse": {"toolUseId": "tool-2", "name": "listTables", "input": {}}},
     ]
+
+
+def test_a_tool_call_being_written_is_announced_then_its_progress(scripted_bedrock) -> None:
+    """While a big input streams in, the front end hears of the call at once and then about
+    every PROGRESS_EVERY characters, before the call itself arrives whole."""
+    keys = [{"id": i} for i in range(1, 1001)]  # some 11,000 characters of JSON
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("listTables", {}), ToolUse("bulkEdit", {"keys": keys})])
+    )
+
+    events = run(stream=True)
+
+    progress = [e for e in events if isinstance(e, ToolInputProgress)]
+    assert progress[:2] == [ToolInputProgress("listTables", 0), ToolInputProgress("bulkEdit", 0)]
+    sizes = [e.characters for e in progress[2:]]
+    assert sizes == sorted(sizes) and len(sizes) >= 2 and all(n >= PROGRESS_EVERY for n in sizes)
+    block = next(e for e in events if isinstance(e, ToolUseBlock) and e.name == "bulkEdit")
+    assert events.index(progress[-1]) < events.index(block)
+    assert sizes[-1] <= len(block.raw)
 
 
 @both_modes

@@ -533,6 +533,40 @@ async def test_the_chat_says_it_waits_for_the_model_until_the_answer_starts(
         assert app.query(AssistantMessage).last().source == "Here at last."
 
 
+async def test_while_the_model_writes_tool_calls_the_chat_says_which_under_its_text(
+    make_app, scripted_bedrock
+) -> None:
+    """The model's text came, then it wrote tool calls for seconds with nothing new on the
+    screen: a line under the text names the call being written, until the calls run."""
+    calls = [ToolUse("listTables", {}) for _ in range(3)]
+    scripted_bedrock.add(Reply(text="Let me look.", tool_uses=calls, chunk_delay=0.4))
+    scripted_bedrock.add(Reply(text="Four tables."))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.text = "what tables are there?"
+        await pilot.press("enter")
+
+        def writing() -> str:
+            lines = [str(line.render()) for line in app.query("WaitLine")]
+            return lines[0] if lines else ""
+
+        for _ in range(300):  # at most 15 s; the third call alone streams for 2 s
+            if re.search(r"writing listTables \(call [23]\)", writing()):
+                break
+            await pilot.pause(0.05)
+        else:
+            raise AssertionError(f"the line said {writing()!r}")
+        log = list(app.chat.log_view.children)
+        answer = app.query(AssistantMessage).last()
+        assert answer.source == "Let me look."
+        assert log.index(app.query_one("WaitLine")) > log.index(answer), "under the text"
+        await settle(app, pilot)
+        assert not app.query("WaitLine")
+        assert [str(g.title) for g in app.query("ToolGroup")] == ["✓ listTables ×3"]
+        assert app.query(AssistantMessage).last().source == "Four tables."
+
+
 async def test_a_long_conversation_shows_its_newest_items_and_the_earlier_ones_on_demand(
     make_app,
 ) -> None:

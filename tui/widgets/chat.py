@@ -393,10 +393,18 @@ class ChatPanel(Vertical):
             StepStarted,
             ToolCallFinished,
             ToolCallStarted,
+            ToolCallWriting,
             TurnEnded,
             UsageUpdated,
         )
 
+        if isinstance(event, ToolCallWriting):  # the wait line says so (back, after text)
+            if self._wait_line is None:
+                self._close_answer()
+                await self._waiting(True)
+            if self._wait_line is not None:
+                self._wait_line.writing(event.name, event.characters)
+            return
         if isinstance(event, StepStarted) or self._wait_line is not None:
             if not isinstance(event, UsageUpdated | Notice):
                 await self._waiting(isinstance(event, StepStarted))

@@ -254,20 +254,42 @@ class AskBlock(Vertical):
 
 class WaitLine(Static):
     """`waiting for the model… 12 s · esc stops` under the last message, while a step's
-    answer has not started (the model can take a while to say its first word)."""
+    answer has not started (the model can take a while to say its first word); while the
+    model writes tool calls, `the model is writing getItem (call 12)… 8 s` (`writing`)."""
 
     DEFAULT_CSS = "WaitLine { color: $text-muted; margin: 1 0 0 2; }"
 
     def __init__(self) -> None:
         super().__init__()
         self.started = time.monotonic()
+        self.tool: str | None = None
+        self.calls = 0
+        self.characters = 0
 
     def on_mount(self) -> None:
         self.set_interval(1, self.refresh)
 
+    def writing(self, name: str, characters: int) -> None:
+        """The model is writing a call of `name`, its input `characters` long so far (0: a
+        new call)."""
+        if characters == 0:
+            self.calls += 1
+        self.tool, self.characters = name, characters
+        self.refresh()
+
     def render(self) -> Text:
         seconds = int(time.monotonic() - self.started)
-        text = "waiting for the model…" + (f" {seconds} s" if seconds else "")
+        if self.tool is None:
+            text = "waiting for the model…"
+        else:
+            name = self.tool if len(self.tool) <= 40 else self.tool[:39] + "…"
+            text = f"the model is writing {name}" + (
+                f" (call {self.calls})" if self.calls > 1 else ""
+            )
+            if self.characters >= 1024:
+                text += f", {self.characters // 1024:,} KB"
+            text += "…"
+        text += f" {seconds} s" if seconds else ""
         hint = " · esc stops"
         return Text(text + hint if len(text + hint) <= self.size.width else text)
 
