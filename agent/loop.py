@@ -158,8 +158,9 @@ class TurnRunner:
                 self.conversation.append_assistant(
                     {"content": [{"text": (partial + "\n\n" if partial else "") + STOPPED_TEXT}]}
                 )
-                if partial:  # billed, though the stream never reached its usage
-                    self._add_usage(Usage(estimated_output=estimated_tokens(len(partial))))
+                streamed = len(partial) + cancelled.tool_characters
+                if streamed:  # billed, though the stream never reached its usage
+                    self._add_usage(Usage(estimated_output=estimated_tokens(streamed)))
                 self._dirty = True
                 return self._end("stopped", partial, step)
             except TabletalkError as exc:
@@ -212,6 +213,7 @@ class TurnRunner:
     def _call_model(self, tools: list[dict[str, Any]]) -> tuple[str, list[ToolUseBlock], str]:
         text_parts: list[str] = []
         tool_uses: list[ToolUseBlock] = []
+        writing = 0  # input characters of the tool call being written, as last reported
         end: StepEnd | None = None
         try:
             for event in self.caller.step(
@@ -226,13 +228,16 @@ class TurnRunner:
                     self.record.text(event.text)
                     self.emit(TextDelta(event.text))
                 elif isinstance(event, ToolInputProgress):
+                    writing = event.characters
                     self.emit(ToolCallWriting(event.name, event.characters))
                 elif isinstance(event, ToolUseBlock):
                     tool_uses.append(event)
+                    writing = 0
                 elif isinstance(event, StepEnd):
                     end = event
         except StepCancelled:
-            raise StepCancelled("".join(text_parts)) from None
+            written = sum(len(use.raw) for use in tool_uses) + writing
+            raise StepCancelled("".join(text_parts), written) from None
         if end is None:  # a stream that ended without messageStop: keep what came, validly
             message = assistant_message("".join(text_parts), tool_uses)
             end = StepEnd("tool_use" if tool_uses else "other", Usage(), message)

@@ -75,12 +75,14 @@ ModelEvent = TextChunk | ToolInputProgress | ToolUseBlock | StepEnd
 class StepCancelled(Exception):
     """The cancel event was set while the model was answering; the stream has been closed.
 
-    `partial_text` is the answer text received before the Stop (the loop keeps it).
+    `partial_text` is the answer text received before the Stop (the loop keeps it);
+    `tool_characters` about how much tool-call input had streamed (billed too, not kept).
     """
 
-    def __init__(self, partial_text: str = "") -> None:
+    def __init__(self, partial_text: str = "", tool_characters: int = 0) -> None:
         super().__init__(partial_text)
         self.partial_text = partial_text
+        self.tool_characters = tool_characters
 
 
 def usage_from(raw: dict[str, Any] | None) -> Usage:

@@ -20,6 +20,7 @@ from agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolCallWriting,
 )
 from agent.session import ChatSession
 from agent.stop import StopSignal, reads_stop_when
@@ -666,3 +667,27 @@ def test_stop_while_a_tool_waits_for_the_store_stops_that_tool_and_not_the_other
             other.join(10)
         turn.join(10)
     assert other_failed == ["the query was stopped"]
+
+
+def test_stop_while_the_model_writes_a_big_tool_call_counts_what_it_wrote(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    """Stop while a bulkEdit of 1,000 keys streams in: nothing runs, and the input written so
+    far (billed, though Converse never reports that step's usage) is in the estimate."""
+    keys = [{"id": i} for i in range(1, 1001)]
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("bulkEdit", {"table": "orders", "keys": keys})], chunk_delay=0.2)
+    )
+    session = session_for(db_path, mode="auto")
+    cancel, seen = StopSignal(), []
+
+    def on_event(event: object) -> None:
+        seen.append(event)
+        if isinstance(event, ToolCallWriting) and event.characters:
+            cancel.set()  # on the turn's thread: the stream stops at its next event
+
+    ended = session.run_turn("ship them all", on_event=on_event, cancel=cancel)
+    assert ended.reason == "stopped"
+    assert not any(isinstance(e, ToolCallStarted) for e in seen) and session.staging.count() == 0
+    written = max(e.characters for e in seen if isinstance(e, ToolCallWriting))
+    assert ended.usage.estimated_output >= written // 4 > 0
