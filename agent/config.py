@@ -118,6 +118,11 @@ class Settings(Section):
     eval: EvalSettings = field(default_factory=EvalSettings)
     history: HistorySettings = field(default_factory=HistorySettings)
 
+    @property
+    def source(self) -> Path | None:
+        """The config file these settings were read from (None: no file, the defaults)."""
+        return self.__dict__.get("_source")
+
 
 def load_settings(path: Path | None = None) -> Settings:
     """Read and validate the config file (missing file → defaults)."""
@@ -167,7 +172,7 @@ def load_settings(path: Path | None = None) -> Settings:
             fix=f"Fix the nesting, or move {path} away to use the defaults.",
         ) from exc
     try:
-        return Settings.model_validate(data)
+        settings = Settings.model_validate(data)
     except Exception as exc:
         from pydantic import ValidationError  # loaded already if it raised this
 
@@ -177,6 +182,8 @@ def load_settings(path: Path | None = None) -> Settings:
             f"Config file {path} has invalid settings: {_problems(exc)}",
             fix=f"Fix those fields in {path} (see README.md, Configuration).",
         ) from exc
+    settings.__dict__["_source"] = path  # kept by model_copy (as `_fields_set`)
+    return settings
 
 
 def _problems(exc: PydanticValidationError) -> str:

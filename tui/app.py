@@ -171,9 +171,11 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         a binding dead without a word: say so."""
         from tui.keys import clashing_keys, known_binding_ids
 
+        source = self.settings.source
+        where = f"{source.name if source else 'config.toml'} [keys]"
         for key, ids in clashing_keys(dict(self.settings.keys)).items():
             self.notify(
-                f"config.toml [keys]: {key} is given to {' and '.join(ids)}; only one of them "
+                f"{where}: {key} is given to {' and '.join(ids)}; only one of them "
                 "can run. Give the others another key (the ids are listed in F1).",
                 title="Key remap clash",
                 severity="warning",
@@ -182,8 +184,7 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         unknown = sorted(set(self.settings.keys) - known_binding_ids())
         if unknown:
             self.notify(
-                f"config.toml [keys]: unknown id {', '.join(map(repr, unknown))}; "
-                "the ids are listed in F1.",
+                f"{where}: unknown id {', '.join(map(repr, unknown))}; the ids are listed in F1.",
                 title="Key remap ignored",
                 severity="warning",
                 markup=False,

@@ -16,6 +16,7 @@ from agent.cli.common import (
     open_cli_store,
     printable_line,
     report_error,
+    same_store,
     staging_of,
 )
 from agent.errors import TabletalkError
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         settings, store = open_cli_store(args)
     except TabletalkError as exc:
         return report_error(exc)
+    out, err = same_store(out, store), same_store(sys.stderr, store)  # hints reach this store
     try:
         with staging_of(store, settings) as area:
             command = getattr(args, "commits_command", None)
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 return _revert(area, args.id, out)
             return _list(area, bool(getattr(args, "json", False)), out)
     except TabletalkError as exc:
-        return report_error(exc)
+        return report_error(exc, err)
     finally:
         store.close()
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import io
+import re
 import shlex
 import sys
 import textwrap
@@ -204,3 +206,42 @@ def db_flag(store: Store) -> str:
     if path is not None and path.resolve() == paths.demo_db_path().resolve():
         return ""
     return f" --db {shlex.quote(store.db_arg)}"
+
+
+_STORE_COMMAND = re.compile(r"`(tabletalk (?:staged|commits|index|ask)\b[^`]*)`")
+"""A command in a hint that acts on one store (it takes --db)."""
+
+
+def for_store(text: str, store: Store) -> str:
+    """`text` with each `tabletalk staged|commits|index|ask …` command it names given this
+    store's --db, so a hint copied as printed reaches the same store (the demo needs none)."""
+    flag = db_flag(store)
+    if not flag:
+        return text
+    return _STORE_COMMAND.sub(
+        lambda m: m.group(0) if " --db " in m.group(1) else f"`{m.group(1)}{flag}`", text
+    )
+
+
+class SameStore(io.TextIOBase):
+    """A text stream that writes through `for_store`: everything a command prints about one
+    store (hints, error fixes) names commands that reach that store."""
+
+    def __init__(self, stream: TextIO, store: Store) -> None:
+        super().__init__()
+        self.stream, self.store = stream, store
+
+    def write(self, text: str) -> int:
+        self.stream.write(for_store(text, self.store))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+
+def same_store(stream: TextIO, store: Store) -> TextIO:
+    """`stream` as a SameStore (typed as the TextIO the commands print to)."""
+    return SameStore(stream, store)  # type: ignore[return-value]

@@ -9,7 +9,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent.cli.common import HelpFormatter, open_cli_store, printable_line, report_error
+from agent.cli.common import (
+    HelpFormatter,
+    open_cli_store,
+    printable_line,
+    report_error,
+    same_store,
+)
 from agent.errors import TabletalkError
 from agent.stores.base import Store
 from agent.text_plural import counted
@@ -83,6 +89,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, stdin: TextIO | Non
         settings, store = open_cli_store(args)
     except TabletalkError as exc:
         return report_error(exc)
+    out, err = same_store(out, store), same_store(sys.stderr, store)  # hints reach this store
     try:
         index = VectorIndex.open(store)
         try:
@@ -95,7 +102,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, stdin: TextIO | Non
         finally:
             index.close()
     except TabletalkError as exc:
-        return report_error(exc)
+        return report_error(exc, err)
     finally:
         store.close()
 

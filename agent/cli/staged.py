@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -18,6 +20,7 @@ from agent.cli.common import (
     open_cli_store,
     printable_line,
     report_error,
+    same_store,
     staging_of,
 )
 from agent.errors import TabletalkError
@@ -110,6 +113,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return 2
     try:
         settings, store = open_cli_store(args, err)
+        out, err = same_store(out, store), same_store(err, store)  # hints reach this store
         try:
             with staging_of(store, settings, err) as area:
                 return _COMMANDS[command](area, args, out, err)
@@ -237,7 +241,8 @@ def _commit(area: StagingArea, args: argparse.Namespace, out: TextIO, err: TextI
     plan = transaction_plan(area.store, total)
     if plan:
         print(f"Committing {counted(total, 'change')} as {plan}.", file=err)
-    report = area.commit(ids, progress=_progress(err))
+    with _progress(err) as progress:
+        report = area.commit(ids, progress=progress)
     if report.conflicts and getattr(args, "skip_conflicts", False):
         report = _commit_the_others(area, ids, report, err)
     print(commit_summary(report, area.store.label), file=out)
@@ -272,7 +277,8 @@ def _commit_the_others(
         f"{len(others):,}.",
         file=err,
     )
-    report = area.commit(others, progress=_progress(err))
+    with _progress(err) as progress:
+        report = area.commit(others, progress=progress)
     return replace(
         report,
         committed=[*failed.committed, *report.committed],
@@ -301,10 +307,11 @@ def _orphans_stop(area: StagingArea, ids: list[str] | None, out: TextIO, err: Te
         print(f"  {printable_line(rows.describe())}", file=err)
     if _confirmed("Commit anyway? [y/N] ", err):
         return False
+    chosen = "--all" if ids is None else " ".join(ids) if len(ids) <= 5 else "ID …"
     print(
-        "Nothing was committed. Commit anyway with `tabletalk staged commit --allow-orphans`, "
-        "or drop the deletes with `tabletalk staged discard ID` (`tabletalk staged list` "
-        "shows their ids).",
+        f"Nothing was committed. Commit anyway with `tabletalk staged commit {chosen} "
+        "--allow-orphans`, or drop the deletes with `tabletalk staged discard ID` "
+        "(`tabletalk staged list` shows their ids).",
         file=out,
     )
     return True
@@ -377,16 +384,25 @@ _COMMANDS = {
 }
 
 
-def _progress(err: TextIO) -> Any:
-    """A progress callback writing "committing n/total" to stderr, only when it is a TTY."""
+@contextmanager
+def _progress(err: TextIO) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress callback writing "committing n/total" over itself to stderr, only when it
+    is a TTY; the line is ended however the commit ends (a conflict stops it short)."""
     if not (hasattr(err, "isatty") and err.isatty()):
-        return None
+        yield None
+        return
+    open_line = False
 
     def report(done: int, total: int) -> None:
-        end = "\n" if done >= total else ""
-        print(f"\rcommitting {done}/{total}", end=end, file=err, flush=True)
+        nonlocal open_line
+        print(f"\rcommitting {done:,}/{total:,}", end="", file=err, flush=True)
+        open_line = True
 
-    return report
+    try:
+        yield report
+    finally:
+        if open_line:
+            print(file=err, flush=True)
 
 
 def _key(change: StagedChange) -> str:

@@ -50,7 +50,7 @@ class CommitHistory:
                 entry = history.find(self._conn, self.store.identity, commit_id)
                 if entry is None:
                     raise StagingError(
-                        f"no commit {commit_id!r} in this store's history",
+                        f"no commit {commit_id!r} in the history of {self.store.label}",
                         fix="See the commits and their ids with `tabletalk commits`.",
                     )
                 return entry, history.changes_of(self._conn, entry.id)

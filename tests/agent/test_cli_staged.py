@@ -322,3 +322,54 @@ def test_rebase_discard_and_a_clean_commit_unmark_conflicts_in_the_list(
         )
     assert cli("staged", "commit", "--all", "--db", str(demo_path))[0] == 0
     assert marked() == set() and area.count() == 0
+
+
+def _hinted(text: str, command: str) -> list[str]:
+    """The arguments of the `tabletalk staged COMMAND …` hint in `text`, as a person would
+    copy it (without the leading `tabletalk`)."""
+    import re
+    import shlex
+
+    found = re.search(rf"`tabletalk (staged {command}[^`]*)`", text)
+    assert found, text
+    return shlex.split(found.group(1))
+
+
+def test_the_commands_a_hint_names_reach_the_same_store_when_pasted(
+    area: StagingArea, demo_path: Path
+) -> None:
+    """Hints said `tabletalk staged commit --allow-orphans` (no --db, so the demo database,
+    and no --all, so a usage error): each now runs as printed, on this store."""
+    area.stage("customers", "delete", {"id": 2})
+    code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
+    assert code == 3
+    pasted = _hinted(out, "commit")
+    assert "--db" in pasted and "--all" in pasted
+    code, out, _ = cli(*pasted)
+    assert code == 0 and "Committed 1 change" in out, out
+    assert area.store.get_item("customers", {"id": 2}) is None
+
+    area.stage_many("orders", keys=[{"id": i} for i in range(1, 80)], set={"quantity": 9})
+    code, out, _ = cli("staged", "list", "--db", str(demo_path))
+    code, out, _ = cli(*_hinted(out.split("… and", 1)[1], "list"))
+    assert code == 0 and out.count(" update ") == 79, "every change, of this store"
+
+
+def test_the_progress_line_ends_before_the_conflict_message(
+    area: StagingArea, demo_path: Path
+) -> None:
+    """`committing 5998/6001` was left open when a conflict stopped the commit short, so the
+    next message ran into it ("committing 5998/60013 changes in conflict")."""
+    err = Terminal()
+    with staged._progress(err) as progress:
+        assert progress is not None
+        progress(5998, 6001)  # and then the store found a conflict
+    print("3 changes in conflict; committing the other 5,998.", file=err)
+    assert err.getvalue().split("\n")[1] == "3 changes in conflict; committing the other 5,998."
+    area.stage_many("orders", keys=[{"id": i} for i in range(1, 2001)], set={"quantity": 9})
+    with sqlite3.connect(demo_path) as conn:
+        conn.execute("UPDATE orders SET status = 'lost' WHERE id = 2000")
+    argv = ["staged", "commit", "--all", "--skip-conflicts", "--db", str(demo_path)]
+    out, err = io.StringIO(), Terminal()
+    assert staged.run(parser().parse_args(argv), out, err) == 1
+    assert err.getvalue().endswith("\rcommitting 1,999/1,999\n"), err.getvalue()

@@ -165,7 +165,14 @@ def test_history_is_kept_across_processes_and_shown_by_the_cli(
     assert main(["commits", "revert", entry["id"], "--db", db]) == 0
     assert "Staged 1 change that undoes commit" in capsys.readouterr().out
     assert main(["staged", "commit", "--all", "--db", db]) == 0
+    capsys.readouterr()
     assert main(["commits", "show", "zzzz", "--db", db]) == 2
+    err = capsys.readouterr().err
+    assert f"in the history of {demo_path.name}" in err, "names the store it looked in"
+    assert f"`tabletalk commits --db {db}`" in err, "a fix that reaches the same store"
+    assert main(["commits", "--db", db]) == 0
+    listed = capsys.readouterr().out
+    assert f"`tabletalk commits show ID --db {db}`" in listed, listed
 
 
 def test_old_history_is_forgotten_by_size(demo_store: SQLiteStore) -> None:

@@ -122,6 +122,20 @@ async def test_an_unknown_key_id_in_config_is_named(demo_store) -> None:
         assert "'not_a_binding'" in warned[0] and "row_detail" not in warned[0]
 
 
+async def test_a_remap_warning_names_the_config_file_it_came_from(demo_store, tmp_path) -> None:
+    """`tabletalk --config cfg1.toml` warned about "config.toml [keys]", a file not in play."""
+    from agent.config import load_settings
+
+    config = tmp_path / "cfg1.toml"
+    config.write_text('[keys]\nbogus = "f12"\n', encoding="utf-8")
+    settings = load_settings(config).model_copy(update={"mode": "auto"})  # as flags apply
+    app = TabletalkApp(demo_store, settings, staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        warned = [n.message for n in app._notifications if n.title == "Key remap ignored"]
+        assert warned and warned[0].startswith("cfg1.toml [keys]: unknown id 'bogus'"), warned
+
+
 async def test_a_key_given_to_two_bindings_in_config_is_named(demo_store) -> None:
     """`stop = "ctrl+s"` silently took ctrl+s from the staging panel (the footer lost
     `^s Staged`, the intro still said ctrl+s); the clash is named at start."""

@@ -143,3 +143,29 @@ async def test_enter_or_a_click_on_a_commit_shows_its_changes_and_esc_goes_back(
         await pilot.press("escape")
         await settle(app, pilot)
         assert app.screen is history
+
+
+async def test_a_big_commits_detail_names_the_command_for_the_rest_on_this_store(
+    make_app, demo_path
+) -> None:
+    """`tabletalk commits show ID` for the changes past the first 200 went to the demo
+    database when pasted ("no commit … in this store's history"): it names this store."""
+    from textual.widgets import Static
+
+    from tui.screens.commit_detail import CHANGES_SHOWN
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = app.staging_watch.area
+        keys = [{"id": i} for i in range(1, CHANGES_SHOWN + 6)]
+        area.stage_many("orders", keys=keys, set={"status": "returned"})
+        area.commit()
+        await pilot.press("f9")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        shown = "\n".join(str(static.render()) for static in app.screen.query(Static))
+        entry = app.screen.entry
+        assert f"`tabletalk commits show {entry.id} --db {demo_path}` lists them all" in " ".join(
+            shown.split()
+        ), shown[-400:]

@@ -92,10 +92,13 @@ class CommitDetailScreen(ModalScreen[None]):
                 yield Static(logged_change_text(change), classes="logged-change")
             more = len(self.changes) - CHANGES_SHOWN
             if more > 0:
+                from agent.cli.common import for_store  # the command must reach this store
+
+                hint = f"… {counted(more, 'more change')}: `tabletalk commits show {entry.id}` "
+                store = getattr(self.app, "store", None)
                 yield Static(
                     Content.styled(
-                        f"… {counted(more, 'more change')}: `tabletalk commits show {entry.id}` "
-                        "lists them all.",
+                        (for_store(hint, store) if store is not None else hint) + "lists them all.",
                         "dim",
                     ),
                     id="commit-more",
