@@ -88,6 +88,14 @@ class AppActions(_Base):
         if not self.chat.stop() and self.screen.has_class("-chat-full"):
             self.action_toggle_chat()
 
+    def action_help_quit(self) -> None:
+        """ctrl+c (Textual's "how do I quit?" key): while an answer runs it stops it, as Esc
+        does and as ctrl+c does in `tabletalk ask`; otherwise Textual says how to quit."""
+        if self.chat.busy:
+            self.chat.stop()
+            return
+        super().action_help_quit()
+
     def action_toggle_chat(self) -> None:
         """F2: the chat as a full-width tab and back to the sidebar (keeping its width)."""
         chat = self.chat

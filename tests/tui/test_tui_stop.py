@@ -41,6 +41,26 @@ async def test_stop_ends_a_huge_answer_at_once_and_keeps_what_was_shown(
         assert app.query(AssistantMessage).last().source == "Still here."
 
 
+async def test_ctrl_c_stops_a_running_answer_and_otherwise_says_how_to_quit(
+    make_app, scripted_bedrock, one_step_at_a_time
+) -> None:
+    """ctrl+c mid-answer only said "Do you want to quit?" while the answer ran on: it stops
+    the answer as Esc does (and as ctrl+c does in `tabletalk ask`), from the composer too."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await start_long_answer(app, pilot, scripted_bedrock)
+        assert app.focused is app.chat.composer
+        await pilot.press("ctrl+c")
+        assert not app.chat.busy, "stopped"
+        await settle(app, pilot)
+        assert any("Stopped" in str(n.render()) for n in app.query(NoteLine))
+        assert not any(n.title == "Do you want to quit?" for n in app._notifications)
+        await pilot.press("ctrl+c")  # nothing runs: Textual's word on quitting
+        await pilot.pause()
+        assert any(n.title == "Do you want to quit?" for n in app._notifications)
+        assert app.is_running
+
+
 async def test_help_opens_while_a_huge_answer_renders(
     make_app, scripted_bedrock, one_step_at_a_time
 ) -> None:
