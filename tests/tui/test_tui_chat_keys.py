@@ -211,3 +211,31 @@ async def test_keys_typed_right_after_alt_m_land_in_the_message_box(make_app) ->
         await pilot.pause()
         assert composer.has_focus
         assert composer.text == "hi" and box.value == "", (composer.text, box.value)
+
+
+async def test_typing_on_the_focused_chat_goes_to_the_message_box(
+    make_app, scripted_bedrock
+) -> None:
+    """Tab from a table focuses the chat log, where typed words were dropped: they go to the
+    message box (focused from the first key). On a tool line, Enter still expands it."""
+    scripted_bedrock.add(Reply(tool_uses=[ToolUse("listTables", {})]), Reply(text="Four."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "which tables?")
+        await app.open_table("orders")
+        await settle(app, pilot)
+        app.query_one(TableTab).query_one("#table-view").focus()
+        await pilot.pause()
+        await pilot.press("tab")
+        assert isinstance(app.focused, ChatLog), app.focused
+        composer = app.chat.composer
+        for key in (events.Key("h", "h"), events.Key("i", "i"), events.Key("question_mark", "?")):
+            app.post_message(key)  # one terminal read
+        await pilot.pause()
+        assert composer.has_focus and composer.text == "hi?", composer.text
+        line = app.query_one(ToolLine)
+        line.query_one("CollapsibleTitle").focus()
+        await pilot.press("enter")
+        assert not line.collapsed and line.query_one("CollapsibleTitle").has_focus
+        await pilot.press("x")
+        assert composer.has_focus and composer.text.endswith("x")

@@ -180,7 +180,7 @@ class ToolLine(Collapsible):
 
 
 class ChipButton(Button):
-    """A proposed action; nothing happens until it is pressed (mouse or Enter/Space). Once
+    """A proposed action; nothing happens until it is pressed (mouse or Enter). Once
     pressed it shows as done (`✓`, disabled)."""
 
     DEFAULT_CSS = """

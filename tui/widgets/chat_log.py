@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual import on
+from textual import events, on
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widget import Widget
-from textual.widgets import Button
+from textual.widgets import Button, TextArea
 
 RECENT_ITEMS = 60
 """Items of a resumed conversation built at once; older ones wait behind a button."""
@@ -47,6 +47,20 @@ class ChatLog(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
+
+    def on_key(self, event: events.Key) -> None:
+        """A character typed on the log or a line in it (Tab from a table lands on the log)
+        goes to the message box, focused at once for the keys queued behind it: it was
+        dropped (chips and lines answer Enter, not characters)."""
+        if not (event.is_printable and event.character):
+            return
+        if "alt+" in event.key or "ctrl+" in event.key:  # ESC t reads as alt+t, "t"
+            return
+        composer = self.screen.query_one("#composer", TextArea)
+        event.stop()
+        event.prevent_default()
+        self.app.set_focus(composer)
+        composer.insert(event.character)
 
     async def show_items(self, items: list[dict[str, Any]], empty: Widget) -> None:
         """Replace the log with a saved conversation's items, or `empty` when it has none.
