@@ -74,7 +74,7 @@ def test_cli_commit_conflict_advice_names_rebase_and_it_works(
     area.stage("customers", "update", {"id": 4}, {"name": "Mine"})
     other_program(demo_path, "UPDATE customers SET name = 'Theirs' WHERE id = 4")
     code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
-    assert code == 1 and "`tabletalk staged rebase ID` (or --all)" in out
+    assert code == 1 and f"`tabletalk staged rebase ID --db {demo_path}` (or --all)" in out
     code, out, _ = cli("staged", "rebase", "--all", "--db", str(demo_path))
     assert code == 0 and out.strip() == "Rebased 1 change onto the current values."
     code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))

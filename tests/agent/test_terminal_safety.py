@@ -149,6 +149,6 @@ def test_staged_list_cuts_long_values_and_diff_shows_them(
     out = capsys.readouterr().out
     assert len(out) < 2_000
     assert '"' + "N" * 80 + "…" in out
-    assert "`tabletalk staged diff ID` shows them whole" in out
+    assert f"`tabletalk staged diff ID --db {demo_path}` shows them whole" in out
     assert main(["staged", "diff", change.id, "--db", str(demo_path)]) == 0
     assert "N" * 5_000_000 in capsys.readouterr().out
