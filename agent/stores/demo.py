@@ -94,10 +94,10 @@ def build_demo_db(
     dates up to `today` (the whole day) or else up to `now` (default: this moment)."""
     target = Path(path)
     latest: datetime | None = None  # a given day is built whole (tests pin one)
-    if today is None:
-        latest = now or datetime.now()
-        today = latest.date()
     day = today
+    if day is None:
+        latest = now or datetime.now()
+        day = latest.date()
     rng = random.Random(SEED)
     conn = sqlite3.connect(target)
     try:

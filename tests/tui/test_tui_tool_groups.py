@@ -23,6 +23,13 @@ def group_titles(app: TabletalkApp) -> list[str]:
     return [str(group.title) for group in app.query("ToolGroup")]
 
 
+async def _alt_t_lands_on_the_group(app: TabletalkApp, pilot) -> None:
+    """The newest tool row (alt+t) is the group's line, not a call folded inside it."""
+    app.action_focus_latest("tool")
+    await pilot.pause()
+    assert app.focused is app.query_one("ToolGroup > CollapsibleTitle")
+
+
 async def test_forty_calls_of_one_tool_show_as_one_line_that_expands(
     make_app, scripted_bedrock
 ) -> None:
@@ -95,9 +102,7 @@ async def test_a_resumed_conversation_shows_the_same_group(demo_store, scripted_
         await settle(again, pilot)
         assert group_titles(again) == live
         assert len(again.query_one("ToolGroup").query(ToolLine)) == 12
-        again.action_focus_latest("tool")
-        await pilot.pause()
-        assert again.focused is again.query_one("ToolGroup > CollapsibleTitle")
+        await _alt_t_lands_on_the_group(again, pilot)
 
 
 async def test_stop_mid_group_marks_the_running_call_and_its_late_result_lands_on_it(
@@ -125,9 +130,7 @@ async def test_stop_mid_group_marks_the_running_call_and_its_late_result_lands_o
         lines = list(app.query_one("ToolGroup").query(ToolLine))
         assert [line.status for line in lines] == ["success"] * 3 + ["stopped"]
         assert "the query was stopped" in str(lines[-1]._result_view.render())
-        app.action_focus_latest("tool")
-        await pilot.pause()
-        assert app.focused is app.query_one("ToolGroup > CollapsibleTitle")
+        await _alt_t_lands_on_the_group(app, pilot)
 
 
 async def test_a_resumed_chat_shows_each_chip_under_its_call_as_the_live_chat_did(
