@@ -215,8 +215,11 @@ _STORE_COMMAND = re.compile(r"`(tabletalk (?:staged|commits|index|ask)\b[^`]*)`"
 def for_store(text: str, store: Store) -> str:
     """`text` with each `tabletalk staged|commits|index|ask …` command it names given this
     store's --db, so a hint copied as printed reaches the same store (the demo needs none)."""
-    flag = db_flag(store)
-    if not flag:
+    return _with_flag(text, db_flag(store))
+
+
+def _with_flag(text: str, flag: str) -> str:
+    if not flag or "`tabletalk " not in text:
         return text
     return _STORE_COMMAND.sub(
         lambda m: m.group(0) if " --db " in m.group(1) else f"`{m.group(1)}{flag}`", text
@@ -225,14 +228,15 @@ def for_store(text: str, store: Store) -> str:
 
 class SameStore(io.TextIOBase):
     """A text stream that writes through `for_store`: everything a command prints about one
-    store (hints, error fixes) names commands that reach that store."""
+    store (hints, error fixes) names commands that reach that store. The flag is worked out
+    once (db_flag resolves paths), not per line of a 10,000-change listing."""
 
     def __init__(self, stream: TextIO, store: Store) -> None:
         super().__init__()
-        self.stream, self.store = stream, store
+        self.stream, self.flag = stream, db_flag(store)
 
     def write(self, text: str) -> int:
-        self.stream.write(for_store(text, self.store))
+        self.stream.write(_with_flag(text, self.flag))
         return len(text)
 
     def flush(self) -> None:
