@@ -14,6 +14,7 @@ from textual.app import App
 
 from agent.text_plural import counted, noun
 from tui.key_hints import app_key
+from tui.unsent_draft import UnsentDraft
 from tui.widgets.tab_area import TabArea
 
 if TYPE_CHECKING:
@@ -60,24 +61,37 @@ class AppActions(_Base):
 
     async def action_quit(self) -> None:
         """Quit; a running turn is cancelled first so its thread ends with the app. Staged
-        changes stay staged: the terminal is told so, and how to review them."""
+        changes stay staged, and an unsent message is kept for the next start: the terminal
+        is told so (and how to review the changes)."""
         if self.chat.stop():  # the stopped turn saves the message and what was shown first
             turns = [w for w in self.workers if w.group == "turn" and w.is_running]
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.workers.wait_for_complete(turns), QUIT_WAIT)
+        said = []
         staged = self.status.staged
-        message = None
         if staged:
             from agent.cli.common import db_flag  # the command must reach this same store
 
             key = app_key(self, "staging", "ctrl+s")
-            message = (
+            said.append(
                 f"{counted(staged, 'staged change')} "
                 f"{'are' if staged != 1 else 'is'} kept; review "
                 f"{'them' if staged != 1 else 'it'} with {key} "
                 f"or `tabletalk staged list{db_flag(self.store)}`."
             )
-        self.exit(message=message)
+        chat = self.chat
+        if UnsentDraft().keep(chat.composer.text, list(chat.attachments.paths)):
+            said.append("Your unsent message is kept: it is back in the box next time.")
+        self.exit(message="\n".join(said) or None)
+
+    def restore_unsent(self) -> None:
+        """The message left in the box at the last quit comes back (once), with its files."""
+        draft = UnsentDraft().take()
+        if draft is not None and not self.chat.composer.text:
+            self.chat.fill(*draft)
+            self.notify(
+                "Your unsent message from last time is back in the box.", timeout=4, markup=False
+            )
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen

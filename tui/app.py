@@ -155,6 +155,7 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         status.mode = self.settings.mode
         self._show_read_units()
         self.store.watch_retries(self._store_retrying)
+        self.restore_unsent()
 
     @on(events.Ready)
     def _start_after_first_frame(self) -> None:

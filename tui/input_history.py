@@ -2,17 +2,17 @@
 
 A small JSON file in the state dir holds the newest HISTORY_LIMIT messages, each with the id of
 its conversation: the current conversation's messages come first, then everyone else's.
-Writing it is best effort: a read-only state dir only costs the history, never a message.
-`json` and `tempfile` are imported on first use (the first screen only makes the history).
+Writing it is best effort (agent/json_state.py): a read-only state dir only costs the history,
+never a message.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from agent import paths
+from agent.json_state import read_json, write_json
 
 HISTORY_LIMIT = 200
 """Messages kept in the history file (oldest dropped first)."""
@@ -30,13 +30,8 @@ class InputHistory:
 
     def _load(self) -> list[dict[str, str]]:
         if self._entries is None:
-            import json
-
             self._entries = []
-            try:
-                data: Any = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError, RecursionError):  # damaged: start a new history
-                data = []
+            data: Any = read_json(self.path)  # None when damaged: a new history starts
             for item in data if isinstance(data, list) else []:
                 if isinstance(item, dict) and isinstance(item.get("text"), str):
                     conversation = item.get("conversation")
@@ -60,7 +55,7 @@ class InputHistory:
             return
         entries.append(entry)
         del entries[:-HISTORY_LIMIT]
-        self._save(entries)
+        write_json(self.path, entries)
 
     def recall(self, conversation: str | None) -> list[str]:
         """Texts to step through with Up, newest first: this conversation's, then the rest."""
@@ -78,19 +73,3 @@ class InputHistory:
                 seen.add(text)
                 ordered.append(text)
         return ordered
-
-    def _save(self, entries: list[dict[str, str]]) -> None:
-        import json
-        import tempfile
-
-        try:
-            paths.ensure_dir(self.path.parent)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".json")
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entries, handle, ensure_ascii=False)
-            os.replace(tmp, self.path)
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)

@@ -6,11 +6,11 @@ Nova: after the system prompt and at the end of the last user message, never in 
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 from pathlib import Path
 from typing import Any
+
+from agent.json_state import read_json, write_json
 
 CACHE_POINT: dict[str, Any] = {"cachePoint": {"type": "default"}}
 
@@ -80,11 +80,13 @@ class CachePointMemory:
     def _load(self) -> set[str]:
         if self._path is None:
             return set()
-        try:
-            data = json.loads(self._path.read_text(encoding="utf-8"))
-            return {str(model) for model in data.get("rejected", [])}
-        except (OSError, ValueError, AttributeError):
-            return set()
+        data = read_json(self._path)  # None when missing or damaged: nothing refused yet
+        rejected = data.get("rejected") if isinstance(data, dict) else None
+        return (
+            {model for model in rejected if isinstance(model, str)}
+            if isinstance(rejected, list)
+            else set()
+        )
 
     def is_rejected(self, model_id: str) -> bool:
         """True when Bedrock refused a cache point for this model before."""
@@ -102,10 +104,5 @@ class CachePointMemory:
 
     def _save(self) -> None:
         assert self._path is not None
-        try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self._path.with_name(self._path.name + ".tmp")
-            tmp.write_text(json.dumps({"rejected": sorted(self._rejected)}), encoding="utf-8")
-            os.replace(tmp, self._path)
-        except OSError:
-            pass  # memory still holds it for this run
+        # Best effort: when it can't be written, memory still holds it for this run.
+        write_json(self._path, {"rejected": sorted(self._rejected)})

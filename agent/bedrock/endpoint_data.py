@@ -12,9 +12,7 @@ Writing the cache is best effort: a read-only cache directory only costs the ful
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ import botocore
 import botocore.loaders
 
 from agent import paths
+from agent.json_state import read_json, write_json
 
 NAME = "endpoints"
 EXTENSIONS = (".json", ".json.gz")
@@ -82,10 +81,7 @@ def service_endpoints(
         return load(NAME)
     stamp = [file, stat.st_size, stat.st_mtime_ns, botocore.__version__, service]
     cached = cache_file(service)
-    try:
-        stored = json.loads(cached.read_bytes())
-    except (OSError, ValueError):
-        stored = None
+    stored = read_json(cached)
     if isinstance(stored, dict) and stored.get("stamp") == stamp:
         data = stored.get("data")
         if isinstance(data, dict) and isinstance(data.get("partitions"), list):
@@ -93,20 +89,5 @@ def service_endpoints(
     data, path = load(NAME)
     small = cut(data, service)
     if path == base:
-        _write(cached, {"stamp": stamp, "data": small})
+        write_json(cached, {"stamp": stamp, "data": small})
     return small, path
-
-
-def _write(path: Path, content: dict[str, Any]) -> None:
-    """Replace `path` with `content` (temp file, rename); failures are ignored."""
-    try:
-        paths.ensure_dir(path.parent)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(content, handle)
-        os.replace(tmp, path)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)

@@ -209,3 +209,23 @@ def test_bare_and_wrapped_tool_specs_are_both_accepted(scripted_bedrock) -> None
     body = scripted_bedrock.requests[0].body
     assert body["system"] == [{"text": "Be brief."}]
     assert body["toolConfig"]["tools"] == [{"toolSpec": TOOLS[0]}, {"toolSpec": TOOLS[1]}]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'{"rejected": 5}', b'{"rejected": "nova"}', b"[1, 2]", b"\xff", b"[" * 50_000],
+    ids=["number", "string", "list", "not-utf8", "deep"],
+)
+def test_a_damaged_cache_point_memory_starts_empty_and_is_written_again(
+    tmp_path: Path, content: bytes
+) -> None:
+    """A damaged memory file used to stop the session from starting (`{"rejected": 5}` raised
+    TypeError); now nothing counts as refused and the next refusal writes the file anew."""
+    (tmp_path / "state").mkdir()
+    memory_file = tmp_path / "state" / "cache_points.json"
+    memory_file.write_bytes(content)
+    memory = CachePointMemory(memory_file)
+    assert not memory.is_rejected("n") and not memory.is_rejected("nova")
+    memory.reject(NOVA)
+    assert CachePointMemory(memory_file).is_rejected(NOVA)
+    assert [p.name for p in memory_file.parent.iterdir()] == ["cache_points.json"]  # no temp

@@ -294,12 +294,16 @@ class ChatPanel(Vertical):
         sent, self._sent = self._sent, None
         if sent is None or sent[0] != turn or self.composer.text:
             return
-        _, text, files = sent
+        self.fill(sent[1], sent[2])
+
+    def fill(self, text: str, files: list[Path]) -> None:
+        """Put a message in the composer, cursor at its end, with its files that are still
+        there (checked again: one kept across a restart may have changed)."""
         self.composer.text = text
         self.composer.move_cursor(self.composer.document.end)
         for path in files:
             if path.is_file():
-                self.attachments.add(path)
+                self.attach(path)
 
     @property
     def rendering(self) -> bool:
