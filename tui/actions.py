@@ -89,9 +89,7 @@ class AppActions(_Base):
         draft = UnsentDraft().take()
         if draft is not None and not self.chat.composer.text:
             self.chat.fill(*draft)
-            self.notify(
-                "Your unsent message from last time is back in the box.", timeout=4, markup=False
-            )
+            self.notify("Your unsent message from last time is back in the box.", markup=False)
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen

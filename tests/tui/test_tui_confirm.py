@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from textual.app import App
+from textual.widgets import Button
 
+from tests.tui.helpers import settle
 from tui.screens.confirm import ConfirmScreen
 
 LONG = (
@@ -49,3 +52,42 @@ async def test_a_short_question_keeps_its_box_small() -> None:
         await pilot.pause()
         box = app.screen.query_one("ConfirmScreen > Vertical")
         assert box.region.height <= 10, box.region
+
+
+def _question(kind: str):
+    if kind == "confirm":
+        return ConfirmScreen("Reject all", "Discard all 12 staged changes?", yes="Discard")
+    from agent.permissions import PermissionRequest
+    from tui.screens.permission import PermissionScreen
+
+    request = PermissionRequest(
+        "exportCsv", {"query": "SELECT id FROM orders", "path": "o.csv"}, "manual", "c1", "export"
+    )
+    return PermissionScreen(request)
+
+
+@pytest.mark.parametrize("kind", ["confirm", "permission"])
+async def test_toasts_pass_under_a_question_and_not_over_its_buttons(make_app, kind) -> None:
+    """At 80x24 an error toast (top right) covered the confirm dialog's No button; a question
+    now stays whole above the toasts, which are shown in full again once it is answered."""
+    app = make_app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(app, pilot)
+        app.notify("Committed 5 changes to orders.", markup=False)
+        error = "Could not reach Bedrock: the request timed out. Check your network."
+        app.notify(error, severity="error", markup=False)
+        app.push_screen(_question(kind))
+        for _ in range(20):  # the toasts are drawn on the new screen a frame later
+            await pilot.pause(0.05)
+        screen = app.screen
+        shown = "\n".join(s.text for s in screen._compositor.render_strips())
+        for button in screen.query(Button):
+            label = str(button.label)
+            assert label in shown, f"{label!r} is covered:\n{shown}"
+        if kind == "confirm":  # a short question: the toast above its box still shows
+            assert "Committed 5 changes" in shown
+        await pilot.press("escape")
+        for _ in range(20):
+            await pilot.pause(0.05)
+        shown = "\n".join(s.text for s in app.screen._compositor.render_strips())
+        assert "Could not reach Bedrock" in shown
