@@ -8,6 +8,7 @@ import json
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from agent.cli.common import (
     retries_to_stderr,
     store_path,
 )
+from agent.cli.status_line import StatusLine, cut_to, is_tty
 from agent.errors import TabletalkError
 from agent.text_plural import counted
 
@@ -179,16 +181,91 @@ def _short(value: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-class _Printer:
-    """Streams a turn to the terminal: answer on stdout, tool lines and notices on stderr."""
+class Waiting:
+    """What `ask`'s status line says while a step's answer has not started or the model
+    writes tool calls, as the app's wait line: `waiting for the model… 4 s`, `the model is
+    writing getItem (call 15)… 3 s`, `the model is writing bulkEdit, 96 KB… 41 s`."""
 
     def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.tool: str | None = None
+        self.calls = 0
+        self.characters = 0
+
+    def writing(self, name: str, characters: int) -> None:
+        """The model is writing a call of `name`, its input `characters` long (0: a new call)."""
+        if characters == 0:
+            self.calls += 1
+        self.tool, self.characters = name, characters
+
+    def text(self) -> str:
+        """The line as it reads now; the tool name (from the model) made safe and cut."""
+        if self.tool is None:
+            text = "waiting for the model…"
+        else:
+            text = f"the model is writing {cut_to(printable_line(self.tool), 40)}"
+            text += f" (call {self.calls})" if self.calls > 1 else ""
+            if self.characters >= 1024:
+                text += f", {self.characters // 1024:,} KB"
+            text += "…"
+        seconds = int(time.monotonic() - self.started)
+        return text + (f" {seconds} s" if seconds else "")
+
+
+class _Printer:
+    """Streams a turn to the terminal: answer on stdout, tool lines and notices on stderr.
+
+    While the model thinks or writes tool calls (which can take a minute and print nothing),
+    a StatusLine on stderr says so, only when stderr is a terminal; it is cleared before
+    anything else is printed, so it never mixes into the answer. With `answer=False` (--json)
+    only that line is shown: stdout gets the transcript alone.
+    """
+
+    def __init__(self, *, answer: bool = True) -> None:
+        self.answer = answer
         self.chips: list[dict[str, Any]] = []
         self.asked: AskUser | None = None
         self.wrote_text = False
         self.inputs: dict[str, Any] = {}
+        self.status = StatusLine(sys.stderr)
+        self.waiting: Waiting | None = None
 
     def __call__(self, event: TurnEvent) -> None:
+        from agent.events import Notice, StepStarted, ToolCallWriting, UsageUpdated
+
+        if isinstance(event, StepStarted):
+            self._wait(Waiting())
+        elif isinstance(event, ToolCallWriting):
+            waiting = self.waiting or Waiting()  # a new wait after the step's text
+            waiting.writing(event.name, event.characters)
+            self._wait(waiting)
+        elif not isinstance(event, UsageUpdated):
+            was_waiting = self.waiting
+            self.stop_waiting()
+            if self.answer:
+                self._show(event)
+            if isinstance(event, Notice) and was_waiting is not None:
+                self._wait(was_waiting)  # a retry's note: the wait goes on below it
+
+    def _wait(self, waiting: Waiting) -> None:
+        if not self.status.tty:
+            return
+        if self.wrote_text and is_tty(sys.stdout):  # the answer's line is on the same screen
+            self._newline()
+        self.waiting = waiting
+        self.status.follow(waiting.text)
+
+    def stop_waiting(self) -> None:
+        """Clear the status line (before output, a prompt, or the summary)."""
+        self.waiting = None
+        self.status.clear()
+
+    def close(self) -> None:
+        """The turn is over: the status line goes, with its clock."""
+        self.waiting = None
+        self.status.close()
+
+    def _show(self, event: TurnEvent) -> None:
         from agent.events import (
             AskUser,
             ChipProposed,
@@ -258,15 +335,15 @@ def _run_turn(args: argparse.Namespace, session: ChatSession) -> int:
     from agent.stop import StopSignal
 
     before = {change.id: change.values for change in session.staging.list()}
-    printer = _Printer()
+    printer = _Printer(answer=not args.json)
     cancel = StopSignal()
-    with _ctrl_c_stops(cancel) as interrupted:
-        ended = session.run_turn(
-            args.prompt,
-            attachments=args.attach,
-            on_event=(lambda event: None) if args.json else printer,
-            cancel=cancel,
-        )
+    try:
+        with _ctrl_c_stops(cancel) as interrupted:
+            ended = session.run_turn(
+                args.prompt, attachments=args.attach, on_event=printer, cancel=cancel
+            )
+    finally:
+        printer.close()
     touched = [c for c in session.staging.list() if before.get(c.id) != c.values]
     if args.json:
         print(json.dumps(_transcript(session, ended, touched), indent=2, default=str))

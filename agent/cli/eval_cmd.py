@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.cli.common import HelpFormatter, resolve_settings
+from agent.cli.status_line import StatusLine
 from agent.errors import TabletalkError
 from agent.text_plural import counted
 
@@ -147,16 +148,16 @@ def run(args: argparse.Namespace) -> int:
         ]
     if not plan.replay_of and not _confirm(plan, args):
         return 2
+    status = StatusLine(sys.stderr)  # runs done, over itself, on a terminal only
     runner = harness.Runner(
         plan,
         jobs=args.jobs,
         out=Path(args.out) if args.out else None,
         prices=plan.settings.get("eval", {}).get("prices"),
-        on_progress=_progress,
+        on_progress=lambda progress: status.show(progress.line()),
     )
     saved = runner.run()
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
+    status.end()
     if args.json:
         print(json.dumps(saved, default=str))
     elif command == "sweep":
@@ -251,8 +252,3 @@ def _prefix_tokens() -> int:
     ]
     system = json.dumps(system_prompt("sqlite", "demo.sqlite", ["customers", "orders"]))
     return prompt_tokens(specs, system)
-
-
-def _progress(progress: Any) -> None:
-    if sys.stderr.isatty():
-        print(f"\r{progress.line()}", end="", file=sys.stderr, flush=True)

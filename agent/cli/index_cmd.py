@@ -16,6 +16,7 @@ from agent.cli.common import (
     report_error,
     same_store,
 )
+from agent.cli.status_line import StatusLine
 from agent.errors import TabletalkError
 from agent.stores.base import Store
 from agent.text_plural import counted
@@ -207,7 +208,8 @@ class Progress:
         self.total = total
         self.done = 0
         self.out = out
-        self.tty = bool(getattr(out, "isatty", lambda: False)())
+        self.status = StatusLine(out)
+        self.tty = self.status.tty
         self.started = time.monotonic()
         self._lock = threading.Lock()
         self._drawn = 0.0
@@ -218,7 +220,7 @@ class Progress:
             now = time.monotonic()
             if self.tty and (now - self._drawn > 0.2 or self.done >= self.total):
                 self._drawn = now
-                print("\r" + self.line(now), end="", file=self.out, flush=True)
+                self.status.show(self.line(now))
 
     def line(self, now: float) -> str:
         elapsed = max(now - self.started, 1e-6)
@@ -230,5 +232,4 @@ class Progress:
         return f"[{bar}] {self.done:,}/{self.total:,} rows  {rate:,.0f} rows/s  ETA {eta:,.0f}s"
 
     def finish(self) -> None:
-        if self.tty and self.total:
-            print(file=self.out)
+        self.status.end()

@@ -23,6 +23,7 @@ from agent.cli.common import (
     same_store,
     staging_of,
 )
+from agent.cli.status_line import StatusLine
 from agent.errors import TabletalkError
 from agent.stores.base import transaction_plan
 from agent.text_plural import counted, noun
@@ -387,22 +388,20 @@ _COMMANDS = {
 @contextmanager
 def _progress(err: TextIO) -> Iterator[Callable[[int, int], None] | None]:
     """A progress callback writing "committing n/total" over itself to stderr, only when it
-    is a TTY; the line is ended however the commit ends (a conflict stops it short)."""
-    if not (hasattr(err, "isatty") and err.isatty()):
+    is a TTY (a StatusLine); the line is ended however the commit ends (a conflict stops it
+    short)."""
+    line = StatusLine(err)
+    if not line.tty:
         yield None
         return
-    open_line = False
 
     def report(done: int, total: int) -> None:
-        nonlocal open_line
-        print(f"\rcommitting {done:,}/{total:,}", end="", file=err, flush=True)
-        open_line = True
+        line.show(f"committing {done:,}/{total:,}")
 
     try:
         yield report
     finally:
-        if open_line:
-            print(file=err, flush=True)
+        line.end()
 
 
 def _key(change: StagedChange) -> str:
