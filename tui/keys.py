@@ -76,6 +76,12 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
     ("table.row_detail", "enter", "Row detail (in a table)"),
     ("table.filter", "/", "Filter box of a table tab (Enter applies and stays there)"),
     (
+        "table.revert",
+        "escape",
+        "In a table's filter box: back to the filter the rows show, after a rejected or "
+        "unapplied edit (the info line says when the box differs)",
+    ),
+    (
         "staging.filter",
         "/",
         "Filter box of the staging panel: table:NAME op:create|update|delete attr:COLUMN, "

@@ -67,10 +67,9 @@ class TabOpener:
             table=real_table,
             make_source=lambda cond: self.table_source(real_table, cond),
             language=self.store.query_language,
+            condition=condition,
         )
         await self._add(tab)
-        if condition:
-            tab.query_one("#filter").value = condition  # type: ignore[attr-defined]
         return tab
 
     async def open_joined_view(self, spec: dict[str, Any]) -> TableTab:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -16,6 +16,7 @@ from agent.errors import TabletalkError
 from agent.stores.filters import example_condition
 from agent.stores.paging import RowSource
 from agent.text_plural import counted
+from tui.widgets.filter_box import FilterBox
 from tui.widgets.tab_area import TabArea, TabPane
 from tui.widgets.table_view import TableView
 
@@ -41,7 +42,10 @@ class TableTab(TabPane):
     TableTab { padding: 0; }
     TableTab > #filter { height: 1; border: none; padding: 0 1; background: $boost; }
     TableTab > #filter:focus { background: $primary 20%; }
+    TableTab > #filter.-pending { background: $warning 15%; }
+    TableTab > #filter.-pending:focus { background: $warning 25%; }
     TableTab > .tab-info { height: 1; color: $text-muted; padding: 0 1; }
+    TableTab > .tab-info.-pending { color: $warning; }
     """
 
     def __init__(
@@ -55,6 +59,7 @@ class TableTab(TabPane):
         make_source: SourceFactory | None = None,
         note: str = "",
         language: str = "SQL",
+        condition: str | None = None,
     ) -> None:
         super().__init__(Content(elide(title)), id=id)
         self.language = language
@@ -63,12 +68,15 @@ class TableTab(TabPane):
         self.tab_title = title
         self.make_source = make_source
         self.note = note
+        self.condition = condition or ""
+        """The filter the rows show ("" for none); the box may hold other text until Enter."""
         self._source = source
         self._staged: list[Any] = []
 
     def compose(self) -> ComposeResult:
         if self.make_source is not None:
-            yield Input(
+            yield FilterBox(
+                self.condition,
                 placeholder="/ filter, e.g. "  # the example first: at 80 columns the rest is cut
                 f"{example_condition(self._source.columns, self.language)}"
                 f"  ({self.language} condition; Enter applies, empty clears)",
@@ -110,7 +118,11 @@ class TableTab(TabPane):
             source.page(0)
         except TabletalkError as exc:
             self.app.notify(exc.render(), title=exc.title, severity="error", markup=False)
+            self._filter_box.mark_rejected(event.value)
+            self._update_info()  # the box keeps the text; the info line says it is not applied
             return
+        self.condition = condition or ""
+        self._filter_box.mark_applied(condition)
         old = self.view
         self._source.close()
         self._source = source
@@ -121,6 +133,36 @@ class TableTab(TabPane):
         self.query_one("#filter").focus()  # refine the condition again; F3 or Tab to the rows
         self._update_info()
         self._retitle(condition)
+
+    @on(Input.Changed, "#filter")
+    def _filter_edited(self, event: Input.Changed) -> None:
+        """Typing in the box: the info line says whether the rows show what it says."""
+        event.stop()
+        if self.query(TableView):  # else on_mount shows it
+            self._update_info()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._update_info()  # the not-applied note picks the form that fits
+
+    @property
+    def _filter_box(self) -> FilterBox:
+        return self.query_one("#filter", FilterBox)
+
+    def _pending_note(self, room: int, rest: str) -> str:
+        """The not-applied note ("" while the box shows the applied filter): the longest form
+        naming the keys that fits `room` cells with `rest` after it, else the longest that
+        fits alone (the keys matter more than the row count)."""
+        boxes = self.query("#filter")
+        box = boxes.first(FilterBox) if boxes else None
+        if box is None or not box.pending:
+            return ""
+        forms = box.notes()
+        if room <= 0:
+            return forms[0]
+        fits = [f for f in forms[:-1] if len(f) + len(rest) <= room] or [
+            f for f in forms if len(f) <= room
+        ]
+        return fits[0] if fits else forms[-1]
 
     def _retitle(self, condition: str | None) -> None:
         """The tab's label follows the filter: `orders (total > 1000)`."""
@@ -160,7 +202,29 @@ class TableTab(TabPane):
         if self.note:
             parts.append(self.note)
         parts.append("enter: row detail")
-        self.query_one(".tab-info", Static).update(Text(" · ".join(parts)))
+        info = self.query_one(".tab-info", Static)
+        note = self._pending_note(info.content_region.width, f" · {total}")
+        if note:
+            parts.insert(0, note)
+        info.set_class(bool(note), "-pending")
+        if self.make_source is not None:
+            self._filter_box.set_class(bool(note), "-pending")
+        info.update(Text(" · ".join(_fitting(parts, info.content_region.width))))
 
     def on_unmount(self) -> None:
         self._source.close()
+
+
+def _fitting(parts: list[str], room: int) -> list[str]:
+    """The first of `parts` and those after it that fit `room` cells whole, joined by ` · `
+    (none is cut mid-word at the edge); all of them before the line is laid out."""
+    if room <= 0:
+        return parts
+    kept = parts[:1]
+    used = len(kept[0]) if kept else 0
+    for part in parts[1:]:
+        if used + 3 + len(part) > room:
+            break
+        kept.append(part)
+        used += 3 + len(part)
+    return kept
