@@ -70,7 +70,7 @@ class AppActions(_Base):
         said = []
         staged = self.status.staged
         if staged:
-            from agent.cli.common import db_flag  # the command must reach this same store
+            from agent.store_hints import db_flag  # the command must reach this same store
 
             key = app_key(self, "staging", "ctrl+s")
             said.append(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import re
-import shlex
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -15,13 +13,14 @@ from typing import TYPE_CHECKING, TextIO
 
 from agent.config import Settings, load_settings
 from agent.errors import TabletalkError
+from agent.store_hints import db_flag, for_store, with_flag
 from agent.stores.base import Store
 from agent.text_safety import printable, printable_line
 
 if TYPE_CHECKING:
     from agent.staging import StagingArea
 
-__all__ = ["printable", "printable_line"]
+__all__ = ["db_flag", "for_store", "printable", "printable_line", "with_flag"]
 
 COMMON_FLAGS = ("--db", "--profile", "--region", "--config")
 """Flags every command takes, before or after its name."""
@@ -198,34 +197,6 @@ def report_error(exc: TabletalkError, stream: TextIO | None = None) -> int:
     return 2
 
 
-def db_flag(store: Store) -> str:
-    """` --db VALUE` for hints that must reach the same store; empty for the demo database."""
-    from agent import paths
-
-    path = store.file_path
-    if path is not None and path.resolve() == paths.demo_db_path().resolve():
-        return ""
-    return f" --db {shlex.quote(store.db_arg)}"
-
-
-_STORE_COMMAND = re.compile(r"`(tabletalk (?:staged|commits|index|ask)\b[^`]*)`")
-"""A command in a hint that acts on one store (it takes --db)."""
-
-
-def for_store(text: str, store: Store) -> str:
-    """`text` with each `tabletalk staged|commits|index|ask …` command it names given this
-    store's --db, so a hint copied as printed reaches the same store (the demo needs none)."""
-    return _with_flag(text, db_flag(store))
-
-
-def _with_flag(text: str, flag: str) -> str:
-    if not flag or "`tabletalk " not in text:
-        return text
-    return _STORE_COMMAND.sub(
-        lambda m: m.group(0) if " --db " in m.group(1) else f"`{m.group(1)}{flag}`", text
-    )
-
-
 class SameStore(io.TextIOBase):
     """A text stream that writes through `for_store`: everything a command prints about one
     store (hints, error fixes) names commands that reach that store. The flag is worked out
@@ -236,7 +207,7 @@ class SameStore(io.TextIOBase):
         self.stream, self.flag = stream, db_flag(store)
 
     def write(self, text: str) -> int:
-        self.stream.write(_with_flag(text, self.flag))
+        self.stream.write(with_flag(text, self.flag))
         return len(text)
 
     def flush(self) -> None:

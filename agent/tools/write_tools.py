@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from agent.errors import TabletalkError
+from agent.store_hints import for_store
 from agent.text_plural import counted, noun
 from agent.tools.base import (
     TABLE_FIELD,
@@ -339,11 +340,13 @@ def list_staged_changes(ctx: ToolContext, args: ListStagedInput) -> dict[str, An
     in_conflict = sum(c.id in conflicts for c in changes)
     if in_conflict:
         out["in_conflict"] = in_conflict
-        out["conflict_hint"] = (
+        hint = (
             f"{counted(in_conflict, 'change')} conflicted at the last commit: the item changed "
             "after it was staged. Tell the user: they can take current or reject it in "
-            "tabletalk's staging panel, or with `tabletalk staged rebase ID` / `discard ID`."
+            "tabletalk's staging panel, or with `tabletalk staged rebase ID` / "
+            "`tabletalk staged discard ID`."
         )
+        out["conflict_hint"] = for_store(hint, ctx.store)  # the commands reach this store
     if len(changes) > args.limit:
         out["truncated"] = (
             f"{len(changes) - args.limit} more not listed; raise limit or filter by table"

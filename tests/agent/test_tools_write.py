@@ -183,6 +183,36 @@ def test_listing_staged_changes_tells_the_model_which_conflicted_at_the_last_com
     assert listed["in_conflict"] == 1 and "take current" in listed["conflict_hint"]
 
 
+def test_the_conflict_hint_names_commands_that_reach_this_database(
+    tmp_path: Path, demo_path: Path, capsys
+) -> None:
+    """The hint named `tabletalk staged rebase ID` without --db: pasted, it went to the demo
+    database and found no such change. Run as written (ID filled in), it takes current here."""
+    import re
+    import shlex
+    import sqlite3
+
+    from agent.cli.main import main as cli_main
+    from agent.staging import StagingArea
+    from agent.stores.open import open_store
+
+    store = open_store(demo_path)
+    ctx = make_ctx(demo_path, tmp_path, store=store, staging=StagingArea(store))  # the CLI's
+    ok(ctx, "stageItem", table="orders", op="update", key={"id": 3}, values={"status": "held"})
+    with sqlite3.connect(demo_path) as other:
+        other.execute("UPDATE orders SET status = 'lost' WHERE id = 3")
+    assert not ctx.staging.commit().ok
+    listed = ok(ctx, "listStagedChanges")
+    commands = re.findall(r"`(tabletalk [^`]+)`", listed["conflict_hint"])
+    assert len(commands) == 2 and all(" --db " in c for c in commands), commands
+    rebase = commands[0].replace(" ID", " " + listed["changes"][0]["id"])
+    capsys.readouterr()
+    assert cli_main(shlex.split(rebase)[1:]) == 0, capsys.readouterr()
+    assert "in_conflict" not in ok(ctx, "listStagedChanges")
+    ctx.staging.close()
+    store.close()
+
+
 def test_open_staging_panel_goes_through_the_ui(ctx: ToolContext) -> None:
     ok(ctx, "stageItem", table="orders", op="delete", key={"id": 9})
     result = ok(ctx, "openStagingPanel")

@@ -18,12 +18,12 @@ from agent.ui_port import HeadlessUi
 
 def make_ctx(db: Path | str, tmp_path: Path, **overrides: Any) -> ToolContext:
     """A ToolContext on `db` with a private staging area, spec book and export dir."""
-    store = open_store(db)
+    store = overrides["store"] if "store" in overrides else open_store(db)
     export_dir = tmp_path / "out"
     export_dir.mkdir(exist_ok=True)
     fields: dict[str, Any] = {
         "store": store,
-        "staging": StagingArea(store, tmp_path / "staging.sqlite"),
+        "staging": overrides.get("staging") or StagingArea(store, tmp_path / "staging.sqlite"),
         "ui": HeadlessUi(),
         "attachments": AttachmentSet(),
         "specs": SpecBook(tmp_path / "specs.sqlite", store.identity),

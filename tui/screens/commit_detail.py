@@ -92,7 +92,7 @@ class CommitDetailScreen(ModalScreen[None]):
                 yield Static(logged_change_text(change), classes="logged-change")
             more = len(self.changes) - CHANGES_SHOWN
             if more > 0:
-                from agent.cli.common import for_store  # the command must reach this store
+                from agent.store_hints import for_store  # the command must reach this store
 
                 hint = f"… {counted(more, 'more change')}: `tabletalk commits show {entry.id}` "
                 store = getattr(self.app, "store", None)
