@@ -43,9 +43,6 @@ END
 """
 """Run on its own: its body's `;` would split it where db.py splits the schema."""
 
-NAMES = ("staged_conflicts", "staged_conflicts_moved")
-"""The table and the trigger: a staging file lacking either is given them on open."""
-
 
 @dataclass(frozen=True)
 class RecordedConflict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -231,18 +232,29 @@ def busy_error(path: Path) -> StagingError:
 
 def _needs_rebuild(conn: sqlite3.Connection) -> bool:
     """True when the file lacks something of this version's schema that an older version of the
-    same schema number did not write (so the number stays, and that version still opens it):
-    the `snapshot` column, the recorded conflicts (`staging.conflicts`), or has the slow check."""
+    same schema number did not write (so the number stays, and that version still opens it),
+    or that has gone since: the `snapshot` column, any table, index or trigger the schema
+    creates (the recorded conflicts, the index keeping one change per item), or has the slow
+    check."""
+    wanted = _schema_names()
     found = dict(
         conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?)",
-            ("staged_changes", *conflicts.NAMES),
+            f"SELECT name, sql FROM sqlite_master WHERE name IN ({', '.join('?' * len(wanted))})",
+            wanted,
         ).fetchall()
     )
     sql = found.get("staged_changes")
     if sql is None or "op IN (" in sql or "snapshot" not in sql:
         return True
-    return any(name not in found for name in conflicts.NAMES)
+    return any(name not in found for name in wanted)
+
+
+_CREATED = re.compile(r"CREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX|TRIGGER)\s+IF NOT EXISTS\s+(\w+)")
+
+
+def _schema_names() -> tuple[str, ...]:
+    """Every table, index and trigger the schema creates (the trigger comes on its own)."""
+    return tuple(_CREATED.findall(_SCHEMA + conflicts.TRIGGER))
 
 
 def _add_snapshot_column(conn: sqlite3.Connection) -> None:
