@@ -164,6 +164,8 @@ class StagingPanel(TabPane, StagingActions):
         self._list = ChangeList(id="staging-list", compact=True)
         self._land: int | None = None
         """Where the cursor lands on the next page drawn (after a page turn by keyboard)."""
+        self._offset = 0
+        """The page last asked for (the one shown, or the one on its way)."""
         self._progress = ProgressBar(id="commit-progress", show_eta=False)
 
     def compose(self) -> ComposeResult:
@@ -227,14 +229,16 @@ class StagingPanel(TabPane, StagingActions):
         self.conflicts = {k: v for k, v in self.conflicts.items() if k in ids}
         self.drop_conflict_filter()
         self._summaries_read = False
-        self.load(self.snapshot.offset)
+        self.load(self._offset, land=self._land)  # a page being turned to stays the one read
 
-    def load(self, offset: int = 0) -> None:
-        """Read the totals and the page at `offset` of the filtered changes on a worker. The
-        summaries (bulk groups, orphaned rows) cover the whole staged set: they are read after
-        that page is painted, and again only when the staged set moved."""
+    def load(self, offset: int = 0, *, land: int | None = None) -> None:
+        """Read the totals and the page at `offset` of the filtered changes on a worker, the
+        cursor to `land` on it when given. The summaries (bulk groups, orphaned rows) cover the
+        whole staged set: they are read after that page is painted, and again only when the
+        staged set moved."""
         self._generation += 1
         generation = self._generation
+        self._offset, self._land = offset, land
         flt = self.filter
         if flt.ids is not None:
             flt = replace(flt, ids=tuple(self.conflicts))  # is:conflict: every one known now
@@ -242,6 +246,13 @@ class StagingPanel(TabPane, StagingActions):
         groups, orphans = self.snapshot.groups, self.snapshot.orphans
 
         def job(area: Any) -> Snapshot:
+            try:
+                return read(area)
+            except Exception:  # the app reports it; the keys held for this page apply anyway
+                self.app.call_from_thread(self._page_failed, generation)
+                raise
+
+        def read(area: Any) -> Snapshot:
             review = area.review()
             matching = review.count(flt)
             conflicting = matching_conflicts(review, flt, conflicted, matching)
@@ -264,8 +275,15 @@ class StagingPanel(TabPane, StagingActions):
         if generation != self._generation:  # a later read is on its way
             return
         self._loaded(snap)
+        self._offset, self._land = snap.offset, None
+        self._list.resume()  # keys pressed while the page was read, in order
         if not snap.complete:
             self.call_after_refresh(self._read_summaries, generation)
+
+    def _page_failed(self, generation: int) -> None:
+        if generation == self._generation:
+            self._offset, self._land = self.snapshot.offset, None
+            self._list.resume()
 
     def _read_summaries(self, generation: int) -> None:
         """The bulk groups and the rows staged deletes would orphan, on a worker."""
@@ -370,7 +388,7 @@ class StagingPanel(TabPane, StagingActions):
             ]
         )
         if self._land is not None:
-            highlighted, self._land = self._land % len(snap.page), None
+            highlighted = self._land % len(snap.page)
         if highlighted is not None:
             self._list.highlighted = min(highlighted, len(snap.page) - 1)
         elif self._list.has_focus:
@@ -446,23 +464,23 @@ class StagingPanel(TabPane, StagingActions):
     @on(ChangeList.PageTurn)
     def _page_turn(self, event: ChangeList.PageTurn) -> None:
         """The cursor went past the page: the next page opens on its first change, the
-        previous one on its last."""
+        previous one on its last; the keys pressed meanwhile wait in the list for it."""
         event.stop()
-        snap = self.snapshot
-        if event.step > 0 and snap.offset + len(snap.page) < snap.matching:
-            self._land = 0
-            self.load(snap.offset + PAGE)
-        elif event.step < 0 and snap.offset > 0:
-            self._land = -1
-            self.load(snap.offset - PAGE)
+        self._list.taken()
+        if event.step > 0 and self._offset + PAGE < self.snapshot.matching:
+            self.load(self._offset + PAGE, land=0)
+        elif event.step < 0 and self._offset > 0:
+            self.load(self._offset - PAGE, land=-1)
+        else:  # no page there: the keys held apply to this one
+            self._list.resume()
 
     @on(Button.Pressed, "#page-prev")
     def _prev(self) -> None:
-        self.load(max(0, self.snapshot.offset - PAGE))
+        self.load(max(0, self._offset - PAGE))
 
     @on(Button.Pressed, "#page-next")
     def _next(self) -> None:
-        self.load(self.snapshot.offset + PAGE)
+        self.load(self._offset + PAGE)
 
     @on(OptionList.OptionSelected, "#staging-list")
     def _change_selected(self, event: OptionList.OptionSelected) -> None:
