@@ -9,7 +9,7 @@ shows, this class what it changes.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on
@@ -20,7 +20,8 @@ from textual.widgets import Button
 
 from agent.errors import StagedSetMoved
 from agent.staging import StagedChange
-from agent.staging.review import ChangeFilter
+from agent.staging.review import ChangeFilter, ChangeGroup
+from agent.stores.references import ReferencingRows
 from agent.text_plural import counted, noun
 from tui.key_hints import app_key
 from tui.messages import signature
@@ -30,7 +31,23 @@ if TYPE_CHECKING:
 
     from tui.staging_watch import StagingWatch
     from tui.widgets.fitting_input import FittingInput
-    from tui.widgets.staging_panel import Snapshot
+
+
+@dataclass
+class Snapshot:
+    """What the panel shows, read on a worker: totals, groups, one page, orphaned rows."""
+
+    total: int = 0
+    tables: list[tuple[str, int]] = field(default_factory=list)
+    groups: list[ChangeGroup] = field(default_factory=list)
+    matching: int = 0
+    offset: int = 0
+    page: list[StagedChange] = field(default_factory=list)
+    orphans: list[ReferencingRows] = field(default_factory=list)
+    conflicting: int = 0
+    """How many of the matching changes are known to conflict (a filtered commit skips them)."""
+    complete: bool = True
+    """False while groups and orphaned rows are still being read (commits wait for them)."""
 
 
 def relabel(button: Button, label: Content) -> None:

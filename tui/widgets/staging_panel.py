@@ -10,7 +10,7 @@ the staged set is in `staging_actions`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from textual import on
@@ -42,6 +42,7 @@ from tui.widgets.staged_change import (
 )
 from tui.widgets.staging_actions import (
     CommitProgress,
+    Snapshot,
     StagingActions,
     matching_conflicts,
     page_signature,
@@ -72,23 +73,6 @@ FILTER_PLACEHOLDERS = (
     "/ filter · enter applies",
 )
 """The filter box's hint, longest first: the widest that fits is shown (F1 lists the syntax)."""
-
-
-@dataclass
-class Snapshot:
-    """What the panel shows, read on a worker: totals, groups, one page, orphaned rows."""
-
-    total: int = 0
-    tables: list[tuple[str, int]] = field(default_factory=list)
-    groups: list[ChangeGroup] = field(default_factory=list)
-    matching: int = 0
-    offset: int = 0
-    page: list[StagedChange] = field(default_factory=list)
-    orphans: list[ReferencingRows] = field(default_factory=list)
-    conflicting: int = 0
-    """How many of the matching changes are known to conflict (a filtered commit skips them)."""
-    complete: bool = True
-    """False while groups and orphaned rows are still being read (commits wait for them)."""
 
 
 class StagingPanel(TabPane, StagingActions):
