@@ -172,17 +172,29 @@ class AppActions(_Base):
         self.chat.styles.width = width
 
     def action_cycle_mode(self) -> None:
+        """F4: manual → auto → full-auto (asked first) → manual; declining full-auto skips
+        it, so F4 always reaches manual again."""
         from agent.permissions import MODES
 
         current = self.session.mode if self.session is not None else self.status.mode
         mode = MODES[(MODES.index(current) + 1) % len(MODES)] if current in MODES else MODES[0]
-        if mode != "full-auto":
+        after = MODES[(MODES.index(mode) + 1) % len(MODES)]
+        self.switch_mode(mode, declined=after)
+
+    def switch_mode(self, mode: str, *, declined: str | None = None) -> None:
+        """Switch to `mode` (F4, the command palette); into full-auto only after a yes, a no
+        switching to `declined` (None: the mode stays)."""
+        current = self.session.mode if self.session is not None else self.status.mode
+        if mode != "full-auto" or current == "full-auto":
             self.set_mode(mode)
             return
         from tui.screens.confirm import ConfirmScreen
 
         def answered(yes: bool | None) -> None:
-            self.set_mode("full-auto" if yes else current)
+            if yes:
+                self.set_mode("full-auto")
+            elif declined is not None:
+                self.set_mode(declined)
 
         self.push_screen(
             ConfirmScreen(
@@ -195,9 +207,11 @@ class AppActions(_Base):
         )
 
     def set_mode(self, mode: str) -> None:
-        """Switch the permission mode for this session."""
+        """Switch the permission mode for this session and the ones opened after it (a new
+        chat, a resumed one), as a model switch is kept."""
         if self.session is not None:
             self.session.mode = mode
+        self.settings = self.settings.model_copy(update={"mode": mode})
         self.status.mode = mode
         self.notify(f"Permission mode: {mode}", markup=False, timeout=2)
 

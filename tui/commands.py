@@ -90,7 +90,9 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
         yield SystemCommand(f"Switch model: {alias}", model_id, partial(app.set_model, alias))
     for mode in MODES:
         yield SystemCommand(
-            f"Switch mode: {mode}", "Permission mode for gated tools", partial(app.set_mode, mode)
+            f"Switch mode: {mode}",
+            "Permission mode for gated tools" + (" (asks first)" if mode == "full-auto" else ""),
+            partial(app.switch_mode, mode),
         )
 
 

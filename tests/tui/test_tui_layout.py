@@ -141,9 +141,42 @@ async def test_f4_into_full_auto_asks_first(make_app) -> None:
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
         await pilot.pause()
-        assert app.session.mode == "auto" and app.status.mode == "auto"
-        await pilot.press("f4")
+        # declining skips full-auto: F4 reached manual again only through a yes before
+        assert app.session.mode == "manual" and app.status.mode == "manual"
+        await pilot.press("f4", "f4")
         await pilot.pause()
         await pilot.press("y")
         await pilot.pause()
+        assert app.session.mode == "full-auto" and app.status.mode == "full-auto"
+        await pilot.press("f4")
+        assert app.session.mode == "manual", "from full-auto F4 goes back to manual"
+
+
+async def test_the_palette_asks_before_full_auto_and_a_new_chat_keeps_the_mode(make_app) -> None:
+    """ctrl+p "Switch mode: full-auto" switched without the question F4 asks; and a mode
+    picked in the app went back to the launch mode at ctrl+n (full-auto again, unsaid)."""
+    from tui.screens.confirm import ConfirmScreen
+
+    app = make_app(mode="full-auto")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f4")  # full-auto → manual
+        assert app.session.mode == "manual"
+        await pilot.press("ctrl+n")
+        await settle(app, pilot)
+        assert app.session.mode == "manual" and app.status.mode == "manual"
+        await pilot.press("ctrl+p", *"mode: full")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.session.mode == "manual", "a no from the palette leaves the mode as it was"
+        await pilot.press("ctrl+p", *"mode: full")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
         assert app.session.mode == "full-auto" and app.status.mode == "full-auto"
