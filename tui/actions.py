@@ -179,9 +179,9 @@ class AppActions(_Base):
         current = self.session.mode if self.session is not None else self.status.mode
         mode = MODES[(MODES.index(current) + 1) % len(MODES)] if current in MODES else MODES[0]
         after = MODES[(MODES.index(mode) + 1) % len(MODES)]
-        self.switch_mode(mode, declined=after)
+        self.switch_permission_mode(mode, declined=after)
 
-    def switch_mode(self, mode: str, *, declined: str | None = None) -> None:
+    def switch_permission_mode(self, mode: str, *, declined: str | None = None) -> None:
         """Switch to `mode` (F4, the command palette); into full-auto only after a yes, a no
         switching to `declined` (None: the mode stays)."""
         current = self.session.mode if self.session is not None else self.status.mode

@@ -92,7 +92,7 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
         yield SystemCommand(
             f"Switch mode: {mode}",
             "Permission mode for gated tools" + (" (asks first)" if mode == "full-auto" else ""),
-            partial(app.switch_mode, mode),
+            partial(app.switch_permission_mode, mode),
         )
 
 
