@@ -39,6 +39,25 @@ def where(panel: StagingPanel) -> tuple[int, int | None]:
     return panel.snapshot.offset, panel.query_one("#staging-list").highlighted
 
 
+async def opened_list(app: Any, pilot: Any) -> StagingPanel:
+    """The staging panel open, the keyboard on its list, the cursor on the first change."""
+    await app.open_staging_panel()
+    await settle(app, pilot)
+    panel = app.query_one(StagingPanel)
+    panel.query_one("#staging-list").focus()
+    await back_to_the_top(app, pilot, panel)
+    return panel
+
+
+async def press_while_reads_wait(app: Any, pilot: Any, gate: PageGate, *keys: str) -> None:
+    """Press `keys` in one burst while every page read waits, then let the reads go."""
+    gate.offsets.clear()
+    gate.open.clear()
+    await pilot.press(*keys)
+    gate.open.set()
+    await settle(app, pilot)
+
+
 async def back_to_the_top(app: Any, pilot: Any, panel: StagingPanel) -> None:
     panel.load(0)
     await settle(app, pilot)
@@ -66,11 +85,7 @@ async def test_keys_pressed_while_the_next_page_is_read_each_count_once(
     gate = PageGate(monkeypatch)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await app.open_staging_panel()
-        await settle(app, pilot)
-        panel = app.query_one(StagingPanel)
-        panel.query_one("#staging-list").focus()
-        await back_to_the_top(app, pilot, panel)
+        panel = await opened_list(app, pilot)
 
         gate.offsets.clear()
         for key in keys:  # one at a time: each page read lands before the next key
@@ -80,11 +95,8 @@ async def test_keys_pressed_while_the_next_page_is_read_each_count_once(
         assert len(slow_reads) >= 3, "the keys turned the page at least three times"
 
         await back_to_the_top(app, pilot, panel)
-        gate.offsets.clear()
-        gate.open.clear()  # every page read waits: each key after the first turn arrives early
-        await pilot.press(*keys)
-        gate.open.set()
-        await settle(app, pilot)
+        # every page read waits: each key after the first turn arrives early
+        await press_while_reads_wait(app, pilot, gate, *keys)
         assert where(panel) == slow, "the keys end where pressing them slowly ends"
         assert gate.offsets == slow_reads, "each page read once, none skipped or repeated"
         shown = panel.snapshot.page[panel.query_one("#staging-list").highlighted or 0]
@@ -102,16 +114,8 @@ async def test_a_held_down_moves_one_change_per_press_across_pages(
     gate = PageGate(monkeypatch)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await app.open_staging_panel()
-        await settle(app, pilot)
-        panel = app.query_one(StagingPanel)
-        panel.query_one("#staging-list").focus()
-        await back_to_the_top(app, pilot, panel)
-        gate.offsets.clear()
-        gate.open.clear()
-        await pilot.press(*["down"] * 110)
-        gate.open.set()
-        await settle(app, pilot)
+        panel = await opened_list(app, pilot)
+        await press_while_reads_wait(app, pilot, gate, *["down"] * 110)
         assert where(panel) == (2 * PAGE, 10)
         assert gate.offsets == [PAGE, 2 * PAGE]
 
@@ -127,17 +131,9 @@ async def test_a_held_pagedown_walks_every_page_to_the_last_change(
     gate = PageGate(monkeypatch)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await app.open_staging_panel()
-        await settle(app, pilot)
-        panel = app.query_one(StagingPanel)
+        panel = await opened_list(app, pilot)
         view = panel.query_one("#staging-list")
-        view.focus()
-        await back_to_the_top(app, pilot, panel)
-        gate.offsets.clear()
-        gate.open.clear()
-        await pilot.press(*["pagedown"] * 250)
-        gate.open.set()
-        await settle(app, pilot)
+        await press_while_reads_wait(app, pilot, gate, *["pagedown"] * 250)
         assert gate.offsets == list(range(PAGE, STAGED, PAGE)), "every page, once, in order"
         assert panel.snapshot.offset == STAGED - PAGE
         assert view.highlighted_option is not None and view.highlighted_option.id == last
@@ -156,11 +152,7 @@ async def test_enter_and_a_reread_while_the_next_page_is_read_keep_to_that_page(
     gate = PageGate(monkeypatch)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await app.open_staging_panel()
-        await settle(app, pilot)
-        panel = app.query_one(StagingPanel)
-        panel.query_one("#staging-list").focus()
-        await back_to_the_top(app, pilot, panel)
+        panel = await opened_list(app, pilot)
         gate.open.clear()
         await pilot.press("end", "down")
         panel.show(panel.changes, force=True)  # e.g. the poll saw the staged set move
