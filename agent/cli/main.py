@@ -159,12 +159,31 @@ def main(argv: list[str] | None = None) -> int:
     streams = sys.stdout, sys.stderr
     sys.stderr = SafeStream(sys.stderr)
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(build_parser(), argv)
         if not serves_protocol_on_stdout(args):
             sys.stdout = SafeStream(sys.stdout)
         return _run(args)
     finally:
         sys.stdout, sys.stderr = streams
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """`parser.parse_args`, but an unknown flag is reported by the command it was given to,
+    with that command's usage (`tabletalk ask: error: …`), not the top level's."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _chosen(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost (sub)command parser `args` went through."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            name = getattr(args, action.dest, None)
+            if name in action.choices:
+                return _chosen(action.choices[name], args)
+    return parser
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -210,6 +210,27 @@ def test_an_empty_question_is_a_usage_error(
         assert "empty question" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("argv", "command", "flag"),
+    [
+        (["ask", "--max-steps", "2", "many"], "tabletalk ask", "--max-steps"),
+        (["staged", "list", "--bogus"], "tabletalk staged list", "--bogus"),
+        (["tools", "search", "x", "--nope"], "tabletalk tools search", "--nope"),
+    ],
+)
+def test_an_unknown_flag_is_reported_with_the_usage_of_its_command(
+    capsys: pytest.CaptureFixture[str], argv: list[str], command: str, flag: str
+) -> None:
+    """`tabletalk ask --max-steps 2 …` printed the top-level usage, which lists no `ask`
+    flag; the error now comes from the command given, with its usage (--step-limit in it)."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{command}: error: unrecognized arguments: {flag}" in err, err
+    assert err.startswith(f"usage: {command} "), err
+
+
 def test_model_access_denied_is_a_setup_error_and_a_rejected_request_a_failed_turn(
     scripted_bedrock: ScriptedBedrock, demo_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
