@@ -17,6 +17,7 @@ from agent.cli.common import (
     printable_line,
     report_error,
     same_store,
+    show_value,
     staging_of,
 )
 from agent.errors import TabletalkError
@@ -120,11 +121,8 @@ def _show(area: StagingArea, commit_id: str, as_json: bool, out: TextIO) -> int:
             old, new = before.get(column), after.get(column)
             if change.op == "update" and column not in change.values:
                 continue
-            print(
-                f"    {printable_line(column)}: {printable_line(repr(old))} → "
-                f"{printable_line(repr(new))}",
-                file=out,
-            )
+            # values as `staged diff` writes them: JSON, ∅ for none
+            print(f"    {printable_line(column)}: {show_value(old)} → {show_value(new)}", file=out)
     return 0
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent.config import Settings, load_settings
 from agent.errors import TabletalkError
@@ -220,3 +221,17 @@ class SameStore(io.TextIOBase):
 def same_store(stream: TextIO, store: Store) -> TextIO:
     """`stream` as a SameStore (typed as the TextIO the commands print to)."""
     return SameStore(stream, store)  # type: ignore[return-value]
+
+
+ELIDED = "…"
+"""Ends a value cut to fit a line."""
+
+
+def show_value(value: Any, width: int | None = None) -> str:
+    """A value on one terminal line as JSON; cut to `width` characters (ending in …) if given."""
+    if value is None:
+        return "∅"
+    if width is not None and isinstance(value, str) and len(value) > width:
+        return printable_line(json.dumps(value[:width], ensure_ascii=False)[:-1]) + ELIDED
+    text = printable_line(json.dumps(value, ensure_ascii=False, default=str))
+    return text if width is None or len(text) <= width else text[:width] + ELIDED

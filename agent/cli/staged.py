@@ -16,11 +16,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agent.cli.common import (
+    ELIDED,
     add_store_flag,
     open_cli_store,
     printable_line,
     report_error,
     same_store,
+    show_value,
     staging_of,
 )
 from agent.cli.status_line import StatusLine
@@ -36,7 +38,6 @@ LIST_WIDTH = 80
 LIST_LIMIT = 50
 """`staged list` shows this many changes unless --limit says otherwise (a bulk edit stages
 thousands; its summary line says what they do)."""
-ELIDED = "…"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -148,7 +149,12 @@ def _list(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
             print(f"\n{_show_name(table)}", file=out)
         diffs = [d for d in area.diff(change) if d.attribute not in change.key]
         shown = [
-            (_show_name(d.attribute), _show(d.old, LIST_WIDTH), _show(d.new, LIST_WIDTH), d)
+            (
+                _show_name(d.attribute),
+                show_value(d.old, LIST_WIDTH),
+                show_value(d.new, LIST_WIDTH),
+                d,
+            )
             for d in diffs
         ]
         cut = cut or any(text.endswith(ELIDED) for shown_diff in shown for text in shown_diff[:3])
@@ -226,7 +232,7 @@ def _diff(area: StagingArea, args: argparse.Namespace, out: TextIO, _err: TextIO
     for change in changes:
         print(f"{change.id}  {change.op} {printable_line(change.table)} {_key(change)}", file=out)
         for d in area.diff(change):
-            old, new = _show(d.old) + _type(d.old_type), _show(d.new) + _type(d.new_type)
+            old, new = show_value(d.old) + _type(d.old_type), show_value(d.new) + _type(d.new_type)
             print(f"    {printable_line(d.attribute)}: {old} → {new}", file=out)
     return 0
 
@@ -405,7 +411,7 @@ def _progress(err: TextIO) -> Iterator[Callable[[int, int], None] | None]:
 
 
 def _key(change: StagedChange) -> str:
-    return ", ".join(f"{_show_name(k)}={_show(v, LIST_WIDTH)}" for k, v in change.key.items())
+    return ", ".join(f"{_show_name(k)}={show_value(v, LIST_WIDTH)}" for k, v in change.key.items())
 
 
 def _show_name(name: str) -> str:
@@ -423,19 +429,9 @@ def _show_item(item: Any) -> str:
     """An item's current value on one line as JSON, each name and value cut to LIST_WIDTH as
     in the list: a conflict report stays readable when rows hold long texts."""
     if not isinstance(item, dict):
-        return _show(item, LIST_WIDTH)
+        return show_value(item, LIST_WIDTH)
     fields = (
-        f"{_show(str(name), LIST_WIDTH)}: {_show(value, LIST_WIDTH)}"
+        f"{show_value(str(name), LIST_WIDTH)}: {show_value(value, LIST_WIDTH)}"
         for name, value in item.items()
     )
     return "{" + ", ".join(fields) + "}"
-
-
-def _show(value: Any, width: int | None = None) -> str:
-    """A value on one terminal line as JSON; cut to `width` characters (ending in …) if given."""
-    if value is None:
-        return "∅"
-    if width is not None and isinstance(value, str) and len(value) > width:
-        return printable_line(json.dumps(value[:width], ensure_ascii=False)[:-1]) + ELIDED
-    text = printable_line(json.dumps(value, ensure_ascii=False, default=str))
-    return text if width is None or len(text) <= width else text[:width] + ELIDED

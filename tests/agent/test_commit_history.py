@@ -316,3 +316,24 @@ def test_a_deleted_row_holding_a_blob_is_not_restored_as_its_fingerprint_text(
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT id, b FROM t").fetchall() == [(2, b"\x01")]
     conn.close()
+
+
+def test_commits_show_writes_values_as_staged_diff_does(
+    demo_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`commits show` printed Python reprs (`status: 'pending' → 'x'`, `id: None → 5`) where
+    `staged diff` prints JSON; both now write `"pending" → "x"`, and ∅ for no value."""
+    db = str(demo_path)
+    store = SQLiteStore.open(demo_path)
+    area = StagingArea(store)
+    old = store.get_item("orders", {"id": 7})["status"]
+    area.stage("orders", "update", {"id": 7}, {"status": 'it\'s "late"'})
+    assert area.commit().ok
+    area.close()
+    store.close()
+    capsys.readouterr()
+    assert main(["commits", "--json", "--db", db]) == 0
+    [entry] = json.loads(capsys.readouterr().out)
+    assert main(["commits", "show", entry["id"], "--db", db]) == 0
+    shown = capsys.readouterr().out
+    assert f'status: {json.dumps(old)} → "it\'s \\"late\\""' in shown, shown
