@@ -211,3 +211,22 @@ async def test_the_prompt_for_an_external_tool_names_its_server_as_configured(
         await pilot.press("3")
         await settle(app, pilot)
         assert app.query(ToolLine).last().status == "error"
+
+
+async def test_ctrl_c_at_a_prompt_stops_the_answer_instead_of_asking_for_each_call(
+    make_app, scripted_bedrock
+) -> None:
+    """Forty gated calls in one step meant forty prompts: Esc denies one, and ctrl+c (the
+    chat's stop key) only copied text on the prompt. Now ctrl+c stops the whole answer."""
+    calls = [ToolUse("getItem", {"table": "orders", "key": {"id": n}}) for n in range(1, 6)]
+    scripted_bedrock.add(Reply(tool_uses=calls), Reply(text="Done."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _send_until_prompt(app, pilot, "read five orders")
+        hint = " ".join(str(s.render()) for s in screen.query(Static))
+        assert "ctrl+c stops the answer" in hint.replace("^c", "ctrl+c"), hint
+        await pilot.press("ctrl+c")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, PermissionScreen), "no prompt for the other calls"
+        assert not app.chat.busy
+        assert len(scripted_bedrock.requests) == 1, "the stopped turn asks the model no more"

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agent.permissions import Decision, PermissionRequest, shortest_first, tool_source
+from tui.key_hints import app_key, compact
 from tui.screens.typing_guard import TypingGuard
 
 ACCESS_WORDS = {
@@ -48,6 +49,9 @@ class PermissionScreen(TypingGuard, ModalScreen[Decision]):
             id="permission.allow_conversation",
         ),
         Binding("3,escape", "decide('deny')", "Deny", id="permission.deny"),
+        # ctrl+c stops the whole answer, as it does in the chat (the screen's own ctrl+c
+        # copies selected text): forty calls in a row need not be denied one by one
+        Binding("ctrl+c", "app.help_quit", "Stop the answer", id="permission.stop"),
     ]
 
     DEFAULT_CSS = """
@@ -101,7 +105,13 @@ class PermissionScreen(TypingGuard, ModalScreen[Decision]):
                         )
                     )
                 )
-            yield Static(Text(f"Permission mode: {request.mode} (F4 switches modes)", style="dim"))
+            stop = compact(app_key(self.app, "permission.stop", "ctrl+c"))
+            yield Static(
+                Text(
+                    f"Permission mode: {request.mode} (F4 switches modes) · {stop} stops the answer",
+                    style="dim",
+                )
+            )
             yield Static("", id="guard-note")
             with Horizontal():
                 if request.question:
