@@ -176,7 +176,7 @@ class AppActions(_Base):
         it, so F4 always reaches manual again."""
         from agent.permissions import MODES
 
-        current = self.session.mode if self.session is not None else self.status.mode
+        current = self._mode
         mode = MODES[(MODES.index(current) + 1) % len(MODES)] if current in MODES else MODES[0]
         after = MODES[(MODES.index(mode) + 1) % len(MODES)]
         self.switch_permission_mode(mode, declined=after)
@@ -184,8 +184,7 @@ class AppActions(_Base):
     def switch_permission_mode(self, mode: str, *, declined: str | None = None) -> None:
         """Switch to `mode` (F4, the command palette); into full-auto only after a yes, a no
         switching to `declined` (None: the mode stays)."""
-        current = self.session.mode if self.session is not None else self.status.mode
-        if mode != "full-auto" or current == "full-auto":
+        if mode != "full-auto" or self._mode == "full-auto":
             self.set_mode(mode)
             return
         from tui.screens.confirm import ConfirmScreen
@@ -205,6 +204,11 @@ class AppActions(_Base):
             ),
             answered,
         )
+
+    @property
+    def _mode(self) -> str:
+        """The permission mode in force (the status bar's until the session is open)."""
+        return str(self.session.mode if self.session is not None else self.status.mode)
 
     def set_mode(self, mode: str) -> None:
         """Switch the permission mode for this session and the ones opened after it (a new

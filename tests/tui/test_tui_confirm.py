@@ -66,6 +66,16 @@ def _question(kind: str):
     return PermissionScreen(request)
 
 
+async def _toasts_drawn(app, pilot) -> None:
+    """Wait (bounded) until both toasts are on the current screen, laid out."""
+    for _ in range(200):
+        toasts = app.screen.query("Toast")
+        if len(toasts) == 2 and all(t.region.height for t in toasts):
+            break
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
 @pytest.mark.parametrize("kind", ["confirm", "permission"])
 async def test_toasts_pass_under_a_question_and_not_over_its_buttons(make_app, kind) -> None:
     """At 80x24 an error toast (top right) covered the confirm dialog's No button; a question
@@ -77,8 +87,7 @@ async def test_toasts_pass_under_a_question_and_not_over_its_buttons(make_app, k
         error = "Could not reach Bedrock: the request timed out. Check your network."
         app.notify(error, severity="error", markup=False)
         app.push_screen(_question(kind))
-        for _ in range(20):  # the toasts are drawn on the new screen a frame later
-            await pilot.pause(0.05)
+        await _toasts_drawn(app, pilot)  # on the new screen a frame or more later
         screen = app.screen
         shown = "\n".join(s.text for s in screen._compositor.render_strips())
         for button in screen.query(Button):
@@ -87,7 +96,6 @@ async def test_toasts_pass_under_a_question_and_not_over_its_buttons(make_app, k
         if kind == "confirm":  # a short question: the toast above its box still shows
             assert "Committed 5 changes" in shown
         await pilot.press("escape")
-        for _ in range(20):
-            await pilot.pause(0.05)
+        await _toasts_drawn(app, pilot)
         shown = "\n".join(s.text for s in app.screen._compositor.render_strips())
         assert "Could not reach Bedrock" in shown
