@@ -115,7 +115,10 @@ def run_info(args: argparse.Namespace) -> int:
     _, store = open_cli_store(args)
     try:
         print(f"{printable_line(store.label)} ({printable_line(store.identity)})")
-        for table in store.list_tables():
+        tables = store.list_tables()
+        if not tables:
+            print(f"  {printable_line(store.no_tables_hint)}")
+        for table in tables:
             info = store.describe_table(table)
             key = printable_line(", ".join(info.key_columns))
             print(

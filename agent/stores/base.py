@@ -227,6 +227,11 @@ class Store(ABC):
         return None
 
     @property
+    def no_tables_hint(self) -> str:
+        """What to do when `list_tables` is empty: shown by `tabletalk info` and the app."""
+        return f"{self.label} has no tables: open a store that has some (--db)."
+
+    @property
     def db_arg(self) -> str:
         """The `--db` value that opens this same store again."""
         return self.identity

@@ -99,6 +99,14 @@ class SQLiteStore(Store):
         return self.path
 
     @property
+    def no_tables_hint(self) -> str:
+        """The file holds no table yet (e.g. a new or wrong file)."""
+        return (
+            f"{self.path} has no tables. Open a SQLite file that has tables "
+            "(`tabletalk --db PATH`), or run `tabletalk` without --db for the demo database."
+        )
+
+    @property
     def db_arg(self) -> str:
         """The file path, as `--db` takes it."""
         return str(self.path)

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from importlib import metadata
@@ -67,6 +68,17 @@ def test_a_missing_db_is_the_same_error_for_every_store_command(
         assert main([*command, "--db", missing]) == 2
         err = capsys.readouterr().err
         assert f"no database file at {missing}" in err and "fix:" in err, command
+
+
+def test_info_on_a_database_without_tables_says_what_to_open(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.sqlite"
+    sqlite3.connect(empty).close()
+    assert main(["info", "--db", str(empty)]) == 0
+    out = capsys.readouterr().out
+    assert f"{empty.resolve()} has no tables" in out
+    assert "`tabletalk --db PATH`" in out and "without --db for the demo database" in out
 
 
 def test_info_reads_db_from_the_config_file(

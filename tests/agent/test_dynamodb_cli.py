@@ -56,6 +56,15 @@ def test_demo_tables_then_info_then_refusal(dynamo_endpoint: str) -> None:
     assert "already exist" in again.stderr and "Traceback" not in again.stderr
 
 
+def test_info_on_a_region_without_tables_names_region_profile_and_demo(
+    dynamo_endpoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["info", "--db", f"{DB}?tables=shop-*"]) == 0
+    out = capsys.readouterr().out
+    assert f"No DynamoDB tables matching 'shop-*' in {REGION}" in out
+    assert "--profile" in out and "`tabletalk demo dynamodb`" in out
+
+
 def test_cli_commit_says_how_many_transactions(dynamo_endpoint: str) -> None:
     make_orders(raw_client(), 150)
     area = StagingArea(open_store(DB))

@@ -58,11 +58,17 @@ class HomeTab(TabPane):
         except Exception as exc:  # a broken store still shows the app
             yield Static(Text(f"Could not list tables: {exc}"))
             self.tables = []
-        yield OptionList(*(Option(Text(t), id=t) for t in self.tables), id="table-list")
+        else:
+            if not self.tables:
+                yield Static(Text(self.store.no_tables_hint), classes="home-empty")
+        options = OptionList(*(Option(Text(t), id=t) for t in self.tables), id="table-list")
+        options.display = bool(self.tables)
+        yield options
         example = " e.g. “which customers ordered most last month?”" if self._example_fits() else ""
+        opens = "Enter opens a table. " if self.tables else ""
         yield Static(
             Text(
-                f"Enter opens a table. Ask the chat on the right,{example or ' in your words.'}\n"
+                f"{opens}Ask the chat on the right,{example or ' in your words.'}\n"
                 f"{self._key('help', 'F1')} keys · ctrl+p commands · "
                 f"{self._key('staging', 'ctrl+s')} staged changes · "
                 f"{self._key('toggle_chat', 'f2')} full-width chat"

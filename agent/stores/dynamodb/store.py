@@ -102,6 +102,16 @@ class DynamoDBStore(Store):
     # -- capabilities ---------------------------------------------------------------------------
 
     @property
+    def no_tables_hint(self) -> str:
+        """No table in the region (or none matching the `tables=` glob) for these credentials."""
+        matching = f" matching {self.target.tables!r}" if self.target.tables else ""
+        return (
+            f"No DynamoDB tables{matching} in {self.region} for this profile. Check --region "
+            "and --profile (or the glob in `?tables=`), or create the demo tables with "
+            "`tabletalk demo dynamodb`."
+        )
+
+    @property
     def query_language(self) -> str:
         return "PartiQL"
 
