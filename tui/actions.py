@@ -92,9 +92,11 @@ class AppActions(_Base):
             self.notify("Your unsent message from last time is back in the box.", markup=False)
 
     def action_help(self) -> None:
+        from agent.paths import config_file
         from tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen(dict(self.settings.keys)))
+        config = self.settings.source or config_file()
+        self.push_screen(HelpScreen(dict(self.settings.keys), config))
 
     def action_stop(self) -> None:
         if not self.chat.stop() and self.screen.has_class("-chat-full"):

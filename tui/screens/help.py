@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -28,9 +30,11 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, keymap: dict[str, str] | None = None) -> None:
+    def __init__(self, keymap: dict[str, str] | None = None, config: Path | None = None) -> None:
         super().__init__()
         self.keymap = keymap or {}
+        self.config = config
+        """The config file the keys are remapped in (named in full, so it can be found)."""
         self.rows: list[tuple[str, str, str]] = []  # (keys, what they do, binding id)
 
     def compose(self) -> ComposeResult:
@@ -59,8 +63,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             yield Static(
                 Text(
-                    'Remap any key in config.toml under [keys], by id:  stop = "escape,f12"\n'
-                    "Esc closes this screen.",
+                    f"Remap any key in {self.config or 'config.toml'} under [keys], by id:  "
+                    'stop = "escape,f12"\nEsc closes this screen.',
                     style="dim",
                 )
             )
