@@ -37,8 +37,12 @@ async def test_remapped_keys_are_the_ones_the_intro_home_tab_and_hint_name(make_
         assert "f12 full-width chat" in home
         assert "F1" not in home and "ctrl+s" not in home and "f2" not in home
         assert "ctrl+p commands" in home  # Textual's palette key: not remappable by id
+        app.chat.query_one(ChatHint).show_busy(True)  # stop is offered while a turn runs
+        await pilot.pause()
         hint = str(app.chat.query_one(ChatHint).render())
         assert "^c stop" in hint and "esc" not in hint
+        app.chat.query_one(ChatHint).show_busy(False)
+        await pilot.pause()
         await pilot.press("f11")
         await settle(app, pilot)
         closing = [n.message for n in app._notifications if "Tables tab stays" in n.message]
@@ -52,4 +56,4 @@ async def test_default_keys_keep_the_default_text(make_app) -> None:
         assert "review (ctrl+s)" in str(app.chat.log_view.query_one(NoteLine).render())
         home = str(app.query_one(".home-help", Static).render())
         assert "F1 keys · ctrl+p commands · ctrl+s staged changes · f2 full-width chat" in home
-        assert "⏎ send · ^j new line · esc stop" in str(app.chat.query_one(ChatHint).render())
+        assert "⏎ send · ^j new line · ^o attach" in str(app.chat.query_one(ChatHint).render())

@@ -43,6 +43,9 @@ async def test_the_composer_hint_is_whole_at_120_columns(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
+        assert _hint(app)[0] == "⏎ send · ^j new line · ^o attach", "stop only while busy"
+        app.chat.query_one(ChatHint).show_busy(True)
+        await pilot.pause()
         assert _hint(app)[0] == "⏎ send · ^j new line · esc stop"
 
 

@@ -11,9 +11,10 @@ from tui.key_hints import app_key, compact
 
 def hints(app: object, *, busy: bool = False, away: bool = False) -> tuple[str, ...]:
     """The composer's key hint, longest first (the widest that fits is shown), naming the keys
-    send, newline and stop have after `[keys]`: `⏎ send · ^j new line · esc stop` when there is
-    room. Narrower, what works now comes first: send and new line while idle, stop while a turn
-    runs (Enter does not send then). `away`: the keyboard is elsewhere (a tool row, the chat, a
+    send, newline, attach and stop have after `[keys]`: `⏎ send · ^j new line · ^o attach`
+    while idle, `… · esc stop` while a turn runs (stop does nothing idle, so it is not offered
+    then). Narrower, what works now comes first: stop leads while a turn runs (Enter does not
+    send then). `away`: the keyboard is elsewhere (a tool row, the chat, a
     table), so the hint names the key back to the message box instead of send and new line."""
     stop = compact(app_key(app, "stop", "escape"))
     if away:
@@ -28,16 +29,16 @@ def hints(app: object, *, busy: bool = False, away: bool = False) -> tuple[str, 
         return (f"{back} back to the message box", f"{back} message box", back)
     send = compact(app_key(app, "send", "enter"))
     newline = compact(app_key(app, "newline", "ctrl+j"))
-    full = f"{send} send · {newline} new line · {stop} stop"
     if busy:
         return (
-            full,
+            f"{send} send · {newline} new line · {stop} stop",
             f"{stop} stop · {newline} new line",
             f"{stop} stop {newline} newline",
             f"{stop} stop",
         )
+    attach = compact(app_key(app, "attach", "ctrl+o"))
     return (
-        full,
+        f"{send} send · {newline} new line · {attach} attach",
         f"{send} send · {newline} new line",
         f"{send} send {newline} newline",
         f"{send} send",
