@@ -25,7 +25,7 @@ from agent.text_plural import counted, noun
 
 if TYPE_CHECKING:  # staging loads only when `commits` runs
     from agent.staging import StagingArea
-    from agent.staging.history import LoggedChange
+    from agent.staging.history import CommitEntry, LoggedChange
 
 DESCRIPTION = """\
 The commits made to a store, newest first, with every change's values before and after.
@@ -91,7 +91,7 @@ def _list(area: StagingArea, as_json: bool, out: TextIO) -> int:
         tables = ", ".join(printable_line(t) for t in entry.tables)
         print(
             f"{entry.id}  {entry.committed_at}  {counted(entry.changes, 'change'):>14}  {tables}  "
-            f"by {printable_line(entry.committed_by)}",
+            f"by {printable_line(entry.committed_by)}{_revert_note(entry)}",
             file=out,
         )
     print(
@@ -110,7 +110,8 @@ def _show(area: StagingArea, commit_id: str, as_json: bool, out: TextIO) -> int:
         print(json.dumps(data, indent=2, default=str), file=out)
         return 0
     print(
-        f"commit {entry.id}  {entry.committed_at}  by {printable_line(entry.committed_by)}",
+        f"commit {entry.id}  {entry.committed_at}  by {printable_line(entry.committed_by)}"
+        f"{_revert_note(entry)}",
         file=out,
     )
     for change in changes:
@@ -126,6 +127,14 @@ def _show(area: StagingArea, commit_id: str, as_json: bool, out: TextIO) -> int:
     return 0
 
 
+def _revert_note(entry: CommitEntry) -> str:
+    """`  (reverts ID)` / `  (reverted by ID)` after a commit's line; empty when neither."""
+    from agent.staging.history import revert_words
+
+    words = revert_words(entry)
+    return f"  ({words})" if words else ""
+
+
 def _change_json(change: LoggedChange) -> dict[str, Any]:
     return {
         "table": change.table,
@@ -138,7 +147,7 @@ def _change_json(change: LoggedChange) -> dict[str, Any]:
 
 
 def _revert(area: StagingArea, commit_id: str, out: TextIO) -> int:
-    staged = area.revert(commit_id, origin="revert")
+    staged = area.revert(commit_id)
     print(
         f"Staged {counted(len(staged), 'change')} that {noun(len(staged), 'undoes', 'undo')} "
         f"commit {commit_id}. Review {noun(len(staged), 'it', 'them')} with "

@@ -55,7 +55,7 @@ class CommitHistory:
                     )
                 return entry, history.changes_of(self._conn, entry.id)
 
-    def revert(self, commit_id: str, origin: str = "revert") -> builtins.list[StagedChange]:
+    def revert(self, commit_id: str) -> builtins.list[StagedChange]:
         """Stage the inverse of a commit, each checked against the commit's post-image.
 
         Refused (nothing staged) when an item of the commit already has a staged change.
@@ -64,5 +64,5 @@ class CommitHistory:
         inverses = history.as_stored(self.store, [history.inverse(c) for c in changes])
         self._settle()
         with self._lock, transaction(self._conn) as conn:
-            ids = stage_inverses(conn, self.store.identity, entry.id, inverses, origin)
+            ids = stage_inverses(conn, self.store.identity, entry.id, inverses)
         return self._get_many(ids)

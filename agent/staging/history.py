@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -71,6 +71,10 @@ class CommitEntry:
     committed_by: str
     changes: int
     tables: tuple[str, ...] = ()
+    reverts: tuple[str, ...] = ()
+    """The commits this one undid (its changes were staged by reverting them)."""
+    reverted_by: tuple[str, ...] = ()
+    """Later commits that undid this one."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,39 @@ def commits(conn: sqlite3.Connection, store: str, limit: int = 200) -> list[Comm
         "WHERE store = ? AND changes > 0 ORDER BY rowid DESC LIMIT ?",
         (store, limit),
     ).fetchall()
-    return [_entry(row, _tables(conn, row[0])) for row in rows]
+    entries = [_entry(row, _tables(conn, row[0]), _reverts(conn, row[0])) for row in rows]
+    undone: dict[str, list[str]] = {}
+    for entry in entries:  # newest first, so a commit's reverts are listed before it
+        for reverted in entry.reverts:
+            undone.setdefault(reverted, []).append(entry.id)
+    return [replace(e, reverted_by=tuple(undone.get(e.id, ()))) for e in entries]
+
+
+REVERT_ORIGIN = "revert:"
+"""How a reverted change's origin begins: `revert:COMMIT` (staging.revert)."""
+
+
+def _reverts(conn: sqlite3.Connection, commit_id: str) -> tuple[str, ...]:
+    """The commits whose inverse this commit landed (read off its changes' origins)."""
+    return tuple(
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT substr(origin, ?) FROM commit_log_changes "
+            "WHERE commit_id = ? AND origin LIKE ? ORDER BY 1",
+            (len(REVERT_ORIGIN) + 1, commit_id, REVERT_ORIGIN + "%"),
+        )
+    )
+
+
+def _reverted_by(conn: sqlite3.Connection, commit_id: str) -> tuple[str, ...]:
+    """The commits that landed this commit's inverse (a scan of the log: for one commit)."""
+    return tuple(
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT commit_id FROM commit_log_changes WHERE origin = ?",
+            (REVERT_ORIGIN + commit_id,),
+        )
+    )
 
 
 def _tables(conn: sqlite3.Connection, commit_id: str) -> tuple[str, ...]:
@@ -186,11 +222,15 @@ def find(conn: sqlite3.Connection, store: str, commit_id: str) -> CommitEntry | 
     ).fetchall()
     if len(rows) != 1:
         return None
-    return _entry(rows[0], _tables(conn, rows[0][0]))
+    found = rows[0][0]
+    return replace(
+        _entry(rows[0], _tables(conn, found), _reverts(conn, found)),
+        reverted_by=_reverted_by(conn, found),
+    )
 
 
-def _entry(row: tuple[Any, ...], tables: tuple[str, ...]) -> CommitEntry:
-    return CommitEntry(row[0], row[1], row[2], row[3], int(row[4]), tables)
+def _entry(row: tuple[Any, ...], tables: tuple[str, ...], reverts: tuple[str, ...]) -> CommitEntry:
+    return CommitEntry(row[0], row[1], row[2], row[3], int(row[4]), tables, reverts)
 
 
 def changes_of(conn: sqlite3.Connection, commit_id: str) -> list[LoggedChange]:
@@ -247,6 +287,21 @@ def as_stored(store: Store, inverses: list[Inverse]) -> list[Inverse]:
     return anchored
 
 
+def revert_words(
+    entry: CommitEntry,
+    id_length: int | None = None,
+    undid: str = "reverts",
+    undone: str = "reverted by",
+) -> str:
+    """`reverts ID; reverted by ID, ID` for a commit that undid others or was undone (ids cut
+    to `id_length`, still a prefix `find` takes); empty otherwise."""
+    parts = []
+    for label, ids in ((undid, entry.reverts), (undone, entry.reverted_by)):
+        if ids:
+            parts.append(f"{label} {', '.join(i[:id_length] for i in ids)}")
+    return "; ".join(parts)
+
+
 def describe(entry: CommitEntry) -> dict[str, Any]:
     """JSON-ready form of a commit entry."""
     return {
@@ -255,4 +310,6 @@ def describe(entry: CommitEntry) -> dict[str, Any]:
         "by": entry.committed_by,
         "changes": entry.changes,
         "tables": list(entry.tables),
+        "reverts": list(entry.reverts),
+        "revertedBy": list(entry.reverted_by),
     }

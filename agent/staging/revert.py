@@ -11,6 +11,7 @@ from typing import Any
 from agent.errors import StagingError
 from agent.staging.db import rows_in
 from agent.staging.encoding import dumps, key_json, maybe_json, take_ids
+from agent.staging.history import REVERT_ORIGIN
 from agent.staging.write import existing_ids
 from agent.stores.base import Item, Key, Op
 from agent.stores.sqlite_readonly import BLOB_MARKER
@@ -20,10 +21,11 @@ Inverse = tuple[str, Key, Op, Item, Any]
 
 
 def stage_inverses(
-    conn: sqlite3.Connection, store: str, commit_id: str, inverses: list[Inverse], origin: str
+    conn: sqlite3.Connection, store: str, commit_id: str, inverses: list[Inverse]
 ) -> list[str]:
     """Insert `inverses` as staged changes of `store` (inside the caller's transaction);
-    return their ids. The origin names the commit they revert."""
+    return their ids. Their origin, `revert:COMMIT`, names the commit they revert (the history
+    reads it back to mark both commits)."""
     now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     keyed = [
         (key_json(key), table, key, op, values, pre) for table, key, op, values, pre in inverses
@@ -58,7 +60,7 @@ def stage_inverses(
                 op,
                 dumps(values),
                 maybe_json(pre),
-                f"{origin}:{commit_id}",
+                REVERT_ORIGIN + commit_id,
                 now,
             )
             for id_, (item_key, table, _key, op, values, pre) in zip(ids, keyed, strict=True)

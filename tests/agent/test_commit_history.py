@@ -58,6 +58,39 @@ def test_create_update_and_delete_commits_revert_to_the_original_bytes(
     area.close()
 
 
+def test_a_revert_and_the_commit_it_undid_name_each_other(
+    demo_store: SQLiteStore, demo_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without the mark, the history showed two look-alike commits, and which one undid which
+    (or whether a commit was already undone) could not be told."""
+    area = StagingArea(demo_store)
+    area.stage("products", "update", {"id": 3}, {"price": 12.5})
+    area.commit()
+    [first] = area.history()
+    area.revert(first.id)
+    area.commit()
+    area.stage("products", "update", {"id": 4}, {"price": 1.0})
+    area.commit()
+    plain, undo, undone = area.history()
+    assert undone.id == first.id
+    assert undo.reverts == (first.id,) and undone.reverted_by == (undo.id,)
+    assert plain.reverts == plain.reverted_by == () and undo.reverted_by == ()
+    found = area.commit_entry(first.id[:6])[0]
+    assert found.reverted_by == (undo.id,), "`commits show` of one commit knows it was undone"
+    area.close()
+    db = str(demo_path)
+    assert main(["commits", "--db", db]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(plain.id) and "revert" not in lines[0]
+    assert lines[1].startswith(undo.id) and lines[1].endswith(f"(reverts {first.id})")
+    assert lines[2].startswith(first.id) and lines[2].endswith(f"(reverted by {undo.id})")
+    assert main(["commits", "show", undo.id, "--db", db]) == 0
+    assert f"(reverts {first.id})" in capsys.readouterr().out.splitlines()[0]
+    assert main(["commits", "--json", "--db", db]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed[1]["reverts"] == [first.id] and listed[2]["revertedBy"] == [undo.id]
+
+
 def test_a_commit_whose_values_the_table_converted_or_defaulted_reverts_cleanly(
     tmp_path: Path,
 ) -> None:

@@ -169,3 +169,32 @@ async def test_a_big_commits_detail_names_the_command_for_the_rest_on_this_store
         assert f"`tabletalk commits show {entry.id} --db {demo_path}` lists them all" in " ".join(
             shown.split()
         ), shown[-400:]
+
+
+async def test_a_revert_and_the_commit_it_undid_are_marked_at_80_columns(make_app) -> None:
+    """Two look-alike rows hid which commit undid which, or that a commit was already undone
+    (reverting it again would only conflict)."""
+    from textual.widgets import Static
+
+    from tui.screens.commit_detail import CommitDetailScreen
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        area = app.staging_watch.area
+        area.stage_many("orders", keys=[{"id": 1}], set={"status": "returned"})
+        area.commit()
+        first = area.history()[0].id
+        area.revert(first)
+        area.commit()
+        undo = area.history()[0].id
+        await pilot.press("f9")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HistoryScreen)
+        rows = [s.text for s in app.screen._compositor.render_strips()]
+        assert any(undo in r and f"undoes {first[:8]}" in r for r in rows), rows
+        assert any(r.find(first) < r.find(f"undone by {undo[:8]}") for r in rows if first in r)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, CommitDetailScreen)
+        summary = str(app.screen.query_one("#commit-summary", Static).render())
+        assert summary.endswith(f"1 change · reverts {first}"), summary

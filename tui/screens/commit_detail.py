@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from agent.staging.history import CommitEntry, LoggedChange
+from agent.staging.history import CommitEntry, LoggedChange, revert_words
 from agent.staging.model import AttributeDiff
 from agent.staging.review import show_value
 from agent.text_plural import counted
@@ -80,10 +80,11 @@ class CommitDetailScreen(ModalScreen[None]):
             box.border_title = Content(f"Commit {entry.id}")
             box.border_subtitle = "esc: back"
             when = entry.committed_at.replace("T", " ")[:19]
+            undo = revert_words(entry)
             yield Static(
                 Content.styled(
                     f"{when} UTC by {show_value(entry.committed_by, NAME_LIMIT)}: "
-                    f"{counted(len(self.changes), 'change')}",
+                    f"{counted(len(self.changes), 'change')}" + (f" · {undo}" if undo else ""),
                     "dim",
                 ),
                 id="commit-summary",

@@ -18,8 +18,11 @@ from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Static
 
-from agent.staging.history import CommitEntry
+from agent.staging.history import CommitEntry, revert_words
 from agent.text_plural import counted
+
+SHORT_ID = 8
+"""Characters of a commit id in the undo column (a prefix `tabletalk commits` accepts)."""
 
 CommitReader = Callable[[str, Callable[[Any], None]], None]
 """Reads a commit's `(entry, changes)` off the app thread and hands them to the callback."""
@@ -74,12 +77,16 @@ class HistoryScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#commits", DataTable)
-        table.add_columns("commit", "when (UTC)", "changes", "tables", "by")
+        marks = {e.id: revert_words(e, SHORT_ID, "undoes", "undone by") for e in self.entries}
+        undo = any(marks.values())  # the column is there only when some commit has a mark
+        table.add_columns("commit", "when (UTC)", "changes", *["undo"] * undo, "tables", "by")
         for entry in self.entries:
+            mark = [Text(marks[entry.id], style="yellow")] if undo else []
             table.add_row(
                 entry.id,
                 entry.committed_at.replace("T", " ")[:19],
                 f"{entry.changes:,}",
+                *mark,
                 Text(", ".join(entry.tables)),
                 Text(entry.committed_by),
                 key=entry.id,
