@@ -280,9 +280,9 @@ class _Printer:
             sys.stdout.flush()
             self.wrote_text = True
         elif isinstance(event, ToolCallFinished):
-            mark = "ok" if event.status == "success" else "error"
+            mark = {"success": "ok", "denied": "denied"}.get(event.status, "error")
             detail = ""
-            if event.status == "error":
+            if event.status != "success":
                 detail = ": " + str(event.result.get("error") or event.result.get("text", ""))[:200]
             self._newline()
             shown = _short(self.inputs.pop(event.tool_use_id, {}))
