@@ -44,7 +44,7 @@ async def test_allow_once_runs_the_gated_call(make_app, scripted_bedrock) -> Non
         assert "240" in str(line._result_view.render())
 
 
-async def test_deny_returns_an_error_result_and_the_turn_goes_on(
+async def test_deny_shows_denied_sends_an_error_result_and_the_turn_goes_on(
     make_app, scripted_bedrock
 ) -> None:
     _gated_script(scripted_bedrock)
@@ -53,10 +53,12 @@ async def test_deny_returns_an_error_result_and_the_turn_goes_on(
         await _send_until_prompt(app, pilot, "count customers")
         await pilot.click("#deny")
         await settle(app, pilot)
-        assert app.query_one(ToolLine).status == "error"
+        line = app.query_one(ToolLine)
+        assert line.status == "denied"
+        assert str(line.title).startswith("⊘ runQuery"), "a denial is not shown as a failure"
         assert not app.chat.busy
         results = scripted_bedrock.requests[-1].body["messages"][-1]["content"]
-        assert results[0]["toolResult"]["status"] == "error"
+        assert results[0]["toolResult"]["status"] == "error", "Converse knows success/error"
 
 
 async def test_allow_for_the_conversation_asks_only_once(make_app, scripted_bedrock) -> None:
@@ -210,7 +212,7 @@ async def test_the_prompt_for_an_external_tool_names_its_server_as_configured(
         assert "writes your data to a file" not in shown
         await pilot.press("3")
         await settle(app, pilot)
-        assert app.query(ToolLine).last().status == "error"
+        assert app.query(ToolLine).last().status == "denied"
 
 
 async def test_ctrl_c_at_a_prompt_stops_the_answer_instead_of_asking_for_each_call(
