@@ -140,6 +140,8 @@ class TurnRunner:
         self.record = TurnRecord()
         self._dirty = False
         self._compacted = False
+        self.gated_positions: dict[str, int] = {}
+        """The step's gated calls by toolUseId: which one each is (1-based), for its prompt."""
 
     def run(self, user_content: list[dict[str, Any]]) -> TurnEnded:
         """Run the turn to its end; Bedrock errors end it with reason "error", never raise."""
@@ -264,6 +266,12 @@ class TurnRunner:
 
     def _answer_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
         blocks, asked = [], None
+        gated = [
+            use.tool_use_id
+            for use in tool_uses
+            if use.input is not None and use.name in self.active and self.toolset.is_gated(use.name)
+        ]
+        self.gated_positions = {tool_use_id: n for n, tool_use_id in enumerate(gated, start=1)}
         message = len(self.conversation.messages) - 1  # the assistant message with the calls
         for use in tool_uses:
             shown_input = use.input if use.input is not None else {"_raw": use.raw}
@@ -379,6 +387,8 @@ def check_permission(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | Non
         message=len(runner.conversation.messages) - 1,  # the assistant message with the call
         server=server,
         server_tool=server_tool,
+        position=runner.gated_positions.get(use.tool_use_id, 0),
+        gated_calls=len(runner.gated_positions),
     )
     try:
         verdict = runner.gate.check(request)

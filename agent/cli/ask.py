@@ -154,12 +154,14 @@ def terminal_prompter(request: PermissionRequest) -> Decision:
                 return "allow_once"
             if answer in ("n", "no", ""):
                 return "deny"
-    from agent.permissions import tool_source
+    from agent.permissions import call_position, tool_source
 
     source = tool_source(request)
     origin = f" (from {printable_line(source)})" if source else ""
+    position = call_position(request)
+    which = f" ({position})" if position else ""
     print(
-        f"\nAllow {printable_line(request.tool)}{origin} with this input?\n"
+        f"\nAllow {printable_line(request.tool)}{origin} with this input?{which}\n"
         f"{shown_input(request.input)}",
         file=sys.stderr,
     )

@@ -432,3 +432,21 @@ def test_ask_shows_a_call_the_mode_denied_as_denied_not_as_an_error(
     assert main(["ask", "count again", "--db", db, "--mode", "manual", "--json"]) == 0
     call = json.loads(capsys.readouterr().out)["steps"][0]["toolCalls"][0]
     assert call["status"] == "denied"
+
+
+def test_the_terminal_prompt_says_which_of_the_steps_gated_calls_it_is(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from agent.cli.ask import terminal_prompter
+    from agent.permissions import PermissionRequest
+
+    query = {"query": "SELECT 1"}
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\nn\n"))
+    second = PermissionRequest("runQuery", query, "manual", "c1", "read", position=2, gated_calls=5)
+    assert terminal_prompter(second) == "deny"
+    assert "Allow runQuery with this input? (call 2 of 5)" in capsys.readouterr().err
+    only = PermissionRequest("runQuery", query, "manual", "c1", "read", position=1, gated_calls=1)
+    assert terminal_prompter(only) == "deny"
+    assert "Allow runQuery with this input?\n" in capsys.readouterr().err
