@@ -43,6 +43,13 @@ class _Grant(BaseModel):
     message: int
 
 
+class _Denied(BaseModel):
+    """A call refused at the permission gate (`Conversation.denied`)."""
+
+    message: int
+    id: str
+
+
 class _ConversationFile(BaseModel):
     """The shape a conversation must have; anything else is reported as damaged."""
 
@@ -60,6 +67,7 @@ class _ConversationFile(BaseModel):
     attached: list[_Attached] = []
     granted: list[str | _Grant] = []
     """Grants; an older file's plain tool names (see `conversations.saved_grants`)."""
+    denied: list[_Denied] = []
     usage: dict[str, int] = {}
 
 

@@ -83,6 +83,13 @@ def _plain_grant(value: Any) -> bool:
     )
 
 
+def _plain_denial(value: Any) -> bool:
+    """A call refused at the permission gate, as tabletalk writes it (`Conversation.denied`)."""
+    return (
+        type(value) is dict and type(value.get("message")) is int and type(value.get("id")) is str
+    )
+
+
 def _plain_conversation(data: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The messages of a conversation whose every field already has its checked type (so
     the model would take it unchanged); None sends the data to the model."""
@@ -96,6 +103,9 @@ def _plain_conversation(data: dict[str, Any]) -> list[dict[str, Any]] | None:
         return None
     granted = data.get("granted", [])
     if type(granted) is not list or not all(map(_plain_grant, granted)):
+        return None
+    denied = data.get("denied", [])
+    if type(denied) is not list or not all(map(_plain_denial, denied)):
         return None
     attachments = data.get("attachments", [])
     if type(attachments) is not list or not all(map(_plain_attachment, attachments)):

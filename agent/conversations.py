@@ -95,6 +95,10 @@ class Conversation:
     granted: list[dict[str, Any]] = field(default_factory=list)
     """"Allow for this conversation" grants: `{"tool", "identity", "message"}` (see
     `permissions.Grant`); a rewind drops those given in the messages it removes."""
+    denied: list[dict[str, Any]] = field(default_factory=list)
+    """Calls refused at the permission gate: `{"message": i, "id": toolUseId}` (i: the
+    assistant message holding the call). The model got an "error" result (Converse has no
+    other status); the chat shows these as denied. Older files have none."""
     usage: Usage = field(default_factory=Usage)
     saved: LogState | None = field(default=None, init=False, compare=False, repr=False)
     """What its log file holds (None: the next save writes the file whole)."""
@@ -166,6 +170,7 @@ class Conversation:
         del self.messages[message_index:]
         self.attached = [a for a in self.attached if a["message"] < message_index]
         self.granted = [g for g in self.granted if g["message"] < message_index]
+        self.denied = [d for d in self.denied if d["message"] < message_index]
         if results:
             self.messages.append({"role": "user", "content": results})
         self.saved = None
@@ -192,6 +197,7 @@ class Conversation:
             "attachments": self.attachments,
             "attached": self.attached,
             "granted": self.granted,
+            "denied": self.denied,
             "usage": self.usage.to_dict(),
         }
 
@@ -210,6 +216,7 @@ class Conversation:
             attachments=list(data.get("attachments", [])),
             attached=list(data.get("attached", [])),
             granted=saved_grants(data.get("granted", []), len(data.get("messages", []))),
+            denied=list(data.get("denied", [])),
             usage=Usage(
                 usage.get("inputTokens", 0),
                 usage.get("outputTokens", 0),

@@ -93,13 +93,18 @@ class ToolCallStarted:
     input: dict[str, Any]
 
 
+ToolStatus = Literal["success", "error", "denied"]
+"""How a call ended: "denied" is a gated call the person or the permission mode refused (it
+never ran); the model gets it as an "error" result, as Converse knows only success and error."""
+
+
 @dataclass(frozen=True)
 class ToolCallFinished:
-    """A tool call produced its result (`status` "success" or "error")."""
+    """A tool call produced its result (`status`: see ToolStatus)."""
 
     tool_use_id: str
     name: str
-    status: Literal["success", "error"]
+    status: ToolStatus
     result: dict[str, Any]
 
 

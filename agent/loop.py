@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from agent.active_set import ActiveSet
 from agent.bedrock.errors import BedrockCallError
@@ -38,6 +38,7 @@ from agent.events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolCallWriting,
+    ToolStatus,
     TurnEnded,
     TurnEvent,
     Usage,
@@ -60,13 +61,15 @@ STOPPED_TEXT = "(Stopped by the user.)"
 class ToolOutcome:
     """What one toolUse produced, ready to go back as a toolResult block."""
 
-    status: Literal["success", "error"]
+    status: ToolStatus
     result: dict[str, Any] | None = None
     text: str | None = None
 
     def block(self, tool_use_id: str) -> dict[str, Any]:
+        """The toolResult the model gets: a denial is an "error" (Converse knows no other)."""
         content = [{"text": self.text}] if self.text is not None else [{"json": self.result}]
-        return {"toolResult": {"toolUseId": tool_use_id, "content": content, "status": self.status}}
+        status = "error" if self.status == "denied" else self.status
+        return {"toolResult": {"toolUseId": tool_use_id, "content": content, "status": status}}
 
     def as_dict(self) -> dict[str, Any]:
         return self.result if self.result is not None else {"text": self.text}
@@ -137,6 +140,8 @@ class TurnRunner:
         self.record = TurnRecord()
         self._dirty = False
         self._compacted = False
+        self.gated_positions: dict[str, int] = {}
+        """The step's gated calls by toolUseId: which one each is (1-based), for its prompt."""
 
     def run(self, user_content: list[dict[str, Any]]) -> TurnEnded:
         """Run the turn to its end; Bedrock errors end it with reason "error", never raise."""
@@ -261,6 +266,13 @@ class TurnRunner:
 
     def _answer_tools(self, tool_uses: list[ToolUseBlock]) -> AskUser | None:
         blocks, asked = [], None
+        gated = [
+            use.tool_use_id
+            for use in tool_uses
+            if use.input is not None and use.name in self.active and self.toolset.is_gated(use.name)
+        ]
+        self.gated_positions = {tool_use_id: n for n, tool_use_id in enumerate(gated, start=1)}
+        message = len(self.conversation.messages) - 1  # the assistant message with the calls
         for use in tool_uses:
             shown_input = use.input if use.input is not None else {"_raw": use.raw}
             self.emit(ToolCallStarted(use.tool_use_id, use.name, shown_input))
@@ -269,6 +281,8 @@ class TurnRunner:
             else:
                 outcome = self._execute(use)
             self.record.tool_call(use.name, shown_input, outcome)
+            if outcome.status == "denied":
+                self.conversation.denied.append({"message": message, "id": use.tool_use_id})
             self.emit(
                 ToolCallFinished(use.tool_use_id, use.name, outcome.status, outcome.as_dict())
             )
@@ -373,13 +387,15 @@ def check_permission(runner: TurnRunner, use: ToolUseBlock) -> ToolOutcome | Non
         message=len(runner.conversation.messages) - 1,  # the assistant message with the call
         server=server,
         server_tool=server_tool,
+        position=runner.gated_positions.get(use.tool_use_id, 0),
+        gated_calls=len(runner.gated_positions),
     )
     try:
         verdict = runner.gate.check(request)
     except TabletalkError as exc:  # e.g. the audit log cannot be written: fail closed
         return ToolOutcome("error", {"error": exc.message, "fix": exc.fix or ""})
     if not verdict.allowed:
-        return ToolOutcome("error", denial_message(request, verdict))
+        return ToolOutcome("denied", denial_message(request, verdict))
     return None
 
 

@@ -49,10 +49,22 @@ class PermissionRequest:
     """An external tool's MCP server (its name in the config); empty for a built-in tool."""
     server_tool: str = ""
     """An external tool's own name on its server (the model calls it by `tool`)."""
+    position: int = 0
+    """Which of the step's gated calls this is (1-based; 0: not counted, e.g. a question)."""
+    gated_calls: int = 0
+    """How many gated calls the model asked for in this step."""
 
     @property
     def grant_identity(self) -> str:
         return self.identity or self.tool
+
+
+def call_position(request: PermissionRequest) -> str:
+    """`call 2 of 5` when the step asked for more than one gated call, else empty: each
+    prompt then says which one it is."""
+    if request.gated_calls <= 1 or not request.position:
+        return ""
+    return f"call {request.position} of {request.gated_calls}"
 
 
 def tool_source(request: PermissionRequest) -> str:

@@ -392,4 +392,6 @@ class ChatSession:
 
     def display_items(self) -> list[dict[str, Any]]:
         """The conversation as the chat shows it (see `agent.transcript`)."""
-        return display_items(self.conversation.messages, self.conversation.attached)
+        return display_items(
+            self.conversation.messages, self.conversation.attached, self.conversation.denied
+        )

@@ -1,8 +1,9 @@
 """One transcript rule: a conversation as the chat shows it, live or resumed.
 
 `display_items` turns saved messages into display items — user and assistant texts (user
-texts with the names of the files sent with them), tool calls with their results, chips, and
-a review chip after a turn that staged changes. The live chat follows the same rule through
+texts with the names of the files sent with them), tool calls with their results (a call
+refused at the permission gate as "denied", though the model got an "error"), chips, and a
+review chip after a turn that staged changes. The live chat follows the same rule through
 `ReviewMarker` (which tools stage comes from the catalog rows: `catalog.staging_names`).
 """
 
@@ -53,13 +54,19 @@ class ReviewMarker:
 
 
 def display_items(
-    messages: list[dict[str, Any]], attached: Iterable[dict[str, Any]] = ()
+    messages: list[dict[str, Any]],
+    attached: Iterable[dict[str, Any]] = (),
+    denied: Iterable[dict[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """The display items of `messages`; `attached` holds `{"message", "block", "names"}`
-    records of the files sent with a user text (see `Conversation.attached`)."""
+    records of the files sent with a user text (see `Conversation.attached`), `denied` the
+    `{"message", "id"}` records of calls refused at the permission gate (`Conversation.denied`).
+    """
     names_at = {(a["message"], a["block"]): list(a["names"]) for a in attached}
+    refused = {(d["message"], d["id"]) for d in denied}
     items: list[dict[str, Any]] = []
     pending: dict[str, dict[str, Any]] = {}
+    denied_pending: set[str] = set()
     review = ReviewMarker()
 
     def end_turn() -> None:
@@ -84,10 +91,14 @@ def display_items(
                 use = block["toolUse"]
                 call = {"tool": use["name"], "input": use.get("input", {}), "status": None}
                 call["result"] = None
+                if (message_index, use["toolUseId"]) in refused:
+                    denied_pending.add(use["toolUseId"])
+                else:
+                    denied_pending.discard(use["toolUseId"])
                 pending[use["toolUseId"]] = call
                 items.append(call)
             elif "toolResult" in block:
-                _answer(block["toolResult"], pending, items, review)
+                _answer(block["toolResult"], pending, denied_pending, items, review)
     end_turn()
     return items
 
@@ -95,13 +106,19 @@ def display_items(
 def _answer(
     result: dict[str, Any],
     pending: dict[str, dict[str, Any]],
+    denied: set[str],
     items: list[dict[str, Any]],
     review: ReviewMarker,
 ) -> None:
+    """A call's result on its item; a call refused at the gate is "denied", not "error"."""
     call = pending.pop(result["toolUseId"], None)
     if call is None:
         return
-    call["status"] = result.get("status", "success")
+    if result["toolUseId"] in denied:
+        denied.discard(result["toolUseId"])
+        call["status"] = "denied"
+    else:
+        call["status"] = result.get("status", "success")
     content = result.get("content") or [{}]
     call["result"] = content[0].get("json", {"text": content[0].get("text")})
     chip = (call["result"] or {}).get("chip")

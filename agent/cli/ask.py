@@ -154,12 +154,14 @@ def terminal_prompter(request: PermissionRequest) -> Decision:
                 return "allow_once"
             if answer in ("n", "no", ""):
                 return "deny"
-    from agent.permissions import tool_source
+    from agent.permissions import call_position, tool_source
 
     source = tool_source(request)
     origin = f" (from {printable_line(source)})" if source else ""
+    position = call_position(request)
+    which = f" ({position})" if position else ""
     print(
-        f"\nAllow {printable_line(request.tool)}{origin} with this input?\n"
+        f"\nAllow {printable_line(request.tool)}{origin} with this input?{which}\n"
         f"{shown_input(request.input)}",
         file=sys.stderr,
     )
@@ -280,9 +282,9 @@ class _Printer:
             sys.stdout.flush()
             self.wrote_text = True
         elif isinstance(event, ToolCallFinished):
-            mark = "ok" if event.status == "success" else "error"
+            mark = {"success": "ok", "denied": "denied"}.get(event.status, "error")
             detail = ""
-            if event.status == "error":
+            if event.status != "success":
                 detail = ": " + str(event.result.get("error") or event.result.get("text", ""))[:200]
             self._newline()
             shown = _short(self.inputs.pop(event.tool_use_id, {}))

@@ -412,3 +412,41 @@ def test_ctrl_c_while_the_turn_registers_a_stop_action_stops_it_and_does_not_han
         pytest.fail("the Ctrl+C handler deadlocked on the StopSignal's action lock")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True True ['closed']"
+
+
+def test_ask_shows_a_call_the_mode_denied_as_denied_not_as_an_error(
+    scripted_bedrock: ScriptedBedrock, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Manual mode with no terminal to ask: the gated call is denied (the model still gets an
+    "error" result, all Converse knows); the progress line and --json say "denied"."""
+    query = ToolUse("runQuery", {"query": "SELECT count(*) AS n FROM orders"})
+    scripted_bedrock.add(Reply(tool_uses=[query]), Reply(text="I could not run it."))
+    assert main(["ask", "count orders", "--db", db, "--mode", "manual"]) == 0
+    err = capsys.readouterr().err
+    line = next(row for row in err.splitlines() if "runQuery" in row)
+    assert "[denied]: Permission denied" in line and "[error]" not in line
+    sent = scripted_bedrock.requests[-1].body["messages"][-1]["content"][0]["toolResult"]
+    assert sent["status"] == "error"
+
+    scripted_bedrock.add(Reply(tool_uses=[query]), Reply(text="Still no."))
+    assert main(["ask", "count again", "--db", db, "--mode", "manual", "--json"]) == 0
+    call = json.loads(capsys.readouterr().out)["steps"][0]["toolCalls"][0]
+    assert call["status"] == "denied"
+
+
+def test_the_terminal_prompt_says_which_of_the_steps_gated_calls_it_is(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from agent.cli.ask import terminal_prompter
+    from agent.permissions import PermissionRequest
+
+    query = {"query": "SELECT 1"}
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\nn\n"))
+    second = PermissionRequest("runQuery", query, "manual", "c1", "read", position=2, gated_calls=5)
+    assert terminal_prompter(second) == "deny"
+    assert "Allow runQuery with this input? (call 2 of 5)" in capsys.readouterr().err
+    only = PermissionRequest("runQuery", query, "manual", "c1", "read", position=1, gated_calls=1)
+    assert terminal_prompter(only) == "deny"
+    assert "Allow runQuery with this input?\n" in capsys.readouterr().err

@@ -106,3 +106,56 @@ def test_an_update_that_staged_nothing_gets_no_review_chip_live_or_resumed() -> 
     live = ReviewMarker()
     live.saw("stageItem", "success", unchanged)
     assert live.end_turn() is None
+
+
+def test_a_conversation_saved_before_denials_were_recorded_loads_with_its_errors(
+    demo_path: Path,
+) -> None:
+    """A file without `denied` (written before it existed) loads; its results keep their
+    saved status, a refused call's "error" included."""
+    import json
+
+    store = open_store(str(demo_path))
+    old = Conversation("c-before-denied", store.identity, "m")
+    use = {"toolUseId": "t1", "name": "runQuery", "input": {"query": "SELECT 1"}}
+    refused = {"error": "The user denied runQuery.", "fix": "Ask the user."}
+    old.messages = [
+        {"role": "user", "content": [{"text": "count"}]},
+        {"role": "assistant", "content": [{"toolUse": use}]},
+        {
+            "role": "user",
+            "content": [
+                {
+                    "toolResult": {
+                        "toolUseId": "t1",
+                        "status": "error",
+                        "content": [{"json": refused}],
+                    }
+                }
+            ],
+        },
+        {"role": "assistant", "content": [{"text": "Denied."}]},
+    ]
+    conversations = ConversationStore()
+    conversations.save(old)
+    path = conversations.path("c-before-denied")
+    head = json.loads(path.read_text().splitlines()[0])
+    del head["snapshot"]["denied"]
+    path.write_text(json.dumps(head) + "\n")
+    loaded = conversations.load("c-before-denied")
+    assert loaded.denied == []
+    items = _session(demo_path, ReplayCaller([]), "c-before-denied").display_items()
+    assert [item["status"] for item in items if "tool" in item] == ["error"]
+
+
+def test_a_denied_call_reads_back_as_denied_from_its_record() -> None:
+    use = {"toolUseId": "t1", "name": "runQuery", "input": {}}
+    result = {"toolUseId": "t1", "status": "error", "content": [{"json": {"error": "no"}}]}
+    messages = [
+        {"role": "user", "content": [{"text": "q"}]},
+        {"role": "assistant", "content": [{"toolUse": use}]},
+        {"role": "user", "content": [{"toolResult": result}]},
+    ]
+    assert display_items(messages)[1]["status"] == "error"
+    assert display_items(messages, denied=[{"message": 1, "id": "t1"}])[1]["status"] == "denied"
+    assert display_items(messages, denied=[{"message": 3, "id": "t1"}])[1]["status"] == "error"

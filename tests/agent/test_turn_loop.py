@@ -691,3 +691,40 @@ def test_stop_while_the_model_writes_a_big_tool_call_counts_what_it_wrote(
     assert not any(isinstance(e, ToolCallStarted) for e in seen) and session.staging.count() == 0
     written = max(e.characters for e in seen if isinstance(e, ToolCallWriting))
     assert ended.usage.estimated_output >= written // 4 > 0
+
+
+def test_each_permission_request_knows_its_place_among_the_steps_gated_calls(
+    scripted_bedrock: ScriptedBedrock, db_path: Path
+) -> None:
+    """Three gated calls and a silent one in one step: the prompter is told call 1, 2 and 3
+    of 3; the denied ones are recorded (the model got "error") and a rewind drops them."""
+    from agent.permissions import PermissionRequest, call_position
+
+    asked: list[PermissionRequest] = []
+
+    def prompter(request: PermissionRequest) -> str:
+        asked.append(request)
+        return "allow_once" if len(asked) == 1 else "deny"
+
+    uses = [
+        ToolUse("runQuery", {"query": "SELECT 1 AS one"}),
+        ToolUse("listTables", {}),
+        ToolUse("countItems", {"table": "orders"}),
+        ToolUse("runQuery", {"query": "SELECT 2 AS two"}),
+    ]
+    scripted_bedrock.add(Reply(tool_uses=uses), Reply(text="Partly."))
+    session = ChatSession.open(
+        Settings(mode="manual"),
+        open_store(db_path),
+        prompter=prompter,  # type: ignore[arg-type]
+    )
+    events: list = []
+    session.run_turn("several", on_event=events.append)
+    assert [call_position(r) for r in asked] == ["call 1 of 3", "call 2 of 3", "call 3 of 3"]
+    finished = [e.status for e in events if isinstance(e, ToolCallFinished)]
+    assert finished == ["success", "success", "denied", "denied"]
+    sent = [r["status"] for r in tool_results(scripted_bedrock.requests[-1].body)]
+    assert sent == ["success", "success", "error", "error"]
+    assert [item.get("status") for item in session.display_items() if "tool" in item] == finished
+    session.rewind(session.user_messages()[-1][0])
+    assert session.conversation.denied == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.containers import Vertical
 from textual.widgets import Static
 
 from tests.support.scripted_bedrock import Reply, ToolUse
@@ -36,6 +37,9 @@ async def test_allow_once_runs_the_gated_call(make_app, scripted_bedrock) -> Non
         screen = await _send_until_prompt(app, pilot, "count customers")
         assert rings == [True], "the prompt rings the bell once"
         assert screen.request.tool == "runQuery"
+        assert screen.query_one(Vertical).border_title == "Permission needed", (
+            "a step's only gated call is not numbered"
+        )
         assert "SELECT count(*)" in str(screen.query_one("#tool-input Static").render())
         await pilot.press("1")
         await settle(app, pilot)
@@ -44,7 +48,7 @@ async def test_allow_once_runs_the_gated_call(make_app, scripted_bedrock) -> Non
         assert "240" in str(line._result_view.render())
 
 
-async def test_deny_returns_an_error_result_and_the_turn_goes_on(
+async def test_deny_shows_denied_sends_an_error_result_and_the_turn_goes_on(
     make_app, scripted_bedrock
 ) -> None:
     _gated_script(scripted_bedrock)
@@ -53,10 +57,12 @@ async def test_deny_returns_an_error_result_and_the_turn_goes_on(
         await _send_until_prompt(app, pilot, "count customers")
         await pilot.click("#deny")
         await settle(app, pilot)
-        assert app.query_one(ToolLine).status == "error"
+        line = app.query_one(ToolLine)
+        assert line.status == "denied"
+        assert str(line.title).startswith("⊘ runQuery"), "a denial is not shown as a failure"
         assert not app.chat.busy
         results = scripted_bedrock.requests[-1].body["messages"][-1]["content"]
-        assert results[0]["toolResult"]["status"] == "error"
+        assert results[0]["toolResult"]["status"] == "error", "Converse knows success/error"
 
 
 async def test_allow_for_the_conversation_asks_only_once(make_app, scripted_bedrock) -> None:
@@ -210,7 +216,7 @@ async def test_the_prompt_for_an_external_tool_names_its_server_as_configured(
         assert "writes your data to a file" not in shown
         await pilot.press("3")
         await settle(app, pilot)
-        assert app.query(ToolLine).last().status == "error"
+        assert app.query(ToolLine).last().status == "denied"
 
 
 async def test_ctrl_c_at_a_prompt_stops_the_answer_instead_of_asking_for_each_call(
@@ -230,3 +236,54 @@ async def test_ctrl_c_at_a_prompt_stops_the_answer_instead_of_asking_for_each_ca
         assert not isinstance(app.screen, PermissionScreen), "no prompt for the other calls"
         assert not app.chat.busy
         assert len(scripted_bedrock.requests) == 1, "the stopped turn asks the model no more"
+
+
+async def _next_prompt(app, pilot, previous: PermissionScreen | None) -> PermissionScreen:
+    """The permission modal that follows `previous` (bounded: a prompt that never comes fails)."""
+    for _ in range(2000):
+        screen = app.screen
+        if isinstance(screen, PermissionScreen) and screen is not previous:
+            return screen
+        await pilot.pause()
+    raise AssertionError("no further permission prompt came up")
+
+
+async def test_each_prompt_of_a_step_says_which_call_it_is_and_denials_group_as_denied(
+    demo_store, scripted_bedrock
+) -> None:
+    """Five gated calls in one step: every prompt says "call k of 5"; the user allows the
+    first and denies the rest, and the run's line says "4 denied" (not "4 failed"), live and
+    after resuming the conversation."""
+    from agent.config import Settings
+    from tui.app import TabletalkApp
+
+    queries = [ToolUse("runQuery", {"query": f"SELECT {n} AS n"}) for n in range(1, 6)]
+    scripted_bedrock.add(Reply(tool_uses=[ToolUse("listTables", {}), *queries]), Reply("Ok."))
+    app = TabletalkApp(demo_store, Settings(mode="manual"), staging_poll_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _send_until_prompt(app, pilot, "five queries")
+        titles = []
+        for answer in "13333":
+            screen = await _next_prompt(app, pilot, None if not titles else screen)
+            titles.append(screen.query_one(Vertical).border_title)
+            await pilot.press(answer)
+        await settle(app, pilot)
+        assert titles == [f"Permission needed · call {n} of 5" for n in range(1, 6)], (
+            "the silent listTables call is not counted"
+        )
+        group = app.query_one("ToolGroup")
+        assert str(group.title) == "⊘ runQuery ×5  4 denied"
+        statuses = [line.status for line in group.query(ToolLine)]
+        assert statuses == ["success"] + ["denied"] * 4
+        results = scripted_bedrock.requests[-1].body["messages"][-1]["content"]
+        statuses_sent = [b["toolResult"]["status"] for b in results if "toolResult" in b]
+        assert statuses_sent == ["success"] * 2 + ["error"] * 4
+        conversation_id = app.session.conversation_id
+    again = TabletalkApp(
+        demo_store, Settings(mode="manual"), conversation_id=conversation_id, staging_poll_seconds=0
+    )
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        group = again.query_one("ToolGroup")
+        assert str(group.title) == "⊘ runQuery ×5  4 denied", "resumed, a denial stays a denial"
+        assert [line.status for line in group.query(ToolLine)] == ["success"] + ["denied"] * 4

@@ -1,5 +1,6 @@
 """The permission prompt: names the gated tool (and an external tool's MCP server) and its
-input; allow once, for the chat, or deny."""
+input, and which of the step's gated calls it is ("call 2 of 5"); allow once, for the chat,
+or deny."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from agent.permissions import Decision, PermissionRequest, shortest_first, tool_source
+from agent.permissions import (
+    Decision,
+    PermissionRequest,
+    call_position,
+    shortest_first,
+    tool_source,
+)
 from tui.key_hints import app_key, compact
 from tui.screens.typing_guard import TypingGuard
 
@@ -79,6 +86,9 @@ class PermissionScreen(TypingGuard, ModalScreen[Decision]):
         does = words.get(request.access, f"access: {request.access}")
         with Vertical() as box:
             box.border_title = "Confirm" if request.question else "Permission needed"
+            position = call_position(request)
+            if position:  # several gated calls in one step: which one this is
+                box.border_title += f" · {position}"
             if request.question:
                 yield Static(Text.assemble((request.tool, "bold"), " asks: ", request.question))
             else:

@@ -25,8 +25,11 @@ STATUS_MARKS = {
     None: ("…", "cyan"),
     "success": ("✓", "green"),
     "error": ("✗", "red"),
+    "denied": ("⊘", "magenta"),
     "stopped": ("■", "yellow"),
 }
+"""A tool line's mark and colour by status: running, done, failed, denied (a gated call
+refused at the permission prompt or by the mode: it never ran), stopped."""
 
 
 def short_input(tool_input: Any, width: int = 60, first: Sequence[str] = ()) -> str:
@@ -163,7 +166,7 @@ class ToolLine(Collapsible):
             self._set_title()
 
     def finish(self, status: str | None, result: Any) -> None:
-        """Show the outcome: ✓ or ✗ on the line, the result inside."""
+        """Show the outcome: ✓, ✗ or ⊘ (denied) on the line, the result inside."""
         old, self.status, self.result = self.status, status, result
         self._set_title()
         self._result_view.update(Text(pretty_json(result)))

@@ -1,5 +1,5 @@
 """A run of calls to one tool folded into one line: `✓ getItem ×40`, `✗ getItem ×40  2 failed`,
-`… getItem ×12  running`; it expands to the calls' own lines, each still expanding to its input
+`⊘ runQuery ×5  5 denied`, `… getItem ×12  running`; it expands to the calls' own lines, each still expanding to its input
 and result (imported with the first tool line, as chat_items.py).
 
 A run is consecutive tool lines of one tool with nothing else between them (no text, chip or
@@ -23,8 +23,8 @@ GROUP_AT = 3
 
 
 class ToolGroup(Collapsible):
-    """One line for a run of calls to one tool, with their count and how many failed or were
-    stopped; expands to the calls' lines."""
+    """One line for a run of calls to one tool, with their count and how many failed, were
+    denied or stopped; expands to the calls' lines."""
 
     DEFAULT_CSS = """
     ToolGroup { margin: 0; padding: 0; border: none; background: transparent; }
@@ -84,10 +84,11 @@ class ToolGroup(Collapsible):
 
     @property
     def status(self) -> str | None:
-        """None while a call runs; `stopped` if any was, `error` if any failed, else success."""
+        """None while a call runs; `stopped` if any was, `error` if any failed, `denied` if any
+        was denied, else success."""
         if self.counts[None]:
             return None
-        for status in ("stopped", "error"):
+        for status in ("stopped", "error", "denied"):
             if self.counts[status]:
                 return status
         return "success"
@@ -98,6 +99,8 @@ class ToolGroup(Collapsible):
         parts: list[Any] = [(mark, colour), " ", (self.tool_name, "bold"), f" ×{len(self.lines)}"]
         if self.counts["error"]:
             parts += ["  ", (f"{self.counts['error']} failed", "red")]
+        if self.counts["denied"]:
+            parts += ["  ", (f"{self.counts['denied']} denied", "magenta")]
         if self.counts["stopped"]:
             parts += ["  ", (f"{self.counts['stopped']} stopped", "yellow")]
         if status is None:
