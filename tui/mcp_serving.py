@@ -51,7 +51,9 @@ class McpServing:
         from agent.mcp_server.http import HttpServer, bind_sockets, build_app
         from agent.mcp_server.server import McpBackend
 
-        sockets = bind_sockets(host, port)
+        sockets = bind_sockets(
+            host, port, fix="Type another port in the port box (0 picks any free one)."
+        )
         backend = McpBackend(self.app.store, "full", tell=self._tell)
         backend.call_hooks.append(self._after_call)
         server = HttpServer(build_app(backend, self.book, consent=self._consent), sockets)

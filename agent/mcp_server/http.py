@@ -374,9 +374,15 @@ def build_app(backend: McpBackend, tokens: TokenBook, consent: Consent | None = 
     return Guard(app, tokens, consent, client_limit=MAX_CLIENT_REQUESTS)
 
 
-def bind_sockets(host: str, port: int) -> list[socket.socket]:
-    """Listening sockets on the loopback host (and ::1 beside 127.0.0.1 when it exists)."""
+CLI_PORT_FIX = "Pick another port with --port N (or --port 0 for any free one)."
+
+
+def bind_sockets(host: str, port: int, fix: str = CLI_PORT_FIX) -> list[socket.socket]:
+    """Listening sockets on the loopback host (and ::1 beside 127.0.0.1 when it exists).
+    `fix` says how to choose another port where the caller asked for this one."""
     host = check_bind_host(host)
+    if not 0 <= port <= 65535:  # socket.bind raises OverflowError, not OSError, for these
+        raise TabletalkError(f"{port} is not a port number (0 to 65535)", fix=fix)
     sockets: list[socket.socket] = []
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     first = socket.socket(family, socket.SOCK_STREAM)
@@ -386,8 +392,7 @@ def bind_sockets(host: str, port: int) -> list[socket.socket]:
     except OSError as exc:
         first.close()
         raise TabletalkError(
-            f"Cannot listen on {host}:{port}: {exc.strerror or exc}",
-            fix="Pick another port with --port N (or --port 0 for any free one).",
+            f"Cannot listen on {host}:{port}: {exc.strerror or exc}", fix=fix
         ) from exc
     sockets.append(first)
     if host == "127.0.0.1" and socket.has_ipv6:

@@ -274,6 +274,13 @@ def test_binding_anything_but_loopback_is_refused(tmp_path: Path, host: str) -> 
     assert "only binds to this machine" in done.stderr
 
 
+def test_a_port_out_of_range_is_a_clear_error_not_a_crash(tmp_path: Path) -> None:
+    done = cli(xdg_env(tmp_path), "mcp", "--http", "--port", "99999")
+    assert done.returncode == 2, done.stderr
+    assert "99999 is not a port number (0 to 65535)" in done.stderr
+    assert "--port 0 for any free one" in done.stderr and "unexpected" not in done.stderr
+
+
 def test_ctrl_c_stops_the_server_cleanly(tmp_path: Path, demo_template: Path) -> None:
     db = Path(shutil.copy(demo_template, tmp_path / "shop.sqlite"))
     served = HttpServer(tmp_path / "home", db)

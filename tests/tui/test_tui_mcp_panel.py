@@ -131,3 +131,33 @@ async def start_and_create_again(
     await pilot.pause()
     token = re.search(r"(tt_\S+)", panel.query_one("#snippet", TextArea).text).group(1)  # type: ignore[union-attr]
     return panel, token
+
+
+async def test_a_port_in_use_or_out_of_range_says_to_type_another_in_the_box(make_app) -> None:
+    """The panel has a port box, not a --port flag; 99999 crashed binding (OverflowError)."""
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    app = make_app()
+    try:
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await pilot.press("f8")
+            await settle(app, pilot)
+            panel = app.screen
+            assert isinstance(panel, McpPanel)
+            for port, problem in (
+                (taken.getsockname()[1], "Cannot listen on 127.0.0.1:"),
+                (99999, "99999 is not a port number (0 to 65535)"),
+            ):
+                app.clear_notifications()
+                panel.query_one("#port", Input).value = str(port)
+                panel.query_one("#toggle", Button).press()
+                await settle(app, pilot)
+                assert not app.mcp_serving.running
+                [toast] = [n.message for n in app._notifications]
+                assert problem in toast and "port box" in toast and "--port" not in toast
+            assert app.screen is panel, "the panel stays open to try again"
+    finally:
+        taken.close()
