@@ -462,6 +462,39 @@ async def test_three_ask_choices_all_show_whole(make_app, scripted_bedrock) -> N
             assert chip.region.width >= len(chip.choice)
 
 
+async def test_a_choice_longer_than_the_chat_wraps_instead_of_being_cut(
+    make_app, scripted_bedrock
+) -> None:
+    """A chip is one line: at 80 columns a long choice lost its end without a sign."""
+    from tui.widgets.chat_items import AnswerChip
+
+    long_choice = (
+        "Cancel every pending order older than thirty days and email each customer a refund "
+        "note [bold]now[/]"
+    )
+    scripted_bedrock.add(
+        Reply(tool_uses=[ToolUse("ask", {"question": "What now?", "choices": [long_choice, "No"]})])
+    )
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(app, pilot, "deal with the pending orders")
+        chip = app.query(AnswerChip).first()
+        assert app.chat.log_view.region.width < len(long_choice)
+        app.chat.log_view.scroll_to_widget(chip, animate=False)
+        await settle(app, pilot)
+        lines = [s.text for s in app.screen._compositor.render_strips()]
+        region = chip.region
+        shown = " ".join(
+            " ".join(
+                line[region.x : region.right] for line in lines[region.y : region.bottom]
+            ).split()
+        )
+        assert " ".join(long_choice.split()) in shown, shown
+        await pilot.click(chip)
+        await settle(app, pilot)
+        assert long_choice in str(scripted_bedrock.requests[-1].body), "the whole choice is sent"
+
+
 async def test_a_long_markdown_table_streams_in_bounded_pieces_each_under_its_header(
     make_app, scripted_bedrock
 ) -> None:

@@ -216,7 +216,10 @@ class AnswerChip(Button):
     """One of the choices of an `ask` question; pressing it sends the choice as the answer."""
 
     DEFAULT_CSS = """
-    AnswerChip { margin: 0 1 0 0; min-width: 6; height: 1; border: none; background: $secondary 35%; }
+    AnswerChip {
+        margin: 0 1 0 0; min-width: 6; height: auto; border: none; background: $secondary 35%;
+        text-wrap: wrap; text-align: left;
+    }
     AnswerChip:focus { background: $secondary; text-style: bold; }
     """
 
