@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual.geometry import Region
 
 import tui.widgets.chat as chat_module
 from agent.config import Settings
@@ -493,6 +494,38 @@ async def test_a_choice_longer_than_the_chat_wraps_instead_of_being_cut(
         await pilot.click(chip)
         await settle(app, pilot)
         assert long_choice in str(scripted_bedrock.requests[-1].body), "the whole choice is sent"
+
+
+async def test_a_table_too_wide_for_the_chat_shows_as_records_with_no_value_cut(
+    make_app, scripted_bedrock
+) -> None:
+    """Five columns in a 34-column chat were squeezed to `3…` for 37,037.01: too narrow for
+    every column's longest word, the table reads as records (field │ value); wide enough,
+    it stays a grid."""
+    rows = [
+        f"| Customer number {i} | person{i}@example.org | {i * 37} | {i * 12345.67:,.2f} |"
+        for i in range(1, 6)
+    ]
+    table = "| customer | email | orders | revenue |\n|---|---|---:|---:|\n" + "\n".join(rows)
+    for size, full in (((80, 24), False), ((160, 40), True)):
+        scripted_bedrock.add(Reply(text="Top customers:\n\n" + table + "\n\nDone."))
+        app = make_app()
+        async with app.run_test(size=size) as pilot:
+            if full:
+                await pilot.press("f2")  # the chat full width
+            await send(app, pilot, "top customers")
+            await settle(app, pilot)
+            [answer] = [m for m in app.query(AssistantMessage) if "revenue" in m.source]
+            width, height = answer.size
+            text = "\n".join(s.text for s in answer.render_lines(Region(0, 0, width, height)))
+            header = next((line for line in text.splitlines() if "revenue" in line), "")
+            if full:
+                assert "customer" in header and "orders" in header, "one header row: a grid"
+            else:
+                assert "customer" not in header, "records: one field per line"
+                assert "…" not in text
+            for i in range(1, 6):
+                assert f"{i * 12345.67:,.2f}" in text, (size, text)
 
 
 async def test_a_long_markdown_table_streams_in_bounded_pieces_each_under_its_header(
