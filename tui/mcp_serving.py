@@ -70,7 +70,9 @@ class McpServing:
 
             anyio.run(server.serve)
         except Exception as exc:  # shown in the app; the panel then says it stopped
-            self._post(self.app.notify, f"MCP server stopped: {exc}", severity="error")
+            self._post(
+                self.app.notify, f"MCP server stopped: {exc}", severity="error", markup=False
+            )
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop serving (requests in flight finish) and close the backend."""

@@ -1,4 +1,5 @@
-"""How long a toast stays: long enough to read, longer for errors and warnings."""
+"""How long a toast stays (long enough to read, longer for errors and warnings), and how
+long it is when the same words are in the chat."""
 
 from __future__ import annotations
 
@@ -13,3 +14,16 @@ def notice_seconds(text: str, severity: str) -> float:
     """Seconds a toast with `text` stays: its severity's base, or its reading time if longer."""
     reading = len(text.split()) / WORDS_PER_SECOND
     return min(max(BASE_SECONDS.get(severity, BASE_SECONDS["information"]), reading), MOST_SECONDS)
+
+
+BRIEF_CHARACTERS = 120
+"""The most of a chat note a toast repeats: a toast as long as the note covered it at 80x24."""
+
+
+def brief(text: str, limit: int = BRIEF_CHARACTERS) -> str:
+    """`text`'s first sentence (or line), cut to `limit` characters with `…`."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    end = first.find(". ")
+    if end != -1:
+        first = first[: end + 1]
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"

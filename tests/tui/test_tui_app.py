@@ -102,6 +102,26 @@ async def test_a_bedrock_error_becomes_a_readable_note_and_the_chat_goes_on(
         assert app.query(AssistantMessage).last().source == "Working again."
 
 
+async def test_a_failed_answers_toast_is_short_and_points_at_the_chat(
+    make_app, scripted_bedrock
+) -> None:
+    """The toast repeated the chat's error note and its fix whole: at 80x24 it was taller
+    than the screen and covered the note it repeated."""
+    long_message = "The model rejected the request. " + "It said a great deal more. " * 20
+    scripted_bedrock.add(Error(status=403, code="AccessDeniedException", message=long_message))
+    app = make_app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await send(app, pilot, "hello")
+        [toast] = [n for n in app._notifications if n.title == "The answer failed"]
+        first, where = toast.message.splitlines()
+        assert len(first) <= 120 and where == "What to do is in the chat."
+        notes = " ".join(str(n.render()) for n in app.query(NoteLine))
+        assert "It said a great deal more. It said" in notes and "What to do:" in notes
+        await settle(app, pilot)
+        rack = app.screen.query_one("ToastRack")
+        assert rack.region.height <= 8, "a toast of a few lines"
+
+
 async def test_keys_are_remapped_from_config(demo_store) -> None:
     app = TabletalkApp(demo_store, Settings(keys={"staging": "f9"}), staging_poll_seconds=0)
     async with app.run_test(size=SIZE) as pilot:

@@ -26,6 +26,7 @@ from agent.stop import StopSignal
 from tui.input_history import InputHistory
 from tui.key_hints import app_key
 from tui.messages import TurnEventsReady
+from tui.notices import brief
 from tui.turn_feed import TurnFeed
 from tui.widgets.action_button import ActionButton
 from tui.widgets.answer_segments import SEGMENT, segment_break
@@ -486,14 +487,14 @@ class ChatPanel(Vertical):
             await self.log_view.mount(pieces.ChipRow(chip))
         for note in end_notes(reason, event):
             await self.log_view.mount(note)
-        if reason == "error":
+        if reason == "error":  # the notes say it all; the toast points at them
             text, fix = failure(event)
-            self.app.notify(
-                text + (f"\n{fix}" if fix else ""),
-                title="The answer failed",
-                severity="error",
-                markup=False,
-            )
+            short = brief(text)
+            if fix:
+                short += "\nWhat to do is in the chat."
+            elif short != text.strip():
+                short += "\nThe rest is in the chat."
+            self.app.notify(short, title="The answer failed", severity="error", markup=False)
         self.host.refresh_staging()
         if self.app.focused is None or not self.app.focused.is_attached:
             self.composer.focus()
