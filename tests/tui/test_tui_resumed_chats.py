@@ -1,4 +1,5 @@
-"""Resuming a chat from the list (ctrl+l): it continues on the model it used and says so."""
+"""Resuming a chat from the list (ctrl+l): it continues on the model it used and says so, and
+the list marks the chat you are in (choosing it just closes the list)."""
 
 from __future__ import annotations
 
@@ -119,6 +120,28 @@ async def test_an_older_file_without_a_model_keeps_the_current_one(
         await choose(app, pilot, "junk1")
         assert app.session.conversation_id == "junk1"
         assert app.status.model == HAIKU and model_toasts(app) == []
+
+
+async def test_the_list_marks_the_chat_you_are_in_and_choosing_it_just_closes(
+    make_app, demo_store, scripted_bedrock
+) -> None:
+    saved("older1", demo_store.identity, NOVA, text="an older question")
+    scripted_bedrock.add(Reply(text="Twelve."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "the question of now")
+        current = app.session.conversation_id
+        picker = await open_list(app, pilot)
+        labels = dict(picker.options)
+        assert labels[current].startswith("● ") and "the question of now" in labels[current]
+        assert not labels["older1"].startswith("●")
+        assert "● marks the chat you are in." in picker.help_text
+        session = app.session
+        await pilot.press("escape")
+        await choose(app, pilot, current)
+        assert not isinstance(app.screen, PickerScreen), "the list closed"
+        assert app.session is session, "the chat was not opened again"
+        assert model_toasts(app) == []
 
 
 async def test_a_model_flag_wins_for_the_chat_the_app_opens_with(
