@@ -182,8 +182,25 @@ def load_settings(path: Path | None = None) -> Settings:
             f"Config file {path} has invalid settings: {_problems(exc)}",
             fix=f"Fix those fields in {path} (see README.md, Configuration).",
         ) from exc
+    _check_model_names(settings, path)
     settings.__dict__["_source"] = path  # kept by model_copy (as `_fields_set`)
     return settings
+
+
+def _check_model_names(settings: Settings, path: Path) -> None:
+    """A `model` (or `[search] decider`) that is neither an alias nor shaped like a Bedrock
+    model id is an error naming the file and key, before anything calls Bedrock with it."""
+    from agent.bedrock.models import check_model_name
+
+    check_model_name(
+        settings.model, given=f"Config file {path}: model =", fix_start=(f"Set model in {path} to")
+    )
+    if settings.search.decider is not None:
+        check_model_name(
+            settings.search.decider,
+            given=f"Config file {path}: [search] decider =",
+            fix_start=f"Set decider under [search] in {path} to",
+        )
 
 
 def _problems(exc: PydanticValidationError) -> str:

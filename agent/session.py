@@ -16,7 +16,14 @@ from agent.active_set import ActiveSet
 from agent.attachments import Attachment, AttachmentSet
 from agent.availability import met_requirements
 from agent.bedrock.caching import CachePointMemory
-from agent.bedrock.models import DEFAULT_ALIAS, check_model, configured_region, resolve_model
+from agent.bedrock.models import (
+    DEFAULT_ALIAS,
+    alias_of,
+    check_model,
+    configured_region,
+    resolve_model,
+    resumed_model,
+)
 from agent.caller import ModelCaller
 from agent.config import Settings
 from agent.conversations import (
@@ -95,6 +102,13 @@ def session_model(settings: Settings) -> tuple[str | None, str]:
     return region, resolve_model(name, region)
 
 
+def model_label(model_id: str) -> str:
+    """`haiku-4.5 (us.anthropic.claude-haiku-4-5-20251001-v1:0)`, or the id alone when it is
+    not a model we know by alias."""
+    alias = alias_of(model_id)
+    return f"{alias} ({model_id})" if alias else model_id
+
+
 def list_conversations() -> list[ConversationSummary]:
     """Saved conversations, newest first."""
     return ConversationStore().list()
@@ -114,9 +128,12 @@ class ChatSession:
         toolset: Toolset | None = None,
         conversations: ConversationStore | None = None,
         caller: ModelCaller | None = None,
+        use_saved_model: bool = False,
     ) -> None:
         """`caller` replaces the Bedrock caller (tests, benchmarks); by default one is made
-        from the settings' profile, region, model and streaming choice."""
+        from the settings' profile, region, model and streaming choice. `use_saved_model`:
+        continue on the model the conversation records (when the region can call it) rather
+        than the settings' one; `model_notice` then says so."""
         self.settings = settings
         self.store = store
         self.conversation = conversation
@@ -133,7 +150,13 @@ class ChatSession:
         self.staging = StagingArea(store)
         self.specs = SpecBook(paths.data_dir() / "specs.sqlite", store.identity)
         self.attachments = AttachmentSet.from_list(conversation.attachments)
-        self.region, self.model_id = session_model(settings)
+        self.region, model_id = session_model(settings)
+        self.model_notice: str | None = None
+        """A sentence for the front end when the session runs on another model than the
+        settings name (a resumed chat continuing on its own model), else None."""
+        if use_saved_model:
+            model_id, self.model_notice = self._saved_model(model_id)
+        self.model_id = model_id
         self._given_caller = caller
         self._caller: BedrockCaller | None = None
         self._caller_key: tuple[str, bool] | None = None
@@ -144,6 +167,32 @@ class ChatSession:
         before any answer took it back, so the user can send it again as it was)."""
         self._system: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+
+    def _saved_model(self, current: str) -> tuple[str, str | None]:
+        """(model id, notice) for a resumed conversation: the model it records, or `current`
+        when it records none (older files) or one the region cannot call."""
+        saved = self.conversation.model.strip()
+        resumed = resumed_model(saved, self.region)
+        if resumed is None:
+            if saved and resumed_model(saved, None) is not None:  # a model id, not callable here
+                return current, (
+                    f"This chat used {saved}, which {self.region} cannot call; "
+                    f"it continues on {model_label(current)}."
+                )
+            return current, None
+        if resumed == current:
+            return current, None
+        return resumed, f"This chat continues on {model_label(resumed)}, the model it used."
+
+    @property
+    def model_id(self) -> str:
+        """The model the next turn calls; the conversation records it (saved with it)."""
+        return self._model_id
+
+    @model_id.setter
+    def model_id(self, value: str) -> None:
+        self._model_id = value
+        self.conversation.model = value
 
     def _offer(self, discovered: Iterable[str]) -> None:
         """The toolset, active set (`discovered`: names) and searcher for the requirements
@@ -181,8 +230,10 @@ class ChatSession:
         prompter: Prompter | None = None,
         toolset: Toolset | None = None,
         caller: ModelCaller | None = None,
+        use_saved_model: bool = True,
     ) -> ChatSession:
-        """Continue a saved conversation, or start a new one.
+        """Continue a saved conversation (on the model it used, unless `use_saved_model` is
+        False: a model given for this run), or start a new one.
 
         Pass `toolset` (see `build_toolset`) when external MCP servers are running.
         """
@@ -202,6 +253,7 @@ class ChatSession:
             toolset=toolset,
             conversations=conversations,
             caller=caller,
+            use_saved_model=use_saved_model and bool(conversation_id),
         )
 
     @property

@@ -91,12 +91,16 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         conversation_id: str | None = None,
         session_factory: SessionFactory | None = None,
         staging_poll_seconds: float = 2.0,
+        model_given: bool = False,
     ) -> None:
+        """`model_given`: a `--model` on the command line, which the conversation opened at
+        start runs on (else a resumed chat continues on the model it used)."""
         super().__init__()
         terminal_text.install()
         self.store = store
         self.settings = settings or Settings()
         self.conversation_id = conversation_id
+        self._model_given = model_given
         self.session_factory = session_factory or default_session_factory
         self._mcp_sources: Any = None
         self.session: Any | None = None
@@ -205,15 +209,18 @@ class TabletalkApp(TabActions, AppActions, App[int]):
     def _open_staging_then_session(self) -> None:
         """The staging database first (the session then opens its own), then the session."""
         self.staging_watch.start_on_worker()
-        self._open_session_now(self.conversation_id)
+        self._open_session_now(self.conversation_id, use_saved_model=not self._model_given)
 
     @work(thread=True, exit_on_error=False, group="session", exclusive=True)
     def open_session(self, conversation_id: str | None) -> None:
-        """Open (or resume) a conversation on a worker; posts SessionReady."""
+        """Open (or resume) a conversation on a worker; posts SessionReady. A resumed one
+        continues on the model it used (the session's `model_notice` says so)."""
         self._open_session_now(conversation_id)
 
-    def _open_session_now(self, conversation_id: str | None) -> None:
-        extra: dict[str, Any] = {}
+    def _open_session_now(
+        self, conversation_id: str | None, *, use_saved_model: bool = True
+    ) -> None:
+        extra: dict[str, Any] = {"use_saved_model": use_saved_model}
         if self.settings.mcp_servers:
             extra["toolset"] = self.external_toolset()
         session = self.session_factory(
@@ -249,6 +256,9 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         self.session = message.session
         self.status.model = self.session.model_id
         self.status.mode = self.session.mode
+        notice = getattr(self.session, "model_notice", None)
+        if notice:
+            self.notify(notice, title="Model", markup=False)
         self.show_usage(self.session.usage)
         items = self.session.display_items()
         if items or not self.chat.has_queued:

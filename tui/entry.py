@@ -50,13 +50,19 @@ def prepare(argv: list[str]) -> tuple[Any, Any, str | None]:
     """Parse the app's flags: (store, settings, conversation id). Raises TabletalkError.
     Without flags the parser is not built (nor argparse and the CLI's helpers imported): the
     flags' defaults leave the config file's settings and its `db` as they are."""
+    return _prepare(argv)[:3]
+
+
+def _prepare(argv: list[str]) -> tuple[Any, Any, str | None, bool]:
+    """`prepare`, and whether `--model` was given (the conversation resumed at start then
+    runs on it instead of the model it used)."""
     from agent.stores.open import open_store
 
     if not argv:
         from agent.config import load_settings
 
         settings = load_settings()
-        return open_store(settings.db, settings), settings, None
+        return open_store(settings.db, settings), settings, None, False
     from agent.cli.common import resolve_settings, store_path
 
     args = build_parser().parse_args(argv)
@@ -66,7 +72,7 @@ def prepare(argv: list[str]) -> tuple[Any, Any, str | None]:
         from agent.session import conversation_db
 
         db = conversation_db(args.conversation, db, explicit=args.db is not None)
-    return open_store(db, settings), settings, args.conversation
+    return open_store(db, settings), settings, args.conversation, args.model is not None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
     setup_logging()
     try:
-        store, settings, conversation_id = prepare(argv)
+        store, settings, conversation_id, model_given = _prepare(argv)
     except TabletalkError as exc:
         startup_gc.resume()
         startup_code.uninstall()
@@ -96,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         return report_error(exc)
     from tui.app import TabletalkApp
 
-    app = TabletalkApp(store, settings, conversation_id=conversation_id)
+    app = TabletalkApp(store, settings, conversation_id=conversation_id, model_given=model_given)
     try:
         app.run()
     finally:

@@ -8,7 +8,9 @@ Profiles per model, from the Bedrock model cards (late 2026): see `KNOWN_MODELS`
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from dataclasses import dataclass
 
 from agent.errors import ConfigError
@@ -113,6 +115,81 @@ def resolve_model(name_or_id: str | None, region: str | None = None) -> str:
         return name
     usable = known.usable_from(region) if region else []
     return usable[0] if usable else known.profile(known.geographies[0])
+
+
+_PROVIDER_AND_NAME = r"[a-z][a-z0-9]+\.[a-z0-9][a-z0-9.:-]*[a-z0-9]"
+"""`provider.name-version` as Bedrock names foundation models (`amazon.nova-lite-v1:0`,
+`anthropic.claude-v2:1:200k`, `cohere.embed-english-v3`, `deepseek.r1-v1:0`)."""
+_ARN = r"arn:aws(?:-[a-z]+)*:(?:bedrock|sagemaker):[a-z0-9-]*:[0-9]*:[a-z-]+/\S+"
+"""A foundation model, inference profile (system or application), provisioned, custom or
+imported model ARN, or a Bedrock Marketplace (SageMaker) endpoint."""
+
+
+def looks_like_model_id(text: str) -> bool:
+    """Whether `text` is shaped like something Bedrock's modelId takes: `provider.name-version`,
+    optionally behind a profile prefix (`us.`, `global.`, …), or an ARN. Not whether Bedrock
+    has that model: an id we do not list (a newer model, another provider) is never refused."""
+    if re.fullmatch(_ARN, text):
+        return True
+    prefix, _, rest = text.partition(".")
+    if prefix in GEOGRAPHIES:
+        text = rest
+    return bool(re.fullmatch(_PROVIDER_AND_NAME, text)) and re.search(r"[-:]", text) is not None
+
+
+def check_model_name(name: str | None, *, given: str, fix_start: str) -> None:
+    """Raise ConfigError when `name` is neither an alias nor shaped like a model id (empty:
+    the default). `given` says where it came from (`--model`, `model in FILE`); `fix_start`
+    begins the fix (`Use --model`, `Set model in FILE to`)."""
+    name = (name or "").strip()
+    if not name or name.lower() in _BY_ALIAS or looks_like_model_id(name):
+        return
+    import difflib
+
+    aliases = [model.alias for model in KNOWN_MODELS]
+    close = [a for a in aliases if a.startswith(name.lower())] or difflib.get_close_matches(
+        name.lower(), aliases, n=1, cutoff=0.6
+    )
+    quoted = json.dumps(name, ensure_ascii=False)
+    example = KNOWN_MODELS[0].profile(KNOWN_MODELS[0].geographies[0])
+    ids = f"a full Bedrock model id or inference profile id (such as {example}) or ARN (arn:aws:bedrock:…)"
+    if close:
+        fix = f"{fix_start} {close[0]}; known names: {', '.join(aliases)}; {ids} also works."
+    else:
+        fix = f"{fix_start} one of the known names ({', '.join(aliases)}), or {ids}."
+    listed = " or ".join(close) if len(close) < 3 else f"{', '.join(close[:-1])} or {close[-1]}"
+    guess = f" (did you mean {listed}?)" if close else ""
+    raise ConfigError(
+        f"{given} {quoted} is not a model name tabletalk knows, nor a Bedrock model id{guess}.",
+        fix=fix,
+    )
+
+
+def alias_of(model_id: str) -> str | None:
+    """The alias of the known model that `model_id` (a profile or base id) calls, if any."""
+    prefix, _, rest = model_id.partition(".")
+    known = _BY_BASE.get(rest if prefix in GEOGRAPHIES else model_id)
+    return known.alias if known else None
+
+
+def resumed_model(saved: str, region: str | None) -> str | None:
+    """The model to continue a saved conversation on: the one it recorded, or that known
+    model's profile for `region` when the recorded profile cannot be called from there;
+    None when it records no model id or nothing `region` can call."""
+    saved = saved.strip()
+    if not saved or not (saved.lower() in _BY_ALIAS or looks_like_model_id(saved)):
+        return None
+    model_id = resolve_model(saved, region)
+    if region is None:
+        return model_id
+    try:
+        check_model(model_id, region)
+    except ConfigError:
+        prefix, _, base = model_id.partition(".")
+        known = _BY_BASE.get(base)
+        usable = known.usable_from(region) if known else []
+        return usable[0] if usable else None
+    return model_id
 
 
 def check_model(model_id: str, region: str) -> None:

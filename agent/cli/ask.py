@@ -326,7 +326,10 @@ def run(args: argparse.Namespace) -> int:
             conversation_id=getattr(args, "conversation", None),
             prompter=terminal_prompter if interactive else None,
             toolset=build_toolset(settings, sources),
+            use_saved_model=getattr(args, "model", None) is None,  # --model wins for this turn
         )
+        if session.model_notice:
+            print(printable(f"  note: {session.model_notice}"), file=sys.stderr)
         return _run_turn(args, session)
     finally:
         if sources is not None:

@@ -130,6 +130,10 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
         value = getattr(args, name, None)
         if value is not None:
             updates[name] = value
+    if "model" in updates:
+        from agent.bedrock.models import check_model_name
+
+        check_model_name(updates["model"], given="--model", fix_start="Use --model")
     if getattr(args, "no_stream", False):
         updates["streaming"] = False
     if getattr(args, "step_limit", None):

@@ -169,10 +169,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> Any:
     from agent.bedrock.client import resolve_model
+    from agent.bedrock.models import check_model_name
     from agent.evals import harness
     from agent.evals.scenario import load_suite
 
     settings = resolve_settings(args)
+    for name in args.models or []:
+        check_model_name(name, given="--model", fix_start="Use --model")
     data = settings.model_dump(exclude={"keys", "mcp_servers", "db"})
     if getattr(args, "replay", None):
         return _replay_plan(args, data)

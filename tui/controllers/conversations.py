@@ -7,8 +7,10 @@ from tui.screens.picker import PickerScreen
 
 NEW = "__new__"
 LINE_WIDTH = 64
-"""Characters of a line in the list: date, title and count fit the picker (at most 80 columns,
-its scrollbar included) on one line; the title is cut to what its date and count leave."""
+"""Characters of a line in the list: mark, date, title and count fit the picker (at most 80
+columns, its scrollbar included) on one line; the title is cut to what the rest leaves."""
+CURRENT = "● "
+"""The mark of the chat open now (as the model picker marks the model in use)."""
 
 
 def pick_conversation(app: AppHost) -> None:
@@ -19,7 +21,8 @@ def pick_conversation(app: AppHost) -> None:
     if app.chat.busy:
         app.notify("Stop the running answer first (Esc).", severity="warning")
         return
-    options = [(NEW, "＋ New chat")]
+    current = app.session.conversation_id if app.session is not None else None
+    options = [(NEW, "  ＋ New chat")]
     summaries = list_conversations()
     own = [s for s in summaries if about_this_store(s.store, app.store.identity)]
     elsewhere = len(summaries) - len(own)
@@ -27,27 +30,30 @@ def pick_conversation(app: AppHost) -> None:
         when = str(summary.updated_at)[:16].replace("T", " ")
         title = " ".join((summary.title or "(untitled)").split())
         count = f"  · {counted(summary.message_count, 'message')}"
-        room = LINE_WIDTH - len(when) - 2 - len(count)
+        room = LINE_WIDTH - len(CURRENT) - len(when) - 2 - len(count)
         if len(title) > room:
             title = title[: room - 1] + "…"
-        label = f"{when}  {title}{count}"
-        options.append((summary.id, label))
+        mark = CURRENT if summary.id == current else " " * len(CURRENT)
+        options.append((summary.id, f"{mark}{when}  {title}{count}"))
 
     def chosen(conversation_id: str | None) -> None:
-        if conversation_id is None:
-            return
+        if conversation_id is None or conversation_id == current:
+            return  # the chat already open: the list just closes
         if conversation_id == NEW:
             app.action_new_chat()
             return
         app.session = None
         app.open_session(conversation_id)
 
-    help_text = (
-        f"Not listed: {counted(elsewhere, 'conversation')} about other databases "
-        "(`tabletalk conversations` lists them, `tabletalk --conversation ID` opens one)."
-        if elsewhere
-        else ""
-    )
+    notes = []
+    if current in {summary.id for summary in own}:
+        notes.append(f"{CURRENT.strip()} marks the chat you are in.")
+    if elsewhere:
+        notes.append(
+            f"Not listed: {counted(elsewhere, 'conversation')} about other databases "
+            "(`tabletalk conversations` lists them, `tabletalk --conversation ID` opens one)."
+        )
+    help_text = " ".join(notes)
     app.push_screen(PickerScreen("Conversations", options, help_text=help_text), chosen)
 
 
