@@ -433,6 +433,22 @@ class ChatSession:
                     paths.append(matches[0].path)
         return paths
 
+    @property
+    def granted_tools(self) -> list[str]:
+        """The tools "allow for this chat" lets run without asking (kept with the chat, so
+        also after a restart), in the order they were allowed."""
+        return list(dict.fromkeys(grant.tool for grant in self.gate.grants))
+
+    def forget_grants(self) -> int:
+        """Take back every "allow for this chat" answer (saved at once); returns how many."""
+        with self._lock:
+            count = len(self.gate.grants)
+            self.gate.grants = []
+            self.conversation.granted = []
+            if count:
+                self.conversations.save(self.conversation)
+            return count
+
     def rewind(self, message_index: int) -> str:
         """Roll back to before that user message; return its text for editing. Grants given
         in the removed messages go with them (the user rolled back to before saying yes)."""

@@ -207,6 +207,26 @@ class AppActions(_Base):
             answered,
         )
 
+    def action_forget_grants(self) -> None:
+        """Take back this chat's "Allow for this chat" answers: those tools ask again."""
+        if self.session is None:
+            return
+        if self.chat.busy:  # the turn holds the session (and may be asking right now)
+            self.notify(
+                "An answer is running: stop it first (esc), then forget the permissions.",
+                severity="warning",
+                markup=False,
+            )
+            return
+        count = self.session.forget_grants()
+        self.notify(
+            f"Forgot {counted(count, 'permission')} of this chat: those tools ask again."
+            if count
+            else "This chat has no “Allow for this chat” permissions to forget.",
+            title="Permissions",
+            markup=False,
+        )
+
     @property
     def _mode(self) -> str:
         """The permission mode in force (the status bar's until the session is open)."""

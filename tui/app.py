@@ -259,6 +259,14 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         notice = getattr(self.session, "model_notice", None)
         if notice:
             self.notify(notice, title="Model", markup=False)
+        granted = getattr(self.session, "granted_tools", [])
+        if granted and self.session.mode != "full-auto":  # in full-auto nothing asks anyway
+            self.notify(
+                f"Earlier in this chat you allowed {', '.join(granted)} without asking; that "
+                "still holds. To be asked again: ctrl+p, “Forget this chat's permissions”.",
+                title="Permissions",
+                markup=False,
+            )
         self.show_usage(self.session.usage)
         items = self.session.display_items()
         if items or not self.chat.has_queued:

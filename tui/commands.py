@@ -88,6 +88,11 @@ def app_commands(app: TabletalkApp) -> Iterator[SystemCommand]:
         )
     for alias, model_id in MODELS.items():
         yield SystemCommand(f"Switch model: {alias}", model_id, partial(app.set_model, alias))
+    yield SystemCommand(
+        "Forget this chat's permissions",
+        "Ask again before each gated call that “Allow for this chat” let run",
+        app.action_forget_grants,
+    )
     for mode in MODES:
         yield SystemCommand(
             f"Switch mode: {mode}",

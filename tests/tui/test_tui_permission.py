@@ -5,8 +5,11 @@ from __future__ import annotations
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from agent.config import Settings
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui.helpers import SIZE, settle
+from tui.app import TabletalkApp
+from tui.commands import app_commands
 from tui.screens.permission import PermissionScreen
 from tui.widgets.chat_items import ToolLine
 
@@ -254,8 +257,6 @@ async def test_each_prompt_of_a_step_says_which_call_it_is_and_denials_group_as_
     """Five gated calls in one step: every prompt says "call k of 5"; the user allows the
     first and denies the rest, and the run's line says "4 denied" (not "4 failed"), live and
     after resuming the conversation."""
-    from agent.config import Settings
-    from tui.app import TabletalkApp
 
     queries = [ToolUse("runQuery", {"query": f"SELECT {n} AS n"}) for n in range(1, 6)]
     scripted_bedrock.add(Reply(tool_uses=[ToolUse("listTables", {}), *queries]), Reply("Ok."))
@@ -287,3 +288,49 @@ async def test_each_prompt_of_a_step_says_which_call_it_is_and_denials_group_as_
         group = again.query_one("ToolGroup")
         assert str(group.title) == "⊘ runQuery ×5  4 denied", "resumed, a denial stays a denial"
         assert [line.status for line in group.query(ToolLine)] == ["success"] + ["denied"] * 4
+
+
+async def test_a_resumed_chats_grants_are_named_and_can_be_forgotten(
+    make_app, demo_store, scripted_bedrock
+) -> None:
+    """'Allow for this chat' outlives a restart (it is saved with the chat) without a sign:
+    resuming names the tools that still run without asking; forgetting makes them ask."""
+    query = ToolUse("runQuery", {"query": "SELECT 1 AS one"})
+    scripted_bedrock.add(
+        Reply(tool_uses=[query]), Reply(text="One."),
+        Reply(tool_uses=[query]), Reply(text="Again."),
+        Reply(tool_uses=[query]), Reply(text="Asked."),
+    )  # fmt: skip
+    first = make_app()
+    async with first.run_test(size=SIZE) as pilot:
+        await _send_until_prompt(first, pilot, "first")
+        await pilot.press("2")  # allow for this chat
+        await settle(first, pilot)
+        chat_id = first.session.conversation_id
+
+    def resumed() -> TabletalkApp:
+        settings = Settings(mode="manual")
+        return TabletalkApp(demo_store, settings, staging_poll_seconds=0, conversation_id=chat_id)
+
+    app = resumed()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        toasts = [n.message for n in app._notifications if n.title == "Permissions"]
+        assert toasts == [
+            "Earlier in this chat you allowed runQuery without asking; that still holds. "
+            "To be asked again: ctrl+p, “Forget this chat's permissions”."
+        ]
+        assert await _prompt_or_end(app, pilot, "again") is None, "the grant still holds"
+        titles = [command.title for command in app_commands(app)]
+        assert "Forget this chat's permissions" in titles, "the toast's advice exists"
+        app.action_forget_grants()
+        await settle(app, pilot)
+        assert any("Forgot 1 permission of this chat" in n.message for n in app._notifications)
+        screen = await _prompt_or_end(app, pilot, "once more")
+        assert screen is not None and screen.request.tool == "runQuery", "it asks again"
+        await pilot.press("1")
+        await settle(app, pilot)
+    again = resumed()
+    async with again.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(again, pilot)
+        assert not [n for n in again._notifications if n.title == "Permissions"], "saved"
