@@ -70,7 +70,7 @@ async def test_letters_typed_as_a_permission_prompt_opens_go_to_the_message_box(
         assert [line.status for line in app.query(ToolLine)][0] == "success"
         await pilot.press("escape")  # the second call asks again (nothing granted for the chat)
         await settle(app, pilot)
-        assert [line.status for line in app.query(ToolLine)] == ["success", "error"]
+        assert [line.status for line in app.query(ToolLine)] == ["success", "denied"]
         assert app.chat.composer.text == "top 1a", "nothing typed was lost"
 
 
