@@ -107,14 +107,15 @@ async def test_enter_or_a_click_on_a_commit_shows_its_changes_and_esc_goes_back(
     Its changes now open in a modal (values escaped and cut), over the history."""
     from textual.widgets import Static
 
-    from tui.screens.commit_detail import CommitDetailScreen
-    from tui.widgets.staged_change import VALUE_LIMIT
+    from tui.screens.commit_detail import DETAIL_VALUE_LIMIT, CommitDetailScreen
 
     long_value = "[bold red]boom[/] " + "x" * 500
+    huge_value = "y" * 3000
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         area = app.staging_watch.area
         area.stage_many("orders", keys=[{"id": 1}], set={"status": long_value})
+        area.stage_many("orders", keys=[{"id": 4}], set={"status": huge_value})
         area.commit()
         area.stage_many("orders", keys=[{"id": 2}, {"id": 3}], set={"status": "returned"})
         area.commit()
@@ -139,7 +140,12 @@ async def test_enter_or_a_click_on_a_commit_shows_its_changes_and_esc_goes_back(
         shown = "\n".join(str(static.render()) for static in app.screen.query(Static))
         assert "UPDATE orders id=1" in shown
         assert "[bold red]boom[/] xxx" in shown, "markup in a value is shown as typed"
-        assert "x" * VALUE_LIMIT not in shown and "…" in shown, "a long value is cut"
+        assert long_value in shown.replace("\n", ""), "a long value is shown whole"
+        assert "y" * (DETAIL_VALUE_LIMIT - 1) + "…" in shown.replace("\n", "")
+        assert "y" * DETAIL_VALUE_LIMIT not in shown.replace("\n", ""), "a huge one is cut"
+        more = str(app.screen.query_one("#commit-more", Static).render())
+        assert "Values longer than 2,000 characters end in …" in more
+        assert "`tabletalk commits show " in more and "prints them whole" in more
         await pilot.press("escape")
         await settle(app, pilot)
         assert app.screen is history

@@ -1,6 +1,7 @@
 """One commit's changes (Enter or a click on a commit in the history, F9): per change its
 table and key, then each attribute's value before → after, as the staging panel draws a
-staged change (long values cut with `…`), in a scrollable modal; Esc goes back to the list.
+staged change (only values longer than DETAIL_VALUE_LIMIT cut with `…`), in a scrollable
+modal; Esc goes back to the list.
 
 Every name and value is untrusted text: it reaches the screen as Content, never as markup.
 """
@@ -19,7 +20,7 @@ from agent.staging.model import AttributeDiff
 from agent.staging.review import show_value
 from agent.text_plural import counted
 from tui.widgets.fitted_lines import FittedLines, Line
-from tui.widgets.staged_change import NAME_LIMIT, OP_STYLE, VALUE_LIMIT, diff_lines, key_text
+from tui.widgets.staged_change import NAME_LIMIT, OP_STYLE, diff_lines, key_text
 
 CHANGES_SHOWN = 200
 """Changes drawn (one widget each); a larger commit ends with how many more and where to
@@ -38,9 +39,24 @@ def logged_diffs(change: LoggedChange) -> list[AttributeDiff]:
     return diffs
 
 
-def logged_change_text(change: LoggedChange) -> FittedLines:
+DETAIL_VALUE_LIMIT = 2000
+"""Characters of a value shown here (far more than the staging list's VALUE_LIMIT: this is
+where a commit is read); a longer value is cut, and the screen ends naming the command that
+prints it whole."""
+
+
+def cuts_a_value(change: LoggedChange, limit: int = DETAIL_VALUE_LIMIT) -> bool:
+    """Whether a value of `change` is longer than the screen shows."""
+    return any(
+        len(show_value(value)) > limit
+        for diff in logged_diffs(change)
+        for value in (diff.old, diff.new)
+    )
+
+
+def logged_change_text(change: LoggedChange, limit: int = DETAIL_VALUE_LIMIT) -> FittedLines:
     """`UPDATE orders id=5` and one line per attribute (old and new on their own lines when
-    long), values cut at VALUE_LIMIT characters."""
+    long), values cut at `limit` characters."""
     heading = Content.assemble(
         (change.op.upper(), f"bold {OP_STYLE.get(change.op, '')}"),
         " ",
@@ -49,7 +65,7 @@ def logged_change_text(change: LoggedChange) -> FittedLines:
     )
     lines: list[Line] = []
     for diff in logged_diffs(change):
-        lines += diff_lines(change.op, diff, VALUE_LIMIT)
+        lines += diff_lines(change.op, diff, limit)
     if not lines:
         lines.append(Line(Content.styled("(no attribute changed)", "dim"), Content("  ")))
     return FittedLines(heading, (), lines)
@@ -89,21 +105,23 @@ class CommitDetailScreen(ModalScreen[None]):
                 ),
                 id="commit-summary",
             )
-            for change in self.changes[:CHANGES_SHOWN]:
+            shown = self.changes[:CHANGES_SHOWN]
+            for change in shown:
                 yield Static(logged_change_text(change), classes="logged-change")
             more = len(self.changes) - CHANGES_SHOWN
+            command = f"`tabletalk commits show {entry.id}` "
             if more > 0:
-                from agent.store_hints import for_store  # the command must reach this store
+                hint = f"… {counted(more, 'more change')}: {command}lists them all."
+            elif any(map(cuts_a_value, shown)):
+                hint = f"Values longer than {DETAIL_VALUE_LIMIT:,} characters end in …: {command}"
+                hint += "prints them whole."
+            else:
+                return
+            from agent.store_hints import for_store  # the command must reach this store
 
-                hint = f"… {counted(more, 'more change')}: `tabletalk commits show {entry.id}` "
-                store = getattr(self.app, "store", None)
-                yield Static(
-                    Content.styled(
-                        (for_store(hint, store) if store is not None else hint) + "lists them all.",
-                        "dim",
-                    ),
-                    id="commit-more",
-                )
+            store = getattr(self.app, "store", None)
+            text = for_store(hint, store) if store is not None else hint
+            yield Static(Content.styled(text, "dim"), id="commit-more")
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()  # arrows and page keys scroll the changes
