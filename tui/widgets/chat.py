@@ -394,6 +394,7 @@ class ChatPanel(Vertical):
             AskUser,
             ChipProposed,
             Notice,
+            Retrying,
             StepStarted,
             ToolCallFinished,
             ToolCallStarted,
@@ -402,11 +403,15 @@ class ChatPanel(Vertical):
             UsageUpdated,
         )
 
-        if isinstance(event, ToolCallWriting):  # the wait line says so (back, after text)
+        # A call being written or a refused request sent again: the wait line says so (it
+        # comes back after text).
+        if isinstance(event, ToolCallWriting | Retrying):
             if self._wait_line is None:
                 self._close_answer()
                 await self._waiting(True)
-            if self._wait_line is not None:
+            if self._wait_line is not None and isinstance(event, Retrying):
+                self._wait_line.retrying(event.message)
+            elif self._wait_line is not None:
                 self._wait_line.writing(event.name, event.characters)
             return
         if isinstance(event, StepStarted) or self._wait_line is not None:
