@@ -411,7 +411,7 @@ class ChatPanel(Vertical):
                 await self._waiting(True)
             if self._wait_line is not None and isinstance(event, Retrying):
                 self._wait_line.retrying(event.message)
-            elif self._wait_line is not None:
+            elif self._wait_line is not None and isinstance(event, ToolCallWriting):
                 self._wait_line.writing(event.name, event.characters)
             return
         if isinstance(event, StepStarted) or self._wait_line is not None:
