@@ -189,15 +189,25 @@ class ChatPanel(Vertical):
 
     def attach(self, path: str | Path) -> bool:
         """Validate a file now (size, type) and add it to the next message; say why not."""
+        error = self.add_attachment(path)
+        if error is not None:
+            self.app.notify(
+                error.render_sentences(), title=error.title, severity="error", markup=False
+            )
+            return False
+        return True
+
+    def add_attachment(self, path: str | Path) -> TabletalkError | None:
+        """Validate a file now (size, type) and add it to the next message; the error saying
+        why not, or None once added (the attach dialog shows the error itself)."""
         from agent.attachments import AttachmentSet
 
         try:
             attachment = AttachmentSet().add(path)
         except TabletalkError as exc:
-            self.app.notify(exc.render_sentences(), title=exc.title, severity="error", markup=False)
-            return False
+            return exc
         self.attachments.add(attachment.path)
-        return True
+        return None
 
     def submit(self, text: str) -> None:
         """Send `text` (with pending attachments), or run a `/command`."""
