@@ -144,6 +144,34 @@ class Notice:
     message: str
 
 
+_RETRY_CAUSES = {
+    "ThrottlingException": "Bedrock is throttling",
+    "ServiceUnavailableException": "Bedrock is unavailable for the moment",
+    "ModelNotReadyException": "The model is not ready yet",
+    "ModelStreamErrorException": "The model's answer broke off",
+    "InternalServerException": "Bedrock had an internal error",
+}
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """Bedrock refused a request for now (`code`: throttling, unavailable, …; "" when it did not
+    answer at all) and it goes again after a pause, as attempt `attempt` of `max_attempts`.
+    Front ends show `message` on their wait line until the answer comes."""
+
+    code: str
+    attempt: int
+    max_attempts: int
+
+    @property
+    def message(self) -> str:
+        """`Bedrock is throttling; retrying (attempt 2 of 4)…`."""
+        cause = _RETRY_CAUSES.get(self.code) or (
+            f"Bedrock answered {self.code[:60]}" if self.code else "Bedrock did not answer"
+        )
+        return f"{cause}; retrying (attempt {self.attempt} of {self.max_attempts})…"
+
+
 @dataclass(frozen=True)
 class TurnEnded:
     """The turn is over; `text` is the final answer text of the last step."""
@@ -169,5 +197,6 @@ TurnEvent = (
     | AskUser
     | UsageUpdated
     | Notice
+    | Retrying
     | TurnEnded
 )

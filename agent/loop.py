@@ -33,6 +33,7 @@ from agent.events import (
     Chip,
     ChipProposed,
     Notice,
+    Retrying,
     StepStarted,
     TextDelta,
     ToolCallFinished,
@@ -240,6 +241,8 @@ class TurnRunner:
                     writing = 0
                 elif isinstance(event, StepEnd):
                     end = event
+                elif isinstance(event, Retrying):
+                    self.emit(event)
         except StepCancelled:
             written = sum(len(use.raw) for use in tool_uses) + writing
             raise StepCancelled("".join(text_parts), written) from None

@@ -373,11 +373,7 @@ class AppActions(_Base):
     def action_attach(self) -> None:
         from tui.screens.attach import AttachScreen
 
-        def chosen(path: str | None) -> None:
-            if path:
-                self.chat.attach(path)
-
-        self.push_screen(AttachScreen(), chosen)
+        self.push_screen(AttachScreen(self.chat.add_attachment))
 
     def action_new_chat(self) -> None:
         if self.chat.busy:

@@ -18,6 +18,7 @@ import botocore.session
 from agent.bedrock import endpoint_data
 from agent.bedrock.errors import translate
 from agent.bedrock.models import KNOWN_MODELS, configured_region, resolve_model
+from agent.bedrock.retries import RetryWatch
 from agent.errors import ConfigError
 
 __all__ = [
@@ -120,7 +121,8 @@ def make_client(
 
     `max_attempts` counts every attempt, the first included (botocore's standard retry mode);
     the long read timeout lets long answers finish. `parameter_validation=False` leaves
-    validation to the caller (`request_check.RequestCheck` checks each part once).
+    validation to the caller (`request_check.RequestCheck` checks each part once). Each retry
+    botocore makes goes to the reporter of the calling thread (`retries.reporting`).
     Raises BedrockCallError (kind "no_credentials") for a profile that does not exist.
     """
     config = botocore.config.Config(
@@ -141,6 +143,8 @@ def make_client(
                 + (f" (profile {profile!r} has none)." if profile else "."),
                 fix=NO_REGION_FIX,
             )
-        return core.create_client(SERVICE, region_name=where, config=config)
+        client = core.create_client(SERVICE, region_name=where, config=config)
+        RetryWatch(client)
+        return client
     except botocore.exceptions.BotoCoreError as exc:
         raise translate(exc, profile=profile, model_id="", region=region) from exc

@@ -2,7 +2,8 @@
 
 Before any event is yielded, some failures are retried once: a rejected cache point (then
 remembered per model), a model that cannot stream tool use (switch to Converse), and a
-transient error inside the stream. HTTP-level throttling retries belong to botocore.
+transient error inside the stream (announced by a `Retrying` event, as botocore's own retries
+of HTTP-level throttling are: `retries.py`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agent.bedrock.client import model_family
 from agent.bedrock.errors import error_code, error_message, is_cache_point_rejection, translate
 from agent.bedrock.request_check import RequestCheck
 from agent.bedrock.stream import ModelEvent, StepCancelled, converse_events
+from agent.events import Retrying
 
 DEFAULT_MAX_TOKENS = 4096
 _RETRYABLE_IN_STREAM = {
@@ -156,7 +158,7 @@ class BedrockCaller:
                 for event in converse_events(
                     self.client, sent, stream=self.streaming, cancel=cancel
                 ):
-                    yielded = True
+                    yielded = yielded or not isinstance(event, Retrying)
                     yield event
                 return
             except StepCancelled:
@@ -174,6 +176,7 @@ class BedrockCaller:
                     continue
                 if not stream_retried and is_retryable_stream_error(exc):
                     stream_retried = True  # botocore does not retry errors inside a stream
+                    yield Retrying(error_code(exc), 2, 2)
                     if cancel is not None and cancel.wait(self.stream_retry_delay):
                         raise StepCancelled() from None
                     if cancel is None:

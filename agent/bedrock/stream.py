@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import urllib3.exceptions
 
 from agent.bedrock.errors import BedrockCallError
-from agent.events import Usage
+from agent.bedrock.retries import reporting
+from agent.events import Retrying, Usage
 from agent.stop import StopSignal, stop_signal
 
 
@@ -69,7 +70,9 @@ class StepEnd:
 
 NO_ANSWER = "(no answer)"
 
-ModelEvent = TextChunk | ToolInputProgress | ToolUseBlock | StepEnd
+ModelEvent = TextChunk | ToolInputProgress | ToolUseBlock | StepEnd | Retrying
+"""What a step yields; `Retrying` while botocore (or the caller) is about to send a refused
+request again, before any of the answer."""
 
 
 class StepCancelled(Exception):
@@ -288,25 +291,31 @@ class _CallThreads:
 _CALLS = _CallThreads()
 
 
-def _call_cancellable(call: Callable[[], Any], cancel: StopSignal) -> Any:
-    """Run a blocking boto3 call on a call thread and wait for it; give up at once on Stop
-    (the call finishes in the background and its answer is dropped)."""
+def _call_cancellable(
+    call: Callable[[], Any], cancel: StopSignal
+) -> Generator[Retrying, None, Any]:
+    """Run a blocking boto3 call on a call thread and wait for it, yielding each retry botocore
+    is about to make meanwhile (`Retrying`: throttled, unavailable); return its answer. Give up
+    at once on Stop (the call finishes in the background and its answer is dropped)."""
     outcome: dict[str, Any] = {}
-    done = threading.Event()
+    news: queue.SimpleQueue[Retrying | None] = queue.SimpleQueue()  # None: done, or Stop
 
     def run() -> None:
         try:
-            outcome["value"] = call()
+            with reporting(news.put):
+                outcome["value"] = call()
             if cancel.is_set():  # nobody will read it: release the connection
                 _close_abandoned(outcome["value"])
         except BaseException as exc:  # re-raised in the caller's thread
             outcome["error"] = exc
         finally:
-            done.set()
+            news.put(None)
 
-    with cancel.when_set(done.set):
+    with cancel.when_set(lambda: news.put(None)):
         _CALLS.submit(run)
-        done.wait()
+        while (retry := news.get()) is not None:
+            if not cancel.is_set():
+                yield retry
     if cancel.is_set():
         _close_abandoned(outcome.get("value"))
         raise StepCancelled()
@@ -343,11 +352,11 @@ def _converse_events(
     if cancel.is_set():
         raise StepCancelled()
     if not stream:
-        response = _call_cancellable(lambda: client.converse(**request), cancel)
+        response = yield from _call_cancellable(lambda: client.converse(**request), cancel)
         yield from events_from_response(response)
         return
 
-    response = _call_cancellable(lambda: client.converse_stream(**request), cancel)
+    response = yield from _call_cancellable(lambda: client.converse_stream(**request), cancel)
     event_stream = response["stream"]
     assembler = _Assembler()
     try:

@@ -186,23 +186,32 @@ def _short(value: Any, width: int = 80) -> str:
 class Waiting:
     """What `ask`'s status line says while a step's answer has not started or the model
     writes tool calls, as the app's wait line: `waiting for the model… 4 s`, `the model is
-    writing getItem (call 15)… 3 s`, `the model is writing bulkEdit, 96 KB… 41 s`."""
+    writing getItem (call 15)… 3 s`, `the model is writing bulkEdit, 96 KB… 41 s`, `Bedrock is
+    throttling; retrying (attempt 2 of 4)… 6 s`."""
 
     def __init__(self) -> None:
         self.started = time.monotonic()
         self.tool: str | None = None
         self.calls = 0
         self.characters = 0
+        self.retry: str | None = None
 
     def writing(self, name: str, characters: int) -> None:
         """The model is writing a call of `name`, its input `characters` long (0: a new call)."""
         if characters == 0:
             self.calls += 1
         self.tool, self.characters = name, characters
+        self.retry = None
+
+    def retrying(self, message: str) -> None:
+        """A request was refused for now and goes again (`Retrying.message`)."""
+        self.retry = message
 
     def text(self) -> str:
         """The line as it reads now; the tool name (from the model) made safe and cut."""
-        if self.tool is None:
+        if self.retry is not None:
+            text = printable_line(self.retry)
+        elif self.tool is None:
             text = "waiting for the model…"
         else:
             text = f"the model is writing {cut_to(printable_line(self.tool), 40)}"
@@ -217,8 +226,8 @@ class Waiting:
 class _Printer:
     """Streams a turn to the terminal: answer on stdout, tool lines and notices on stderr.
 
-    While the model thinks or writes tool calls (which can take a minute and print nothing),
-    a StatusLine on stderr says so, only when stderr is a terminal; it is cleared before
+    While the model thinks or writes tool calls, or Bedrock's throttling holds the request
+    (each can take a minute and print nothing), a StatusLine on stderr says so, only when stderr is a terminal; it is cleared before
     anything else is printed, so it never mixes into the answer. With `answer=False` (--json)
     only that line is shown: stdout gets the transcript alone.
     """
@@ -233,13 +242,16 @@ class _Printer:
         self.waiting: Waiting | None = None
 
     def __call__(self, event: TurnEvent) -> None:
-        from agent.events import Notice, StepStarted, ToolCallWriting, UsageUpdated
+        from agent.events import Notice, Retrying, StepStarted, ToolCallWriting, UsageUpdated
 
         if isinstance(event, StepStarted):
             self._wait(Waiting())
-        elif isinstance(event, ToolCallWriting):
+        elif isinstance(event, ToolCallWriting | Retrying):
             waiting = self.waiting or Waiting()  # a new wait after the step's text
-            waiting.writing(event.name, event.characters)
+            if isinstance(event, Retrying):
+                waiting.retrying(event.message)
+            else:
+                waiting.writing(event.name, event.characters)
             self._wait(waiting)
         elif not isinstance(event, UsageUpdated):
             was_waiting = self.waiting

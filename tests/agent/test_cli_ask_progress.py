@@ -1,5 +1,5 @@
-"""`tabletalk ask`'s status line while the model writes tool calls, as a user sees it: on a
-terminal (stderr a pseudo-terminal) and piped, with the scripted endpoint."""
+"""`tabletalk ask`'s status line while the model writes tool calls or Bedrock throttles, as a
+user sees it: on a terminal (stderr a pseudo-terminal) and piped, with the scripted endpoint."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent.cli.status_line import StatusLine
-from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse
+from tests.support.scripted_bedrock import Error, Reply, ScriptedBedrock, ToolUse
 
 CALLS = 12
 
@@ -180,3 +180,39 @@ def test_the_status_line_fits_the_terminal_and_blanks_what_it_drew() -> None:
 @pytest.fixture
 def db_path(demo_path: Path) -> Path:
     return demo_path
+
+
+def test_ask_on_a_terminal_says_bedrock_is_throttling_while_it_retries(
+    scripted_bedrock: ScriptedBedrock,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A throttled request is retried by botocore for seconds with nothing new on the
+    screen: the status line says so, and the answer then takes its place."""
+    from botocore.retries import standard
+
+    from agent.cli.main import main
+
+    monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
+    terminal = Terminal()
+    seen: list[str] = []
+
+    def answer(_body: dict) -> Reply:  # the retry's request: what does the terminal show now?
+        seen.append(terminal.getvalue())
+        return Reply(text="240 customers.")
+
+    scripted_bedrock.add(
+        Error(429, "ThrottlingException", "Too many requests, please wait."), answer
+    )
+    with monkeypatch.context() as patch:  # stderr a terminal, stdout piped
+        patch.setattr(sys, "stderr", terminal)
+        code = main(["ask", "how many customers?", "--db", str(db_path)])
+    out = capsys.readouterr().out
+    assert code == 0, terminal.getvalue()
+    assert out == "240 customers.\n"
+    (while_retrying,) = seen
+    assert _screen(while_retrying)[-1] == "Bedrock is throttling; retrying (attempt 2 of 4)…"
+    screen = _screen(terminal.getvalue())
+    assert not any("throttling" in row for row in screen), screen
+    assert screen[-1].startswith("-- the model finished its answer; 1 step;"), screen

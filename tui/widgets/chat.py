@@ -190,15 +190,25 @@ class ChatPanel(Vertical):
 
     def attach(self, path: str | Path) -> bool:
         """Validate a file now (size, type) and add it to the next message; say why not."""
+        error = self.add_attachment(path)
+        if error is not None:
+            self.app.notify(
+                error.render_sentences(), title=error.title, severity="error", markup=False
+            )
+            return False
+        return True
+
+    def add_attachment(self, path: str | Path) -> TabletalkError | None:
+        """Validate a file now (size, type) and add it to the next message; the error saying
+        why not, or None once added (the attach dialog shows the error itself)."""
         from agent.attachments import AttachmentSet
 
         try:
             attachment = AttachmentSet().add(path)
         except TabletalkError as exc:
-            self.app.notify(exc.render_sentences(), title=exc.title, severity="error", markup=False)
-            return False
+            return exc
         self.attachments.add(attachment.path)
-        return True
+        return None
 
     def submit(self, text: str) -> None:
         """Send `text` (with pending attachments), or run a `/command`."""
@@ -395,6 +405,7 @@ class ChatPanel(Vertical):
             AskUser,
             ChipProposed,
             Notice,
+            Retrying,
             StepStarted,
             ToolCallFinished,
             ToolCallStarted,
@@ -403,11 +414,15 @@ class ChatPanel(Vertical):
             UsageUpdated,
         )
 
-        if isinstance(event, ToolCallWriting):  # the wait line says so (back, after text)
+        # A call being written or a refused request sent again: the wait line says so (it
+        # comes back after text).
+        if isinstance(event, ToolCallWriting | Retrying):
             if self._wait_line is None:
                 self._close_answer()
                 await self._waiting(True)
-            if self._wait_line is not None:
+            if self._wait_line is not None and isinstance(event, Retrying):
+                self._wait_line.retrying(event.message)
+            elif self._wait_line is not None and isinstance(event, ToolCallWriting):
                 self._wait_line.writing(event.name, event.characters)
             return
         if isinstance(event, StepStarted) or self._wait_line is not None:

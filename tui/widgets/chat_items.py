@@ -261,7 +261,9 @@ class AskBlock(Vertical):
 class WaitLine(Static):
     """`waiting for the model… 12 s · esc stops` under the last message, while a step's
     answer has not started (the model can take a while to say its first word); while the
-    model writes tool calls, `the model is writing getItem (call 12)… 8 s` (`writing`)."""
+    model writes tool calls, `the model is writing getItem (call 12)… 8 s` (`writing`); while
+    a refused request waits to go again, `Bedrock is throttling; retrying (attempt 2 of 4)…`
+    (`retrying`)."""
 
     DEFAULT_CSS = "WaitLine { color: $text-muted; margin: 1 0 0 2; }"
 
@@ -271,9 +273,16 @@ class WaitLine(Static):
         self.tool: str | None = None
         self.calls = 0
         self.characters = 0
+        self.retry: str | None = None
 
     def on_mount(self) -> None:
         self.set_interval(1, self.refresh)
+
+    def retrying(self, message: str) -> None:
+        """A request was refused for now and goes again (`Retrying.message`), until the
+        answer or a tool call starts."""
+        self.retry = message
+        self.refresh()
 
     def writing(self, name: str, characters: int) -> None:
         """The model is writing a call of `name`, its input `characters` long so far (0: a
@@ -281,11 +290,14 @@ class WaitLine(Static):
         if characters == 0:
             self.calls += 1
         self.tool, self.characters = name, characters
+        self.retry = None
         self.refresh()
 
     def render(self) -> Text:
         seconds = int(time.monotonic() - self.started)
-        if self.tool is None:
+        if self.retry is not None:
+            text = self.retry
+        elif self.tool is None:
             text = "waiting for the model…"
         else:
             name = self.tool if len(self.tool) <= 40 else self.tool[:39] + "…"
