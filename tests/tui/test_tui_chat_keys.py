@@ -109,6 +109,25 @@ async def test_back_at_the_end_the_chat_follows_the_answer_again(
         await settle(app, pilot)
 
 
+async def test_page_down_from_the_top_of_the_chat_moves_down_a_page(
+    make_app, scripted_bedrock
+) -> None:
+    """At the top, PageDown did nothing (the guard for PageUp there held it too): only
+    ctrl+End got out."""
+    scripted_bedrock.add(Reply(text="\n\n".join(f"Paragraph {n} of an answer." for n in range(60))))
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await send(app, pilot, "tell me everything")
+        log = app.chat.log_view
+        await pilot.press("ctrl+home")
+        assert await refreshed_until(app, lambda: log.scroll_y == 0)
+        await pilot.press("pagedown")
+        assert await refreshed_until(app, lambda: log.scroll_y > 0), "PageDown moved"
+        assert log.scroll_y < log.max_scroll_y, "one page, not the end"
+        await pilot.press("pageup")
+        assert await refreshed_until(app, lambda: log.scroll_y == 0), "and back up"
+
+
 async def test_a_message_taller_than_the_box_keeps_page_up_for_itself(
     make_app, scripted_bedrock
 ) -> None:

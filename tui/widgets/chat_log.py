@@ -117,7 +117,7 @@ class ChatLog(VerticalScroll):
             # and the view would stop following the answer while showing its end.
             self.scroll_end(animate=False, immediate=True)
             return
-        if self.scroll_y > 0:  # at the top nothing moves (and a short chat keeps following)
+        if where == "page_down" or self.scroll_y > 0:  # up at the top: nothing moves
             self.scroll_to(y=max(target, 0), animate=False, immediate=True)
 
     def focus_latest(self, kind: str) -> None:
