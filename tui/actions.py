@@ -218,10 +218,12 @@ class AppActions(_Base):
                 markup=False,
             )
             return
-        count = self.session.forget_grants()
+        tools = self.session.granted_tools
+        self.session.forget_grants()
         self.notify(
-            f"Forgot {counted(count, 'permission')} of this chat: those tools ask again."
-            if count
+            f"{', '.join(tools)} {noun(len(tools), 'asks', 'ask')} again before each call "
+            "in this chat."
+            if tools
             else "This chat has no “Allow for this chat” permissions to forget.",
             title="Permissions",
             markup=False,

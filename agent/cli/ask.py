@@ -25,7 +25,7 @@ from agent.cli.common import (
 )
 from agent.cli.status_line import StatusLine, cut_to, is_tty
 from agent.errors import TabletalkError
-from agent.text_plural import counted
+from agent.text_plural import counted, noun
 
 if TYPE_CHECKING:  # events, session and permissions load only when `ask` runs
     from agent.events import AskUser, TurnEnded, TurnEvent
@@ -166,7 +166,7 @@ def terminal_prompter(request: PermissionRequest) -> Decision:
         file=sys.stderr,
     )
     while True:
-        print("  [y] once  [a] for this conversation  [n] deny: ", end="", file=sys.stderr)
+        print("  [y] once  [a] for this chat  [n] deny: ", end="", file=sys.stderr)
         sys.stderr.flush()
         answer = _read_answer()
         if answer in ("y", "yes"):
@@ -342,6 +342,16 @@ def run(args: argparse.Namespace) -> int:
         )
         if session.model_notice:
             print(printable(f"  note: {session.model_notice}"), file=sys.stderr)
+        if session.granted_tools and session.mode != "full-auto":
+            tools = session.granted_tools
+            runs = noun(len(tools), "runs", "run")
+            print(
+                printable(
+                    f"  note: {', '.join(tools)} {runs} without asking (allowed earlier in "
+                    "this chat)."
+                ),
+                file=sys.stderr,
+            )
         return _run_turn(args, session)
     finally:
         if sources is not None:

@@ -76,3 +76,23 @@ def test_a_profile_the_region_cannot_call_becomes_that_models_profile_here(
     assert "This chat used eu.example.model-x-v1:0, which us-east-1 cannot call" in err
     assert f"it continues on nova-2-lite ({NOVA})" in err
     assert scripted_bedrock.requests[-1].model_id == NOVA
+
+
+def test_ask_names_the_tools_a_resumed_chat_still_allows_without_asking(
+    scripted_bedrock: ScriptedBedrock,
+    demo_store,
+    demo_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A grant saved with the chat let `ask --conversation` run runQuery without a prompt and
+    without a word (the app says so in a toast)."""
+    conversation_id = saved(demo_store.identity, NOVA)
+    conversation = ConversationStore().load(conversation_id)
+    conversation.granted = [{"tool": "runQuery", "identity": "runQuery", "message": 1}]
+    ConversationStore().save(conversation)
+    scripted_bedrock.add(Reply(text="Thirteen."), Reply(text="Fourteen."))
+    assert main([*ask(demo_path, conversation_id), "--mode", "manual"]) == 0
+    note = "note: runQuery runs without asking (allowed earlier in this chat)."
+    assert note in capsys.readouterr().err
+    assert main([*ask(demo_path, conversation_id), "--mode", "full-auto"]) == 0
+    assert "allowed earlier" not in capsys.readouterr().err, "nothing asks in full-auto"
