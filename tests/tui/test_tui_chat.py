@@ -491,6 +491,13 @@ async def test_a_choice_longer_than_the_chat_wraps_instead_of_being_cut(
             ).split()
         )
         assert " ".join(long_choice.split()) in shown, shown
+        second = app.query(AnswerChip).last()
+        assert second.region.y > region.bottom, "a blank line between choices"
+        starts = [
+            len(line[region.x :]) - len(line[region.x :].lstrip())
+            for line in lines[region.y : region.bottom]
+        ]
+        assert len(set(starts)) == 1, f"wrapped lines align left: {starts}"
         await pilot.click(chip)
         await settle(app, pilot)
         assert long_choice in str(scripted_bedrock.requests[-1].body), "the whole choice is sent"

@@ -235,13 +235,15 @@ class ChipRow(Horizontal):
 
 
 class AskBlock(Vertical):
-    """The model's question, with its choices as chips, one per line so every choice shows
-    whole however narrow the chat; the composer takes a free answer."""
+    """The model's question, with its choices as chips, one per line (a blank line apart, so
+    two wrapped choices do not read as one) so every choice shows whole however narrow the
+    chat; the composer takes a free answer."""
 
     DEFAULT_CSS = """
     AskBlock { height: auto; margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }
     AskBlock > .ask-choices { height: auto; margin: 0 0 0 2; }
-    AskBlock AnswerChip { width: auto; max-width: 100%; margin: 0 0 0 0; }
+    AskBlock AnswerChip { width: auto; max-width: 100%; margin: 0 0 1 0; content-align: left top; }
+    AskBlock AnswerChip:last-of-type { margin: 0; }
     """
 
     def __init__(self, question: str, choices: tuple[str, ...]) -> None:
