@@ -325,6 +325,11 @@ class AppActions(_Base):
                 f"({', '.join(entry.tables)})? You review and commit them in the staging panel; "
                 "rows changed since the commit show as conflicts."
             )
+            if entry.reverted_by:  # undoing it again conflicts on every row the undo restored
+                question = (
+                    f"Commit {entry.id} was already undone by {', '.join(entry.reverted_by)}. "
+                    + question
+                )
 
             def staged(changes: list[Any]) -> None:
                 self.notify(

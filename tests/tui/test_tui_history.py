@@ -204,3 +204,9 @@ async def test_a_revert_and_the_commit_it_undid_are_marked_at_80_columns(make_ap
         assert isinstance(app.screen, CommitDetailScreen)
         summary = str(app.screen.query_one("#commit-summary", Static).render())
         assert summary.endswith(f"1 change · reverts {first}"), summary
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("down", "r")  # revert the commit already undone
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.question.startswith(f"Commit {first} was already undone by {undo}.")
