@@ -161,3 +161,26 @@ async def test_a_port_in_use_or_out_of_range_says_to_type_another_in_the_box(mak
             assert app.screen is panel, "the panel stays open to try again"
     finally:
         taken.close()
+
+
+async def test_the_panel_works_from_the_keyboard_and_shows_the_port_in_use(make_app) -> None:
+    """Typed digits went nowhere until Tab, Enter in the port box did nothing, and while
+    serving on port 0 the box still said 0."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f8")
+        await settle(app, pilot)
+        panel = app.screen
+        assert isinstance(panel, McpPanel)
+        port = panel.query_one("#port", Input)
+        assert port.has_focus, "the keyboard starts in the port box"
+        await pilot.press("ctrl+a", *"0", "enter")  # select all, type 0, Enter
+        await wait_for(pilot, lambda: app.mcp_serving.running)
+        await settle(app, pilot)
+        served = int(app.mcp_serving.url.rsplit(":", 1)[1].split("/")[0])
+        assert port.value == str(served) and served != 0 and port.disabled
+        panel.query_one("#name", Input).focus()
+        await pilot.press(*"desk", "enter")
+        await settle(app, pilot)
+        assert "tt_" in panel.query_one("#snippet", TextArea).text, "Enter created the token"
+        app.mcp_serving.stop()

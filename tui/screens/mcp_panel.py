@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from rich.text import Text
 from textual import on
@@ -86,6 +87,21 @@ class McpPanel(ModalScreen[None]):
         calls.add_columns("time", "client", "level", "tool", "ok")
         self.refresh_view()
         self.set_interval(REFRESH_SECONDS, self.refresh_view, name="mcp-panel-refresh")
+        # the keyboard starts where the next step is: the port to serve on, or a client's name
+        self.query_one("#name" if self.serving.running else "#port", Input).focus()
+
+    @on(Input.Submitted, "#port")
+    def port_entered(self, event: Input.Submitted) -> None:
+        """Enter in the port box starts serving on it (as the button does)."""
+        event.stop()
+        if not self.serving.running:
+            self.toggle()
+
+    @on(Input.Submitted, "#name")
+    def name_entered(self, event: Input.Submitted) -> None:
+        """Enter in the name box creates the client's token (as the button does)."""
+        event.stop()
+        self.create()
 
     def refresh_view(self) -> None:
         """Server state, clients and recent calls, read again."""
@@ -98,6 +114,10 @@ class McpPanel(ModalScreen[None]):
         self.query_one("#toggle", Button).label = (
             "Stop serving" if serving.running else "Start serving"
         )
+        port = self.query_one("#port", Input)
+        port.disabled = serving.running  # the port in use is shown, not edited, while serving
+        if serving.running and serving.url:
+            port.value = str(urlsplit(serving.url).port or port.value)
         clients = self.query_one("#clients", DataTable)
         selected = self._selected_client()
         clients.clear()
