@@ -259,6 +259,7 @@ class AppActions(_Base):
             self.session.model_id = model_id
         self.settings = self.settings.model_copy(update={"model": model_id})
         self.status.model = model_id
+        self.chat.refresh_intro()
         self.notify(f"Model: {model_id}", markup=False, timeout=2)
 
     def action_pick_model(self) -> None:

@@ -71,8 +71,10 @@ async def test_the_header_keeps_the_database_name_after_a_model_switch(
         await pilot.pause()
         text = app.status.render()
         assert " demo.sqlite " in text.plain and "…" not in text.plain, text.plain
-        assert "claude-" in text.plain and "-2025" not in text.plain
+        assert f" {model} " in text.plain, "named as the picker and --model name it"
         assert text.cell_len <= app.status.size.width - 2
+        intro = str(app.chat.log_view.query_one(".chat-intro").render())
+        assert f"Runs on Amazon Bedrock ({model})" in intro, "the empty chat's intro follows"
 
 
 async def test_the_model_picker_marks_the_model_in_use(make_app) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -520,11 +521,17 @@ class ChatPanel(Vertical):
         """Replace the log with a saved conversation's items (after resume or rewind); an
         empty conversation shows the intro."""
         self._tool_calls.clear()
-        await self.log_view.show_items(items, NoteLine(self.intro()))
+        await self.log_view.show_items(items, NoteLine(self.intro(), classes="chat-intro"))
 
     def intro(self) -> str:
         """The first line of an empty chat: what to ask, what it runs on, that edits wait."""
         return intro(self.app)
+
+    def refresh_intro(self) -> None:
+        """Say the intro again (the model it names changed); nothing once the chat has begun."""
+        for note in self.log_view.query(".chat-intro"):
+            if isinstance(note, NoteLine):
+                note.update(Text(self.intro()))
 
     def focus_latest(self, kind: str) -> None:
         """Focus the newest chip or answer choice, or tool row (see ChatLog.focus_latest)."""

@@ -55,8 +55,9 @@ class NoteLine(Static):
     NoteLine.-fix { color: $success; }
     """
 
-    def __init__(self, text: str, *, level: str = "") -> None:
-        super().__init__(Text(text), classes=f"-{level}" if level else "")
+    def __init__(self, text: str, *, level: str = "", classes: str = "") -> None:
+        level_class = f"-{level}" if level else ""
+        super().__init__(Text(text), classes=f"{level_class} {classes}".strip())
 
 
 class ChatHint(Static):

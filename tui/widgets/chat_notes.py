@@ -29,7 +29,9 @@ def intro(app: Any) -> str:
     """The first line of an empty chat: what to ask, what it runs on, that edits wait."""
     app_store = getattr(app, "store", None)  # a bare App in widget tests has none
     store = app_store.label if app_store is not None else "your database"
-    model = short_model(getattr(getattr(app, "settings", None), "model", "") or "")
+    session = getattr(app, "session", None)  # the model of the chat, else the app's
+    chosen = session.model_id if session is not None else None
+    model = short_model(chosen or getattr(getattr(app, "settings", None), "model", "") or "")
     staging = app_key(app, "staging", "ctrl+s")
     return (
         f"Ask about the tables in {store}. Runs on Amazon Bedrock ({model}) with your AWS "

@@ -27,8 +27,15 @@ def short_units(units: float) -> str:
 
 
 def short_model(model_id: str) -> str:
-    """A model id as a person names it: no region prefix, provider, date or version suffix
-    (`us.anthropic.claude-haiku-4-5-20251001-v1:0` → `claude-haiku-4-5`)."""
+    """A model id as a person names it: its alias when it is a known model (as the picker,
+    --model and the notices name it: `haiku-4.5`), else the id without region prefix,
+    provider, date or version suffix (`us.meta.llama3-1-70b-instruct-v1:0` →
+    `llama3-1-70b-instruct`)."""
+    from agent.bedrock.models import alias_of
+
+    alias = alias_of(model_id)
+    if alias is not None:
+        return alias
     if model_id.startswith("arn:"):  # an inference profile or provisioned model ARN
         return model_id.rsplit("/", 1)[-1]
     name = model_id.split(":", 1)[0]
