@@ -132,9 +132,14 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         markup: bool = True,
     ) -> None:
         """A toast that stays long enough to be read: errors and warnings, which name a fix,
-        stay longer, and every toast at least the time to read its words (click one to close)."""
+        stay longer, and every toast at least the time to read its words (click one to close);
+        a toast already shown is replaced by its repeat (pressing Enter twice on a bad filter
+        stacked two), which then stays its full time."""
         if timeout is None:
             timeout = notice_seconds(f"{title} {message}", severity)
+        for shown in list(self._notifications):  # the same toast again replaces it, not stacks
+            if shown.message == message and shown.title == title:
+                self._unnotify(shown, refresh=False)
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def get_default_screen(self) -> Screen[Any]:

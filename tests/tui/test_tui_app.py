@@ -376,3 +376,21 @@ async def test_typing_in_a_picker_jumps_to_the_option_that_matches(make_app) -> 
         await pilot.press("escape")
         await settle(app, pilot)
         assert [t.table for t in app.query(TableTab)] == ["orders"]
+
+
+async def test_the_same_toast_twice_shows_once(make_app) -> None:
+    """Enter twice on a bad filter stacked two identical toasts over the composer."""
+    app = make_app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(app, pilot)
+        for _ in range(2):  # two presses, each shown before the next
+            app.notify("Filter not valid: no such column nope", title="Filter", markup=False)
+            await pilot.pause()
+        app.notify("Something else", markup=False)
+        await settle(app, pilot)
+        shown = [(n.title, n.message) for n in app._notifications]
+        assert shown == [
+            ("Filter", "Filter not valid: no such column nope"),
+            ("", "Something else"),
+        ]
+        assert len(app.screen.query("Toast")) == 2
