@@ -62,7 +62,9 @@ async def test_deny_shows_denied_sends_an_error_result_and_the_turn_goes_on(
         await settle(app, pilot)
         line = app.query_one(ToolLine)
         assert line.status == "denied"
-        assert str(line.title).startswith("⊘ runQuery"), "a denial is not shown as a failure"
+        assert str(line.title).startswith("⊘ runQuery denied "), (
+            "a denial is not shown as a failure"
+        )
         assert not app.chat.busy
         results = scripted_bedrock.requests[-1].body["messages"][-1]["content"]
         assert results[0]["toolResult"]["status"] == "error", "Converse knows success/error"

@@ -151,10 +151,12 @@ class ToolLine(Collapsible):
 
     def _set_title(self) -> None:
         mark, colour = STATUS_MARKS.get(self.status, ("?", ""))
+        said = [" ", ("denied", colour)] if self.status == "denied" else []  # ⊘ alone is cryptic
         self.title = Content.assemble(
             (mark, colour),
             " ",
             (self.tool_name, "bold"),
+            *said,
             "  ",
             (short_input(self.tool_input, first=self.lead), "dim"),
         )  # type: ignore[assignment]
