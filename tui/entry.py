@@ -46,16 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def prepare(argv: list[str]) -> tuple[Any, Any, str | None]:
-    """Parse the app's flags: (store, settings, conversation id). Raises TabletalkError.
-    Without flags the parser is not built (nor argparse and the CLI's helpers imported): the
-    flags' defaults leave the config file's settings and its `db` as they are."""
-    return _prepare(argv)[:3]
-
-
-def _prepare(argv: list[str]) -> tuple[Any, Any, str | None, bool]:
-    """`prepare`, and whether `--model` was given (the conversation resumed at start then
-    runs on it instead of the model it used)."""
+def prepare(argv: list[str]) -> tuple[Any, Any, str | None, bool]:
+    """Parse the app's flags: (store, settings, conversation id, whether `--model` was given:
+    the conversation resumed at start then runs on it, not on the model it used). Raises
+    TabletalkError. Without flags the parser is not built (nor argparse and the CLI's helpers
+    imported): the flags' defaults leave the config file's settings and its `db` as they are.
+    The one seam `main` opens the store through (the start-up probes wrap it)."""
     from agent.stores.open import open_store
 
     if not argv:
@@ -92,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     setup_logging()
     try:
-        store, settings, conversation_id, model_given = _prepare(argv)
+        store, settings, conversation_id, model_given = prepare(argv)
     except TabletalkError as exc:
         startup_gc.resume()
         startup_code.uninstall()

@@ -280,7 +280,7 @@ async def test_acceptance_demo_chat_bulk_edit_of_35_orders_committed_from_the_pa
         ),
         Reply(text="I staged 35 orders as held; review them in the staging panel."),
     )
-    store, settings, _ = prepare(["--db", f"dynamodb://{REGION}", "--mode", "auto"])
+    store, settings, _, _ = prepare(["--db", f"dynamodb://{REGION}", "--mode", "auto"])
     before = raw_client().get_item(TableName="orders", Key={"id": {"N": "36"}})["Item"]
     app = TabletalkApp(store, settings, staging_poll_seconds=0)
     async with app.run_test(size=SIZE) as pilot:

@@ -60,7 +60,7 @@ def test_app_flags_override_the_config_file(tmp_path: Path, demo_path: Path) -> 
     config = tmp_path / "config.toml"
     config.write_text('mode = "auto"\nmodel = "haiku-4.5"\n[keys]\nstop = "ctrl+c"\n')
     saved_conversation(SQLITE_PREFIX + str(demo_path), "20260101-120000-abcdef")
-    store, settings, conversation = prepare(
+    store, settings, conversation, _ = prepare(
         [
             "--db",
             str(demo_path),
@@ -100,7 +100,7 @@ def test_a_continued_conversation_opens_its_own_database(tmp_path: Path, demo_pa
     other = tmp_path / "other.sqlite"
     sqlite3.connect(other).execute("CREATE TABLE notes (id INTEGER PRIMARY KEY)").connection.close()
     saved_conversation(SQLITE_PREFIX + str(other), "20260101-120000-a0b1c2")
-    store, _, conversation = prepare(["--conversation", "20260101-120000-a0b1c2"])
+    store, _, conversation, _ = prepare(["--conversation", "20260101-120000-a0b1c2"])
     try:
         assert store.label == "other.sqlite" and conversation == "20260101-120000-a0b1c2"
     finally:
@@ -123,7 +123,7 @@ def test_no_flags_open_what_the_parser_defaults_would_open(
     paths.config_file().write_text(f'db = "{demo_path}"\nmode = "auto"\nmodel = "haiku-4.5"\n')
     args = build_parser().parse_args([])
     parsed = resolve_settings(args)
-    store, settings, conversation = prepare([])
+    store, settings, conversation, _ = prepare([])
     try:
         assert settings == parsed and settings.mode == "auto"
         assert store.label == "demo.sqlite" and store_path(args, parsed) == str(demo_path)

@@ -151,7 +151,9 @@ class ToolLine(Collapsible):
 
     def _set_title(self) -> None:
         mark, colour = STATUS_MARKS.get(self.status, ("?", ""))
-        said = [" ", ("denied", colour)] if self.status == "denied" else []  # ⊘ alone is cryptic
+        said: list[str | tuple[str, str]] = []
+        if self.status == "denied":  # ⊘ alone is cryptic
+            said = [" ", ("denied", colour)]
         self.title = Content.assemble(
             (mark, colour),
             " ",
