@@ -238,6 +238,7 @@ class _Printer:
         self.asked: AskUser | None = None
         self.wrote_text = False
         self.inputs: dict[str, Any] = {}
+        self.denied: list[str] = []  # tools refused at the permission gate, in call order
         self.status = StatusLine(sys.stderr)
         self.waiting: Waiting | None = None
 
@@ -295,6 +296,8 @@ class _Printer:
             self.wrote_text = True
         elif isinstance(event, ToolCallFinished):
             mark = {"success": "ok", "denied": "denied"}.get(event.status, "error")
+            if event.status == "denied":
+                self.denied.append(event.name)
             detail = ""
             if event.status != "success":
                 detail = ": " + str(event.result.get("error") or event.result.get("text", ""))[:200]
@@ -458,6 +461,21 @@ def _summary(session: ChatSession, ended: TurnEnded, printer: _Printer, staged: 
     elif ended.reason in ("step_limit", "other") and ended.detail:
         reason = f"{reason} ({printable(ended.detail)})"
     print(f"-- {reason}; " + _what_happened(session, ended), file=sys.stderr)
+    if printer.denied and session.gate.prompter is None:
+        _no_terminal_hint(session, printer.denied)
+
+
+def _no_terminal_hint(session: ChatSession, denied: list[str]) -> None:
+    """What to do when gated calls were refused because nothing could ask: the flag that
+    lets them run, or a terminal to be asked in."""
+    tools = ", ".join(dict.fromkeys(printable_line(name) for name in denied))
+    # auto mode runs every gated tool but exports; those need full-auto
+    flag = "--mode full-auto" if session.mode == "auto" else "--mode auto (exports: full-auto)"
+    print(
+        f"-- {tools} needed your approval in {session.mode} mode and there was no terminal "
+        f"to ask: rerun with {flag} to let it run, or run ask in a terminal to be asked.",
+        file=sys.stderr,
+    )
 
 
 def _what_happened(session: ChatSession, ended: TurnEnded) -> str:

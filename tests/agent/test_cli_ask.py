@@ -425,6 +425,9 @@ def test_ask_shows_a_call_the_mode_denied_as_denied_not_as_an_error(
     err = capsys.readouterr().err
     line = next(row for row in err.splitlines() if "runQuery" in row)
     assert "[denied]: Permission denied" in line and "[error]" not in line
+    hint = err.strip().splitlines()[-1]
+    assert "runQuery needed your approval in manual mode" in hint
+    assert "rerun with --mode auto" in hint
     sent = scripted_bedrock.requests[-1].body["messages"][-1]["content"][0]["toolResult"]
     assert sent["status"] == "error"
 
@@ -432,6 +435,26 @@ def test_ask_shows_a_call_the_mode_denied_as_denied_not_as_an_error(
     assert main(["ask", "count again", "--db", db, "--mode", "manual", "--json"]) == 0
     call = json.loads(capsys.readouterr().out)["steps"][0]["toolCalls"][0]
     assert call["status"] == "denied"
+
+
+def test_an_export_denied_in_auto_mode_names_full_auto(
+    scripted_bedrock: ScriptedBedrock, db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Auto mode still asks before an export; with no terminal the hint names the mode that
+    lets it run, not the one already in use."""
+    export = ToolUse(
+        "exportCsv", {"query": "SELECT * FROM orders", "path": str(tmp_path / "o.csv")}
+    )
+    search = ToolUse("searchTools", {"query": "export rows to a csv file"})
+    scripted_bedrock.add(
+        Reply(tool_uses=[search]), Reply(tool_uses=[export]), Reply(text="Could not export.")
+    )
+    assert main(["ask", "export orders", "--db", db, "--mode", "auto"]) == 0
+    err = capsys.readouterr().err
+    hint = err.strip().splitlines()[-1]
+    assert "exportCsv needed your approval in auto mode" in hint
+    assert "--mode full-auto" in hint and "--mode auto " not in hint
+    assert not (tmp_path / "o.csv").exists()
 
 
 def test_the_terminal_prompt_says_which_of_the_steps_gated_calls_it_is(
