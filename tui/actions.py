@@ -253,6 +253,7 @@ class AppActions(_Base):
     def set_model(self, model: str) -> None:
         """Switch the Bedrock model for the next turn (an alias resolves for the region)."""
         from agent.bedrock.models import resolve_model
+        from agent.session import model_label
 
         model_id = resolve_model(model, self._region())
         if self.session is not None:
@@ -260,7 +261,7 @@ class AppActions(_Base):
         self.settings = self.settings.model_copy(update={"model": model_id})
         self.status.model = model_id
         self.chat.refresh_intro()
-        self.notify(f"Model: {model_id}", markup=False, timeout=2)
+        self.notify(f"Model: {model_label(model_id)}", markup=False, timeout=2)
 
     def action_pick_model(self) -> None:
         from agent.bedrock.client import MODELS

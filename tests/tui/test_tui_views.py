@@ -169,9 +169,14 @@ async def test_a_model_picked_in_an_eu_region_uses_the_eu_profile(
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
     scripted_bedrock.add(Reply(text="ok"))
     app = make_app(region="eu-central-1")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(app, pilot)
         app.set_model("haiku-4.5")
+        await pilot.pause()
+        # the toast leads with the name picked, then the profile it became
+        assert [n.message for n in app._notifications] == [
+            "Model: haiku-4.5 (eu.anthropic.claude-haiku-4-5-20251001-v1:0)"
+        ]
         await send(app, pilot, "hello")
         assert [r.model_id for r in scripted_bedrock.requests] == [
             "eu.anthropic.claude-haiku-4-5-20251001-v1:0"
