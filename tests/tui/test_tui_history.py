@@ -210,3 +210,29 @@ async def test_a_revert_and_the_commit_it_undid_are_marked_at_80_columns(make_ap
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen)
         assert app.screen.question.startswith(f"Commit {first} was already undone by {undo}.")
+
+
+async def test_long_table_and_committer_names_are_cut_with_an_ellipsis_not_lost_off_the_edge(
+    make_app,
+) -> None:
+    """At 80 columns the by column ran off the box with no sign it was cut; a wider terminal
+    shows more of it."""
+    person = "maria.gonzalez-fernandez@accounts.example.com"
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        area = app.staging_watch.area
+        area.stage_many("orders", keys=[{"id": 1}], set={"status": "returned"})
+        area.stage_many("customers", keys=[{"id": 1}], set={"name": "Ann"})
+        area.commit(by=person)
+        await pilot.press("f9")
+        await settle(app, pilot)
+        row = next(s.text for s in app.screen._compositor.render_strips() if "maria" in s.text)
+        by = row[row.index("maria") :].split()[0]
+        assert by.endswith("…") and person.startswith(by[:-1]), row
+        assert "customers…" in row or "customers, orders" in row, row
+        await pilot.resize_terminal(120, 36)
+        await settle(app, pilot)
+        wide = next(s.text for s in app.screen._compositor.render_strips() if "maria" in s.text)
+        assert "customers, orders" in wide, wide
+        longer = wide[wide.index("maria") :].split()[0]
+        assert len(longer) > len(by) and person.startswith(longer.rstrip("…")), wide

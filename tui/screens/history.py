@@ -28,6 +28,28 @@ CommitReader = Callable[[str, Callable[[Any], None]], None]
 """Reads a commit's `(entry, changes)` off the app thread and hands them to the callback."""
 
 
+def share(room: int, columns: list[list[str]], headers: list[str]) -> list[int]:
+    """Widths for columns of free text in `room` cells: each its longest value when they all
+    fit, else the room split evenly, a column needing less giving the rest to the others
+    (never under its header, or 6)."""
+    pairs = zip(columns, headers, strict=True)
+    natural = [max(map(len, [*values, header])) for values, header in pairs]
+    if sum(natural) <= room:
+        return natural
+    widths = [max(6, len(header)) for header in headers]
+    left = max(0, room - sum(widths))
+    wanting = [i for i, n in enumerate(natural) if n > widths[i]]
+    while left and wanting:
+        each = max(1, left // len(wanting))
+        for i in list(wanting):
+            give = min(each, natural[i] - widths[i], left)
+            widths[i] += give
+            left -= give
+            if widths[i] >= natural[i]:
+                wanting.remove(i)
+    return widths
+
+
 class CommitTable(DataTable[Any]):
     """The commits; one click on a commit opens it, as Enter does (DataTable's own first click
     only moves the cursor there)."""
@@ -76,21 +98,7 @@ class HistoryScreen(ModalScreen[str | None]):
                 yield Button("Close (esc)", id="close")
 
     def on_mount(self) -> None:
-        table = self.query_one("#commits", DataTable)
-        marks = {e.id: revert_words(e, SHORT_ID, "undoes", "undone by") for e in self.entries}
-        undo = any(marks.values())  # the column is there only when some commit has a mark
-        table.add_columns("commit", "when (UTC)", "changes", *["undo"] * undo, "tables", "by")
-        for entry in self.entries:
-            mark = [Text(marks[entry.id], style="yellow")] if undo else []
-            table.add_row(
-                entry.id,
-                entry.committed_at.replace("T", " ")[:19],
-                f"{entry.changes:,}",
-                *mark,
-                Text(", ".join(entry.tables)),
-                Text(entry.committed_by),
-                key=entry.id,
-            )
+        self._fill()
         summary = (
             f"{counted(len(self.entries), 'commit')}. Enter shows a commit's changes; Revert "
             "stages the inverse changes for review; rows changed since show as conflicts."
@@ -100,7 +108,48 @@ class HistoryScreen(ModalScreen[str | None]):
         self.query_one("#summary", Static).update(summary)
         self.query_one("#revert", Button).disabled = not self.entries
         self.query_one("#show", Button).disabled = not self.entries or self.read_commit is None
-        table.focus()
+        self.query_one("#commits", DataTable).focus()
+
+    def on_resize(self) -> None:
+        self._fill()
+
+    def _fill(self) -> None:
+        """The rows, with the tables and by columns cut (…) to what the box has room for, so
+        a narrow terminal loses the ends of long names rather than whole columns."""
+        table = self.query_one("#commits", DataTable)
+        cursor = table.cursor_row
+        table.clear(columns=True)
+        marks = {e.id: revert_words(e, SHORT_ID, "undoes", "undone by") for e in self.entries}
+        undo = any(marks.values())  # the column is there only when some commit has a mark
+        names = [", ".join(e.tables) for e in self.entries]
+        people = [e.committed_by for e in self.entries]
+        fixed = ["commit", "when (UTC)", "changes", *["undo"] * undo]
+        natural = [
+            max(map(len, [e.id for e in self.entries] + ["commit"])),
+            19,
+            max(map(len, [f"{e.changes:,}" for e in self.entries] + ["changes"])),
+            *[max(map(len, [*marks.values(), "undo"]))] * undo,
+        ]
+        # box: min(100, 98%) wide, less thick border, padding, scrollbar and cell padding
+        inner = min(100, self.app.size.width * 98 // 100) - 4 - 2 - 2 * (len(fixed) + 2)
+        tables_w, by_w = share(inner - sum(natural), [names, people], ["tables", "by"])
+        for label, width in zip(fixed, natural, strict=True):
+            table.add_column(label, width=width)
+        table.add_column("tables", width=tables_w)
+        table.add_column("by", width=by_w)
+        for entry, name, person in zip(self.entries, names, people, strict=True):
+            mark = [Text(marks[entry.id], style="yellow")] if undo else []
+            table.add_row(
+                entry.id,
+                entry.committed_at.replace("T", " ")[:19],
+                f"{entry.changes:,}",
+                *mark,
+                Text(name, overflow="ellipsis", no_wrap=True),
+                Text(person, overflow="ellipsis", no_wrap=True),
+                key=entry.id,
+            )
+        if table.row_count:
+            table.move_cursor(row=min(cursor, table.row_count - 1))
 
     def selected(self) -> str | None:
         table = self.query_one("#commits", DataTable)
