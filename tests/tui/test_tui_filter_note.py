@@ -112,3 +112,23 @@ async def test_a_tab_opened_with_a_filter_shows_no_note(make_app) -> None:
         tab = app.query_one(TableTab)
         assert tab.query_one("#filter", Input).value == "quantity >= 5"
         assert "not applied" not in shown(app, tab.query_one(".tab-info")).lower()
+
+
+async def test_the_empty_box_shows_the_longest_hint_that_fits_and_marks_a_cut(make_app) -> None:
+    """The placeholder was cut mid-word at 80 columns ("(SQL"); now a shorter form fits whole,
+    and a box too narrow for any form ends in … rather than a clipped word."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.open_table("orders")
+        await settle(app, pilot)
+        box = app.query_one(TableTab).query_one("#filter", Input)
+        line = shown(app, box).strip()
+        assert line.startswith("/ filter, e.g. ") and line.endswith(")"), line
+        assert "(SQL" in line
+        await pilot.resize_terminal(120, 36)
+        await settle(app, pilot)
+        assert "Enter applies" in shown(app, box)
+        await pilot.resize_terminal(60, 24)
+        await settle(app, pilot)
+        narrow = shown(app, box).strip()
+        assert narrow.startswith("/ filter, e.g.") and narrow.endswith("…"), narrow

@@ -3,6 +3,7 @@ something else (typed, not applied yet, or rejected as not valid) the tab can sa
 
 from __future__ import annotations
 
+from textual import events
 from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.widgets import Input
@@ -21,10 +22,20 @@ class FilterBox(Input):
         Binding("escape", "revert", "Applied filter", id=REVERT_ID, show=False),
     ]
 
-    def __init__(self, applied: str = "", **kwargs: object) -> None:
-        super().__init__(value=applied, **kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self, applied: str = "", *, example: str = "", language: str = "SQL", **kwargs: object
+    ) -> None:
+        self.hints = placeholders(example, language)
+        super().__init__(value=applied, placeholder=self.hints[0], **kwargs)  # type: ignore[arg-type]
         self.applied = applied.strip()
         self.rejected: str | None = None
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The longest placeholder that fits the box, the example first; cut with … when
+        even the shortest does not (it was cut mid-word, with no sign more was there)."""
+        room = max(1, self.content_size.width - 1)  # a cell for the cursor
+        fits = next((hint for hint in self.hints if len(hint) <= room), None)
+        self.placeholder = fits or self.hints[-1][: room - 1] + "…"
 
     @property
     def pending(self) -> bool:
@@ -62,3 +73,18 @@ class FilterBox(Input):
             "Filter not applied",
         ]
         return tuple(dict.fromkeys(forms))  # the same form once
+
+
+def placeholders(example: str, language: str) -> tuple[str, ...]:
+    """The box's placeholder forms, longest first: the example, then the language and keys."""
+    lead = f"/ filter, e.g. {example}" if example else f"/ {language} filter"
+    return tuple(
+        dict.fromkeys(
+            [
+                f"{lead}  ({language} condition; Enter applies, empty clears)",
+                f"{lead}  ({language}; Enter applies)",
+                f"{lead}  ({language})",
+                lead,
+            ]
+        )
+    )

@@ -77,9 +77,8 @@ class TableTab(TabPane):
         if self.make_source is not None:
             yield FilterBox(
                 self.condition,
-                placeholder="/ filter, e.g. "  # the example first: at 80 columns the rest is cut
-                f"{example_condition(self._source.columns, self.language)}"
-                f"  ({self.language} condition; Enter applies, empty clears)",
+                example=example_condition(self._source.columns, self.language),
+                language=self.language,
                 id="filter",
                 compact=True,
             )
