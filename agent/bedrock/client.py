@@ -15,10 +15,9 @@ import botocore.exceptions
 import botocore.loaders
 import botocore.session
 
-from agent.bedrock import endpoint_data
+from agent.bedrock import endpoint_data, retries
 from agent.bedrock.errors import translate
 from agent.bedrock.models import KNOWN_MODELS, configured_region, resolve_model
-from agent.bedrock.retries import RetryWatch
 from agent.errors import ConfigError
 
 __all__ = [
@@ -144,7 +143,7 @@ def make_client(
                 fix=NO_REGION_FIX,
             )
         client = core.create_client(SERVICE, region_name=where, config=config)
-        RetryWatch(client)
+        retries.watch(client)
         return client
     except botocore.exceptions.BotoCoreError as exc:
         raise translate(exc, profile=profile, model_id="", region=region) from exc

@@ -163,10 +163,10 @@ class StagedSource:
 
 
 Landed = Callable[[list[str]], None]
+"""Told the ids of one atomic unit of a commit as soon as the store made it durable."""
 RetryListener = Callable[[str, str], None]
 """Told `(text, state)` about a retried request: state "retrying" (text: a one-line status),
 then "recovered" (text empty) or "gave-up" (text: what failed and what to do)."""
-"""Told the ids of one atomic unit of a commit as soon as the store made it durable."""
 
 
 class TableShape(Protocol):

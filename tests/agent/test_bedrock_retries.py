@@ -21,12 +21,7 @@ THROTTLED = Error(429, "ThrottlingException", "Too many requests, please wait.")
 UNAVAILABLE = Error(503, "ServiceUnavailableException", "Service is temporarily unavailable.")
 
 
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """botocore's retries without their waits (the retries themselves still happen)."""
-    from botocore.retries import standard
-
-    monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
+pytestmark = pytest.mark.usefixtures("no_backoff")
 
 
 def _step(streaming: bool = True, attempts: int = 4) -> list[Any]:

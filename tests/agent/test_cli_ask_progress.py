@@ -187,14 +187,12 @@ def test_ask_on_a_terminal_says_bedrock_is_throttling_while_it_retries(
     db_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    no_backoff: None,
 ) -> None:
     """A throttled request is retried by botocore for seconds with nothing new on the
     screen: the status line says so, and the answer then takes its place."""
-    from botocore.retries import standard
-
     from agent.cli.main import main
 
-    monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
     terminal = Terminal()
     seen: list[str] = []
 

@@ -157,14 +157,12 @@ def test_settling_a_killed_commit_reads_the_table_in_batches_not_one_item_at_a_t
         settled.close()
 
 
-def _throttled(**_: Any) -> botocore.awsrequest.AWSResponse:
-    body = (
-        b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"slow down"}'
-    )
-    raw = botocore.awsrequest.AWSResponse(
-        "http://x", 400, {"x-amzn-ErrorType": "ThrottlingException"}, None
-    )
-    raw._content = body  # noqa: SLF001 - a canned reply at the HTTP boundary
+def _throttled(
+    status: int = 400, code: str = "ThrottlingException", **_: Any
+) -> botocore.awsrequest.AWSResponse:
+    body = f'{{"__type":"com.amazonaws.dynamodb.v20120810#{code}","message":"slow down"}}'
+    raw = botocore.awsrequest.AWSResponse("http://x", status, {"x-amzn-ErrorType": code}, None)
+    raw._content = body.encode()  # noqa: SLF001 - a canned reply at the HTTP boundary
     return raw
 
 
@@ -228,16 +226,11 @@ def test_ask_stages_a_bulk_edit_of_35_orders_and_the_cli_commits_it(
     assert held["Count"] == 35
 
 
-@pytest.fixture
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """botocore's retries without their waits (the retries themselves still happen)."""
-    from botocore.retries import standard
-
-    monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
-
-
-def throttle_scans(monkeypatch: pytest.MonkeyPatch, times: int | None) -> list[int]:
-    """Every store the CLI opens answers its first `times` Scans (None: all) with throttling."""
+def throttle_scans(
+    monkeypatch: pytest.MonkeyPatch, times: int | None, status: int = 400, code: str = ""
+) -> list[int]:
+    """Every store the CLI opens answers its first `times` Scans (None: all) with throttling
+    (or `status` and `code`)."""
     opened = DynamoDBStore.open
     sent: list[int] = []
 
@@ -246,7 +239,8 @@ def throttle_scans(monkeypatch: pytest.MonkeyPatch, times: int | None) -> list[i
 
         def throttle(**_: Any) -> Any:
             sent.append(1)
-            return _throttled() if times is None or len(sent) <= times else None
+            failed = _throttled(status, code) if code else _throttled()
+            return failed if times is None or len(sent) <= times else None
 
         store.client.meta.events.register("before-send.dynamodb.Scan", throttle)
         return store
@@ -278,6 +272,23 @@ def test_the_cli_says_on_stderr_while_it_retries_and_when_it_gives_up(
     assert len(sent) == 6 and err.count("retrying") == 5
     assert "DynamoDB throttled Scan 6 times; gave up." in err
     assert "Traceback" not in err
+
+
+def test_a_server_error_retried_says_what_dynamodb_answered(
+    dynamo_endpoint: str,
+    no_backoff: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """botocore retries a 500 as it does throttling; the wait said nothing (only throttling
+    codes were watched), so a slow command looked hung."""
+    make_orders(raw_client(), 3)
+    throttle_scans(monkeypatch, 1, status=500, code="InternalServerError")
+    assert main(["info", "--db", DB]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert [line for line in lines if "retrying" in line] == [
+        "DynamoDB answered InternalServerError to Scan; retrying (attempt 2 of 6)…"
+    ]
 
 
 @pytest.mark.parametrize(

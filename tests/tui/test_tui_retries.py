@@ -12,13 +12,7 @@ from tests.support.scripted_bedrock import Error, Reply
 from tests.tui.helpers import refreshed_until, settle
 from tui.widgets.chat_items import AssistantMessage
 
-
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """botocore's retries without their waits (the retries themselves still happen)."""
-    from botocore.retries import standard
-
-    monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
+pytestmark = pytest.mark.usefixtures("no_backoff")
 
 
 def _wait_text(app) -> str:

@@ -44,7 +44,7 @@ from agent.stores.dynamodb.describe import index_stats, narrowing_hint, size_lab
 from agent.stores.dynamodb.keys import normalize_key
 from agent.stores.dynamodb.partiql_guard import check_select, quote_name, table_of
 from agent.stores.dynamodb.reads import Limits, ReadReport, scan_pages, statement_pages, stop_note
-from agent.stores.dynamodb.retries import RetryWatch
+from agent.stores.dynamodb.retries import StoreRetries
 from agent.stores.dynamodb.types import (
     TYPE_NAMES,
     check_plain,
@@ -80,7 +80,7 @@ class DynamoDBStore(Store):
         self._local = threading.local()
         self._lock = threading.Lock()
         self._read_units = 0.0
-        self._retries = RetryWatch(client)
+        self._retries = StoreRetries(client)
 
     @classmethod
     def open(
