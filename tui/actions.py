@@ -382,7 +382,11 @@ class AppActions(_Base):
     def action_attach(self) -> None:
         from tui.screens.attach import AttachScreen
 
-        self.push_screen(AttachScreen(self.chat.add_attachment))
+        def attached(path: str | None) -> None:
+            if path is not None:  # the question about the file is what comes next
+                self.chat.composer.focus()
+
+        self.push_screen(AttachScreen(self.chat.add_attachment), attached)
 
     def action_new_chat(self) -> None:
         if self.chat.busy:

@@ -103,6 +103,8 @@ async def test_attach_key_opens_a_picker_that_adds_the_file(make_app, tmp_path) 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
+        await app.open_table("orders")  # the keyboard on a table tab's rows
+        await settle(app, pilot)
         await pilot.press("ctrl+o")
         await pilot.pause()
         assert isinstance(app.screen, AttachScreen)
@@ -110,6 +112,9 @@ async def test_attach_key_opens_a_picker_that_adds_the_file(make_app, tmp_path) 
         await pilot.press("enter")
         await pilot.pause()
         assert app.chat.attachments.paths == [notes.resolve()]
+        # the question about the file is typed next: it lands in the message box
+        await pilot.press(*"sum it")
+        assert app.chat.composer.text == "sum it"
 
 
 async def test_the_attach_box_takes_a_path_pasted_with_escapes_or_quotes(
