@@ -12,7 +12,7 @@ from agent.staging import StagingArea
 from agent.stores.dynamodb.paging import DynamoRowSource
 from agent.stores.open import open_store
 from agent.stores.paging import PAGE_SIZE
-from tests.agent.test_dynamodb_cli import _throttled, no_backoff
+from tests.agent.test_dynamodb_cli import _throttled
 from tests.agent.test_dynamodb_store import make_orders, raw_client
 from tests.support.moto_dynamodb import REGION, dynamo_endpoint, moto_server
 from tests.support.scripted_bedrock import Reply, ScriptedBedrock, ToolUse
@@ -24,7 +24,7 @@ from tui.widgets.staging_panel import StagingPanel
 from tui.widgets.status_bar import short_units
 from tui.widgets.table_tab import TableTab
 
-__all__ = ["dynamo_endpoint", "moto_server", "no_backoff"]
+__all__ = ["dynamo_endpoint", "moto_server"]
 
 
 async def test_a_10000_item_table_opens_on_one_page_and_pages_on(dynamo_endpoint: str) -> None:

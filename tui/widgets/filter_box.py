@@ -3,18 +3,17 @@ something else (typed, not applied yet, or rejected as not valid) the tab can sa
 
 from __future__ import annotations
 
-from textual import events
 from textual.actions import SkipAction
 from textual.binding import Binding
-from textual.widgets import Input
 
 from tui.key_hints import app_key, compact
+from tui.widgets.fitting_input import FittingInput
 
 REVERT_ID = "table.revert"
 """The binding id of Esc in the box (back to the applied condition), remappable in `[keys]`."""
 
 
-class FilterBox(Input):
+class FilterBox(FittingInput):
     """The `/` box of a table tab. `applied` is the condition the rows show ("" for none);
     `rejected` the last text Enter could not apply. Esc puts the applied condition back."""
 
@@ -25,17 +24,9 @@ class FilterBox(Input):
     def __init__(
         self, applied: str = "", *, example: str = "", language: str = "SQL", **kwargs: object
     ) -> None:
-        self.hints = placeholders(example, language)
-        super().__init__(value=applied, placeholder=self.hints[0], **kwargs)  # type: ignore[arg-type]
+        super().__init__(placeholders(example, language), value=applied, **kwargs)
         self.applied = applied.strip()
         self.rejected: str | None = None
-
-    def on_resize(self, event: events.Resize) -> None:
-        """The longest placeholder that fits the box, the example first; cut with … when
-        even the shortest does not (it was cut mid-word, with no sign more was there)."""
-        room = max(1, self.content_size.width - 1)  # a cell for the cursor
-        fits = next((hint for hint in self.hints if len(hint) <= room), None)
-        self.placeholder = fits or self.hints[-1][: room - 1] + "…"
 
     @property
     def pending(self) -> bool:

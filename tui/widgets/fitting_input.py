@@ -1,5 +1,5 @@
 """An Input whose placeholder is the longest of its forms that fits the box, so at 80 columns
-the staging filter still says how to apply it instead of being cut mid-hint."""
+the staging and table filters still say how to apply them instead of being cut mid-hint."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from textual.widgets import Input
 
 class FittingInput(Input):
     """`hints` are the placeholder's forms, longest first; the first that fits is shown (the
-    last when none does)."""
+    last, cut with …, when none does)."""
 
     def __init__(self, hints: tuple[str, ...], **kwargs: object) -> None:
         super().__init__(placeholder=hints[0], **kwargs)  # type: ignore[arg-type]
@@ -28,4 +28,5 @@ class FittingInput(Input):
         if room <= 0:
             self.placeholder = self.hints[0]
             return
-        self.placeholder = next((h for h in self.hints if len(h) <= room), self.hints[-1])
+        fits = next((h for h in self.hints if len(h) <= room), None)
+        self.placeholder = fits or self.hints[-1][: max(1, room - 1)] + "…"
