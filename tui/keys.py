@@ -87,6 +87,7 @@ HELP_EXTRA: list[tuple[str, str, str]] = [
         "Filter box of the staging panel: table:NAME op:create|update|delete attr:COLUMN, "
         "other words: text, is:conflict",
     ),
+    ("—", "escape", "In the staging panel's filter box: back to the list of changes"),
     (
         "staging.commit",
         "c",

@@ -696,6 +696,30 @@ async def test_the_keyboard_stays_in_the_panel_after_committing_what_the_filter_
         assert app.focused is app.query_one("#staging-filter"), "/ still reaches the filter"
 
 
+async def test_esc_in_the_filter_box_gives_the_keys_back_to_the_list(make_app, demo_store) -> None:
+    """After clearing the filter, `c` (commit) typed a "c" into the box: nothing said the
+    keyboard was still there, and Esc did not leave it."""
+    area = StagingArea(demo_store)
+    area.stage_many("orders", query="SELECT id FROM orders LIMIT 3", set={"status": "held"})
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open_staging_panel()
+        await settle(app, pilot)
+        await pilot.press("slash", *"id", "enter")
+        await settle(app, pilot)
+        box = app.query_one("#staging-filter")
+        box.value = ""
+        await pilot.press("enter", "escape")
+        await settle(app, pilot)
+        assert app.focused is app.query_one("#staging-list")
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert box.value == ""
+        from tui.screens.confirm import ConfirmScreen
+
+        assert isinstance(app.screen, ConfirmScreen), "c asks to commit, as the header says"
+
+
 async def test_the_list_gets_the_keyboard_when_its_first_page_arrives_late(
     make_app, demo_store, monkeypatch
 ) -> None:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from textual import on
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -80,6 +81,7 @@ class StagingPanel(TabPane, StagingActions):
 
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", id="staging.filter", show=False),
+        Binding("escape", "leave_filter", "Back to the list", show=False),
         Binding(
             "c",
             "commit_staged",
@@ -181,6 +183,13 @@ class StagingPanel(TabPane, StagingActions):
     def action_focus_filter(self) -> None:
         """`/`: the keyboard to the filter box (Enter applies it)."""
         self._filter_input.focus()
+
+    def action_leave_filter(self) -> None:
+        """Esc in the filter box: the keyboard back to the changes, so the panel's keys (c
+        commits) work again; elsewhere Esc does what it does in the app (stop the answer)."""
+        if not self._filter_input.has_focus:
+            raise SkipAction()
+        self.focus_first()
 
     def focus_first(self) -> None:
         """Keyboard to the panel: the list of changes when there are some, else Refresh (and
