@@ -29,7 +29,7 @@ from tui.bridge import AppBridge
 from tui.keys import APP_BINDINGS
 from tui.mcp_serving import McpServing
 from tui.messages import SessionReady, StagingChanged
-from tui.notices import notice_seconds
+from tui.notices import clear_for_dialog, notice_seconds
 from tui.staging_watch import StagingWatch
 from tui.tab_actions import TabActions
 from tui.widgets.chat import ChatPanel
@@ -164,6 +164,7 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         status.mode = self.settings.mode
         self._show_read_units()
         self.store.watch_retries(self._store_retrying)
+        self.screen_change_signal.subscribe(self, lambda screen: clear_for_dialog(self, screen))
         self.restore_unsent()
 
     @on(events.Ready)

@@ -1,7 +1,13 @@
-"""How long a toast stays (long enough to read, longer for errors and warnings), and how
-long it is when the same words are in the chat."""
+"""How long a toast stays (long enough to read, longer for errors and warnings), how long it
+is when the same words are in the chat, and when a dialog clears it."""
 
 from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.app import App
+from textual.screen import ModalScreen, Screen
 
 BASE_SECONDS = {"information": 5.0, "warning": 8.0, "error": 12.0}
 """The least time a toast of each severity stays (Textual's default is 5 s for all)."""
@@ -27,3 +33,20 @@ def brief(text: str, limit: int = BRIEF_CHARACTERS) -> str:
     if end != -1:
         first = first[: end + 1]
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+SEEN_SECONDS = 1.0
+"""A toast up this long before a dialog opens has been seen; one raised with the dialog
+(e.g. what the dialog is about) has not."""
+
+
+def clear_for_dialog(app: App[Any], screen: Screen[Any]) -> None:
+    """A dialog opening clears the toasts shown before it: they covered its rows (the commit
+    toast over F9's columns, an attach error over F5's model ids) after the person moved on."""
+    if not isinstance(screen, ModalScreen):
+        return
+    now = time.time()
+    for shown in list(app._notifications):
+        if now - shown.raised_at >= SEEN_SECONDS:
+            app._unnotify(shown, refresh=False)
+    app._refresh_notifications()

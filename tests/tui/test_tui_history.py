@@ -236,3 +236,26 @@ async def test_long_table_and_committer_names_are_cut_with_an_ellipsis_not_lost_
         assert "customers, orders" in wide, wide
         longer = wide[wide.index("maria") :].split()[0]
         assert len(longer) > len(by) and person.startswith(longer.rstrip("…")), wide
+
+
+async def test_a_dialog_opening_clears_the_toasts_shown_before_it(make_app) -> None:
+    """The commit toast sat over F9's columns; a toast raised with the dialog stays."""
+    app = make_app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(app, pilot)
+        app.notify("Committed 87 changes.")
+        await pilot.pause()
+        for shown in app._notifications:
+            shown.raised_at -= 2  # up for a while (read), not yet timed out
+        await pilot.press("f9")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HistoryScreen)
+        assert not list(app._notifications)
+        rows = "\n".join(s.text for s in app.screen._compositor.render_strips())
+        assert "Committed 87" not in rows
+        await pilot.press("escape")
+        await settle(app, pilot)
+        app.notify("About the dialog")
+        await pilot.press("f9")
+        await settle(app, pilot)
+        assert [n.message for n in app._notifications] == ["About the dialog"]
