@@ -36,6 +36,16 @@ LEGACY_SUFFIX = ".json"
 LOG_VERSION = 1
 
 
+def any_saved(directory: Path | None = None) -> bool:
+    """Whether a conversation file is there to resume (a look at names only, cheap enough
+    for the first screen)."""
+    try:
+        with os.scandir(directory or paths.conversations_dir()) as entries:
+            return any(e.name.endswith((LOG_SUFFIX, LEGACY_SUFFIX)) for e in entries)
+    except OSError:  # no directory yet, or one that cannot be read
+        return False
+
+
 class DamagedConversation(ValueError):
     """A conversation file that is not valid JSON of the expected shape."""
 

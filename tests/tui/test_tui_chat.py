@@ -443,6 +443,23 @@ async def test_an_empty_chat_says_what_to_do_and_what_it_runs_on(make_app) -> No
         await settle(app, pilot)
         intro = str(app.chat.log_view.query_one(NoteLine).render())
         assert "demo.sqlite" in intro and "Bedrock" in intro and "staging" in intro
+        assert "Earlier chats" not in intro, "a first start has none"
+
+
+async def test_the_intro_of_a_new_chat_says_where_the_earlier_ones_are(
+    make_app, scripted_bedrock
+) -> None:
+    """A restart opened a blank chat with no word that the earlier ones were kept."""
+    scripted_bedrock.add(Reply(text="Hi."))
+    first = make_app()
+    async with first.run_test(size=SIZE) as pilot:
+        await settle(first, pilot)
+        await send(first, pilot, "hello")
+    again = make_app()
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        intro = str(again.chat.log_view.query_one(".chat-intro").render())
+        assert intro.endswith("Earlier chats: ctrl+l."), intro
 
 
 async def test_three_ask_choices_all_show_whole(make_app, scripted_bedrock) -> None:

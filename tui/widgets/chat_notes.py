@@ -33,9 +33,15 @@ def intro(app: Any) -> str:
     chosen = session.model_id if session is not None else None
     model = short_model(chosen or getattr(getattr(app, "settings", None), "model", "") or "")
     staging = app_key(app, "staging", "ctrl+s")
+    earlier = ""
+    if session is not None:  # once it opened: conversation files are loaded, not at start-up
+        from agent.conversation_files import any_saved
+
+        if any_saved():
+            earlier = f" Earlier chats: {app_key(app, 'conversations', 'ctrl+l')}."
     return (
         f"Ask about the tables in {store}. Runs on Amazon Bedrock ({model}) with your AWS "
-        f"credentials. Edits wait in staging for your review ({staging})."
+        f"credentials. Edits wait in staging for your review ({staging}).{earlier}"
     )
 
 
