@@ -135,8 +135,8 @@ class Holder:
 
 @dataclass
 class KeymapCheck:
-    """`[keys]` as the app applies it: `keymap` (without unknown ids, bad key names and remaps
-    that would take quit's key) and one line per problem, for one start-up toast."""
+    """`[keys]` as the app applies it: `keymap` (without bad key names and remaps that would
+    take quit's key; an unknown id binds nothing) and one line per problem, for one toast."""
 
     keymap: dict[str, str]
     problems: list[str] = field(default_factory=list)
@@ -245,9 +245,11 @@ def check_keymap(remaps: dict[str, str]) -> KeymapCheck:
     known, defaults = known_binding_ids(), default_keys()
     problems: list[str] = []
     keymap: dict[str, str] = {}
+    unknown: dict[str, str] = {}
     for binding_id, keys in remaps.items():
-        if binding_id not in known:
+        if binding_id not in known:  # left in the keymap, where it binds nothing
             problems.append(f"unknown id {binding_id!r}, ignored (F1 lists the ids).")
+            unknown[binding_id] = keys
             continue
         listed = [k.strip() for k in keys.split(",")]
         bad = [k for k in listed if not is_key_name(k)]
@@ -272,7 +274,7 @@ def check_keymap(remaps: dict[str, str]) -> KeymapCheck:
             f"Pick another key for {binding_id}."
         )
     problems += [describe_clash(key, held) for key, held in _clashes(keymap).items()]
-    return KeymapCheck(keymap, problems)
+    return KeymapCheck(keymap | unknown, problems)
 
 
 def known_binding_ids() -> set[str]:
@@ -302,6 +304,8 @@ def _remappable_bindings() -> list[Binding]:
     from tui.screens.picker import PickerScreen
     from tui.screens.row_detail import RowDetailScreen
     from tui.widgets.composer import Composer
+    from tui.widgets.filter_box import FilterBox
+    from tui.widgets.staged_change import ChangeDetailScreen
     from tui.widgets.staging_panel import StagingPanel
     from tui.widgets.table_tab import TableTab
     from tui.widgets.table_view import TableView
@@ -317,7 +321,9 @@ def _remappable_bindings() -> list[Binding]:
         PermissionScreen,
         PickerScreen,
         RowDetailScreen,
+        ChangeDetailScreen,
         Composer,
+        FilterBox,
         StagingPanel,
         TableTab,
         TableView,

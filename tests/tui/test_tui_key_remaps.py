@@ -77,3 +77,12 @@ async def test_every_start_up_key_warning_is_in_one_toast_on_screen_at_80x24(mak
         assert rack.region.bottom <= SMALL[1] and rack.region.y >= 0
         text = " ".join(str(t.render()) for t in app.screen.query("Toast"))
         assert "bogus" in text
+
+
+async def test_the_filter_box_and_change_detail_ids_are_not_called_unknown(make_app) -> None:
+    """`table.revert` (the filter box's Esc) and `change_detail.close` remapped fine but were
+    named "unknown id" at start, as the list of ids left their widgets out."""
+    app = make_app(keys={"table.revert": "ctrl+b", "change_detail.close": "x"})
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await settle(app, pilot)
+        assert not [n.message for n in app._notifications if n.title.startswith("Key remap")]
