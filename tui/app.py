@@ -119,6 +119,13 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         self._names: list[str] | None = None
         self._sidebar_width: Any = None
         self._units_before: float | None = store.read_units_total
+        self._key_problems: list[str] = []
+        if self.settings.keys:  # as the app applies them: every text naming a key follows
+            from tui.keys import check_keymap
+
+            checked = check_keymap(dict(self.settings.keys))
+            self._key_problems = checked.problems
+            self.settings = self.settings.model_copy(update={"keys": checked.keymap})
 
     # ----- layout ---------------------------------------------------------------------------
 
@@ -157,7 +164,7 @@ class TabletalkApp(TabActions, AppActions, App[int]):
     def on_mount(self) -> None:
         if self.settings.keys:
             self.set_keymap(dict(self.settings.keys))
-            self._warn_unknown_keys()
+        self._warn_about_keys()
         status = self.status
         status.store_label = self.store.label
         status.model = self.settings.model
@@ -177,29 +184,23 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         deferred_imports.uninstall()
         self._open_staging_then_session()
 
-    def _warn_unknown_keys(self) -> None:
-        """A `[keys]` id that matches no binding, or a key given to two bindings, would leave
-        a binding dead without a word: say so."""
-        from tui.keys import clashing_keys, known_binding_ids
+    def _warn_about_keys(self) -> None:
+        """What `[keys]` could not do (an unknown id, a bad key name, a remap refused to keep
+        quit's key, a key shared by two bindings, with the one that gets it), in one toast:
+        one toast each stacked past the bottom of an 80x24 screen."""
+        if not self._key_problems:
+            return
+        from agent.paths import config_file
+        from agent.text_plural import noun
 
-        source = self.settings.source
-        where = f"{source.name if source else 'config.toml'} [keys]"
-        for key, ids in clashing_keys(dict(self.settings.keys)).items():
-            self.notify(
-                f"{where}: {key} is given to {' and '.join(ids)}; only one of them "
-                "can run. Give the others another key (the ids are listed in F1).",
-                title="Key remap clash",
-                severity="warning",
-                markup=False,
-            )
-        unknown = sorted(set(self.settings.keys) - known_binding_ids())
-        if unknown:
-            self.notify(
-                f"{where}: unknown id {', '.join(map(repr, unknown))}; the ids are listed in F1.",
-                title="Key remap ignored",
-                severity="warning",
-                markup=False,
-            )
+        where = self.settings.source or config_file()
+        lines = "\n".join(f"• {problem}" for problem in self._key_problems)
+        self.notify(
+            f"{lines}\nFix {noun(len(self._key_problems), 'it', 'them')} in [keys] in {where}.",
+            title="Key remaps",
+            severity="warning",
+            markup=False,
+        )
 
     @property
     def status(self) -> StatusBar:

@@ -315,13 +315,57 @@ def _orphans_stop(area: StagingArea, ids: list[str] | None, out: TextIO, err: Te
     if _confirmed("Commit anyway? [y/N] ", err):
         return False
     chosen = "--all" if ids is None else " ".join(ids) if len(ids) <= 5 else "ID …"
+    offending = _pointed_at_deletes(deletes, found)
     print(
-        f"Nothing was committed. Commit anyway with `tabletalk staged commit {chosen} "
-        "--allow-orphans`, or drop the deletes with `tabletalk staged discard ID` "
-        "(`tabletalk staged list` shows their ids).",
+        f"Nothing was committed. {_named_deletes(offending)} Commit anyway with "
+        f"`tabletalk staged commit {chosen} --allow-orphans`, or drop "
+        f"{_discard_hint(offending)}.",
         file=out,
     )
     return True
+
+
+NAMED_DELETES = 5
+"""The orphan stop names this many of a table's deletes by id (the rest: `staged list --table`)."""
+
+
+def _pointed_at_deletes(
+    deletes: list[StagedChange], found: list[Any]
+) -> list[tuple[str, list[StagedChange]]]:
+    """The deletes of the tables that other rows still point at, per table in staging order:
+    the ones to drop (a delete of a table nothing points at is not among them)."""
+    targets = {rows.reference.target.lower() for rows in found}
+    by_table: dict[str, list[StagedChange]] = {}
+    for change in deletes:
+        if change.op == "delete" and change.table.lower() in targets:
+            by_table.setdefault(change.table, []).append(change)
+    return list(by_table.items())
+
+
+def _named_deletes(offending: list[tuple[str, list[StagedChange]]]) -> str:
+    """`Deletes that other rows point at: customers 0a1, 0a2.` by id, a handful per table; more than
+    that ends in `and 35 more (`tabletalk staged list --table customers` shows them)`, since
+    a plain `staged list` shows the first 50 changes, which may all be another table's."""
+    import shlex
+
+    parts = []
+    for table, changes in offending:
+        shown = ", ".join(c.id for c in changes[:NAMED_DELETES])
+        if len(changes) > NAMED_DELETES:
+            listing = f"tabletalk staged list --table {shlex.quote(printable_line(table))}"
+            shown += f" and {len(changes) - NAMED_DELETES:,} more (`{listing}` shows them)"
+        parts.append(f"{_show_name(table)} {shown}")
+    total = sum(len(changes) for _, changes in offending)
+    which = "The delete" if total == 1 else "Deletes"
+    return f"{which} that other rows point at: {'; '.join(parts)}."
+
+
+def _discard_hint(offending: list[tuple[str, list[StagedChange]]]) -> str:
+    """`them with `tabletalk staged discard 0a1 0a2`` (every id when there are a handful)."""
+    ids = [c.id for _, changes in offending for c in changes]
+    if len(ids) <= NAMED_DELETES:
+        return f"{noun(len(ids), 'it', 'them')} with `tabletalk staged discard {' '.join(ids)}`"
+    return "them with `tabletalk staged discard ID …` (the ids above)"
 
 
 def _relationships(area: StagingArea) -> list[Any]:

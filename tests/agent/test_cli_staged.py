@@ -373,3 +373,49 @@ def test_the_progress_line_ends_before_the_conflict_message(
     out, err = io.StringIO(), Terminal()
     assert staged.run(parser().parse_args(argv), out, err) == 1
     assert err.getvalue().endswith("\rcommitting 1,999/1,999\n"), err.getvalue()
+
+
+def _customers_with_orders(path: Path, count: int) -> list[int]:
+    with sqlite3.connect(path) as conn:
+        query = "SELECT DISTINCT customer_id FROM orders ORDER BY customer_id LIMIT ?"
+        return [row[0] for row in conn.execute(query, (count,))]
+
+
+def test_the_orphan_stop_names_the_deletes_to_drop_by_id(
+    area: StagingArea, demo_path: Path
+) -> None:
+    """It said to drop the deletes with `staged discard ID` as `staged list` shows them, but
+    that list showed the first 50 changes, all orders: the customers' deletes were not there.
+    The message names their ids, a handful, and how to list the rest of that table's."""
+    area.stage_many("orders", keys=[{"id": i} for i in range(1, 61)], set={"quantity": 9})
+    deletes = [
+        area.stage("customers", "delete", {"id": customer})
+        for customer in _customers_with_orders(demo_path, 7)
+    ]
+    code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
+    assert code == 3
+    named = [d.id for d in deletes if d.id in out]
+    assert named == [d.id for d in deletes[:5]], out
+    assert "and 2 more" in out
+    code, listed, _ = cli(*_hinted(out, "list"))
+    assert code == 0, listed
+    assert all(d.id in listed for d in deletes), "the hinted list shows every one of them"
+    _, first_page, _ = cli("staged", "list", "--db", str(demo_path))
+    assert not any(d.id in first_page for d in deletes), "the plain list does not"
+
+
+def test_a_few_orphaning_deletes_are_dropped_by_the_command_the_stop_prints(
+    area: StagingArea, demo_path: Path
+) -> None:
+    area.stage_many("orders", keys=[{"id": i} for i in range(1, 61)], set={"quantity": 9})
+    deletes = [
+        area.stage("customers", "delete", {"id": customer})
+        for customer in _customers_with_orders(demo_path, 2)
+    ]
+    code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
+    assert code == 3 and all(d.id in out for d in deletes), out
+    code, _, _ = cli(*_hinted(out, "discard"))
+    assert code == 0
+    assert {c.op for c in area.list()} == {"update"}
+    code, out, _ = cli("staged", "commit", "--all", "--db", str(demo_path))
+    assert code == 0 and "Committed 60 changes" in out, out

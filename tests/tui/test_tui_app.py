@@ -123,13 +123,13 @@ async def test_a_failed_answers_toast_is_short_and_points_at_the_chat(
 
 
 async def test_keys_are_remapped_from_config(demo_store) -> None:
-    app = TabletalkApp(demo_store, Settings(keys={"staging": "f9"}), staging_poll_seconds=0)
+    app = TabletalkApp(demo_store, Settings(keys={"staging": "f12"}), staging_poll_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("f9")
+        await pilot.press("f12")
         await settle(app, pilot)
         assert app.query(StagingPanel)
-        assert not any(n.title == "Key remap ignored" for n in app._notifications)
+        assert not any(n.title == "Key remaps" for n in app._notifications)
 
 
 async def test_an_unknown_key_id_in_config_is_named(demo_store) -> None:
@@ -137,9 +137,9 @@ async def test_an_unknown_key_id_in_config_is_named(demo_store) -> None:
     app = TabletalkApp(demo_store, Settings(keys=keys), staging_poll_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        warned = [n.message for n in app._notifications if n.title == "Key remap ignored"]
+        warned = [n.message for n in app._notifications if n.title == "Key remaps"]
         assert len(warned) == 1
-        assert "'not_a_binding'" in warned[0] and "row_detail" not in warned[0]
+        assert "unknown id 'not_a_binding'" in warned[0] and "row_detail" not in warned[0]
 
 
 async def test_a_remap_warning_names_the_config_file_it_came_from(demo_store, tmp_path) -> None:
@@ -152,8 +152,9 @@ async def test_a_remap_warning_names_the_config_file_it_came_from(demo_store, tm
     app = TabletalkApp(demo_store, settings, staging_poll_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        warned = [n.message for n in app._notifications if n.title == "Key remap ignored"]
-        assert warned and warned[0].startswith("cfg1.toml [keys]: unknown id 'bogus'"), warned
+        [warned] = [n.message for n in app._notifications if n.title == "Key remaps"]
+        assert warned.startswith("• unknown id 'bogus'"), warned
+        assert warned.endswith(f"in [keys] in {config}."), warned
 
 
 async def test_a_key_given_to_two_bindings_in_config_is_named(demo_store) -> None:
@@ -162,14 +163,13 @@ async def test_a_key_given_to_two_bindings_in_config_is_named(demo_store) -> Non
     app = TabletalkApp(demo_store, Settings(keys={"stop": "ctrl+s"}), staging_poll_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        warned = [n.message for n in app._notifications if n.title == "Key remap clash"]
+        warned = [n.message for n in app._notifications if n.title == "Key remaps"]
         assert len(warned) == 1, warned
-        assert "ctrl+s is given to" in warned[0]
-        assert "stop" in warned[0] and "staging" in warned[0]
+        assert "ctrl+s goes to stop, not staging: pick another key for stop." in warned[0]
     app = TabletalkApp(demo_store, Settings(keys={"staging": "f12"}), staging_poll_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert not [n for n in app._notifications if n.title == "Key remap clash"]
+        assert not [n for n in app._notifications if n.title == "Key remaps"]
 
 
 async def test_a_key_the_composer_edits_with_is_named_as_a_clash(demo_store) -> None:
@@ -180,9 +180,13 @@ async def test_a_key_the_composer_edits_with_is_named_as_a_clash(demo_store) -> 
     app = TabletalkApp(demo_store, Settings(keys=keys), staging_poll_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        warned = [n.message for n in app._notifications if n.title == "Key remap clash"]
+        warned = [n.message for n in app._notifications if n.title == "Key remaps"]
         assert len(warned) == 1, warned
-        assert "ctrl+y is given to staging and the composer's redo" in warned[0]
+        assert (
+            "ctrl+y goes to the composer's redo while typing in the message box, to staging "
+            "elsewhere: pick another key for staging." in warned[0]
+        )
+        assert "quit" not in warned[0]
 
 
 async def test_markup_in_cells_and_model_text_is_shown_literally(
