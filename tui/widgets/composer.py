@@ -131,6 +131,25 @@ class Composer(TextArea):
             return
         self.post_message(self.ScrollChat(where))
 
+    async def _on_key(self, event: events.Key) -> None:
+        """Run this box's own bindings (ctrl+u, ctrl+k, backspace, the arrows, …) when their key
+        reaches it, in the order typed.
+
+        Textual runs a focused widget's bindings only once the key has bubbled back up to the
+        app, after the keys queued behind it were typed: ctrl+u then `x1` in one burst (tmux,
+        a fast typist) typed `x1` and then deleted it. Running the binding here keeps its
+        place; a binding this box does not run (copy with nothing selected) goes on up as
+        before. TextArea's own handler (typing) runs next when nothing here took the key.
+        """
+        bindings = self._bindings.copy()
+        if self.app._keymap:  # `[keys]` in config.toml, as the app's binding chain applies it
+            bindings.apply_keymap(self.app._keymap)
+        for binding in bindings.key_to_bindings.get(event.key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                event.stop()
+                event.prevent_default()
+                return
+
     # Priority bindings run as soon as the app sees their key, before keys already queued for
     # this widget (text and Enter or ctrl+j arriving in one burst, e.g. from tmux or a fast
     # paste): each action runs after those keys have landed, so the order is the typed order.
