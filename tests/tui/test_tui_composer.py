@@ -107,6 +107,22 @@ async def test_ctrl_u_then_a_new_message_sends_the_new_message_whole(
         assert sent == "delcust now"
 
 
+async def test_words_typed_right_after_enter_stay_in_the_box(make_app, scripted_bedrock) -> None:
+    """A message, Enter and the next words in one read: the message is sent and the next
+    words wait in the box (emptying the box after sending had wiped them too)."""
+    scripted_bedrock.add(Reply(text="Done."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        await pilot.pause()
+        typed(app, "first\rsecond")
+        await settle(app, pilot)
+        sent = scripted_bedrock.requests[-1].body["messages"][-1]["content"][0]["text"]
+        assert sent == "first"
+        assert app.chat.composer.text == "second"
+
+
 async def test_up_in_an_empty_composer_brings_back_earlier_messages(
     make_app, scripted_bedrock
 ) -> None:

@@ -20,7 +20,7 @@ from textual.widgets import TextArea
 
 
 class Composer(TextArea):
-    """Multi-line input; posts Submitted on Enter."""
+    """Multi-line input; Enter hands its text to `send`."""
 
     BINDINGS = [
         Binding("enter", "submit", "Send", id="send", priority=True, show=False),
@@ -45,14 +45,6 @@ class Composer(TextArea):
     Composer:focus { border: round $primary; }
     """
 
-    class Submitted(Message):
-        """The user pressed Enter with this text."""
-
-        def __init__(self, composer: Composer, text: str) -> None:
-            super().__init__()
-            self.composer = composer
-            self.text = text
-
     class ScrollChat(Message):
         """A key asked to scroll the chat: `page_up`, `page_down`, `top` or `end`."""
 
@@ -72,8 +64,11 @@ class Composer(TextArea):
         *,
         names: Callable[[], list[str]] | None = None,
         history: Callable[[], list[str]] | None = None,
+        send: Callable[[str], None] | None = None,
         id: str | None = None,
     ) -> None:
+        """`send` takes the text Enter sends, called at once (not by a message) so it has
+        emptied the box before the keys typed after Enter land in it."""
         super().__init__(
             "",
             id=id,
@@ -85,6 +80,7 @@ class Composer(TextArea):
         )
         self.names = names or (lambda: [])
         self.sent_history = history or (lambda: [])
+        self._send = send or (lambda text: None)
         self._cycle: tuple[tuple[int, int], list[str], int] | None = None
         self._recalled: tuple[list[str], int] | None = None  # (history, index shown)
 
@@ -158,9 +154,11 @@ class Composer(TextArea):
         self.call_later(self._submit)
 
     def _submit(self) -> None:
+        """Hand the text to `send` now: the chat empties the box (or keeps the text while an
+        answer runs) before the keys typed behind Enter are inserted."""
         text = self.text.strip()
         if text:
-            self.post_message(self.Submitted(self, text))
+            self._send(text)
 
     def action_newline(self) -> None:
         self.call_later(self.insert, "\n")
