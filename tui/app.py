@@ -23,7 +23,7 @@ from textual.worker import Worker, WorkerState
 from agent import paths
 from agent.config import Settings
 from agent.errors import TabletalkError
-from tui import deferred_imports, startup_code, startup_gc, terminal_text
+from tui import deferred_imports, escape_keys, startup_code, startup_gc, terminal_text
 from tui.actions import AppActions
 from tui.bridge import AppBridge
 from tui.keys import APP_BINDINGS
@@ -97,6 +97,7 @@ class TabletalkApp(TabActions, AppActions, App[int]):
         start runs on (else a resumed chat continues on the model it used)."""
         super().__init__()
         terminal_text.install()
+        escape_keys.install()  # alt+m with text right behind it is alt+m, not `^m` typed
         self.store = store
         self.settings = settings or Settings()
         self.conversation_id = conversation_id

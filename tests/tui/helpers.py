@@ -66,6 +66,15 @@ async def press_ready(pilot: Any, button: Any) -> None:
     raise AssertionError(f"{button!r} still shows its last press")
 
 
+def typed(app: TabletalkApp, data: str) -> None:
+    """Post the keys a terminal's bytes make, read as Textual's driver reads one read of them
+    (tmux send-keys and a fast typist deliver a burst like this): `"\\x15x1"` is ctrl+u, x, 1."""
+    from textual._xterm_parser import XTermParser
+
+    for token in XTermParser().feed(data):
+        app.post_message(token)
+
+
 async def send(app: TabletalkApp, pilot: Any, text: str) -> None:
     """Type `text` into the composer and press Enter, then wait for the turn to end."""
     await settle(app, pilot)

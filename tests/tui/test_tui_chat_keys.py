@@ -8,7 +8,7 @@ from textual.widgets import Input
 
 from tests.support.scripted_bedrock import Reply, ToolUse
 from tests.tui import helpers
-from tests.tui.helpers import SIZE, refreshed_until, send, settle
+from tests.tui.helpers import SIZE, refreshed_until, send, settle, typed
 from tui.app import TabletalkApp
 from tui.screens.help import HelpScreen
 from tui.widgets.chat_items import ToolLine
@@ -230,6 +230,30 @@ async def test_keys_typed_right_after_alt_m_land_in_the_message_box(make_app) ->
         await pilot.pause()
         assert composer.has_focus
         assert composer.text == "hi" and box.value == "", (composer.text, box.value)
+
+
+async def test_alt_m_with_a_whole_message_behind_it_sends_that_message(
+    make_app, scripted_bedrock
+) -> None:
+    """ESC m and a message in one read (tmux send-keys M-m '…' Enter): the terminal parser
+    gave up on ESC m as an escape sequence and typed it as `^m`, so the model got
+    `^mbigbulk mark delivered returned` and alt+m never ran."""
+    scripted_bedrock.add(Reply(text="Done."))
+    message = "bigbulk mark delivered returned"
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await app.open_table("orders")
+        await settle(app, pilot)
+        await pilot.press("slash")
+        box = app.query_one(TableTab).query_one("#filter", Input)
+        assert box.has_focus
+        typed(app, "\x1bm" + message + "\r")
+        await settle(app, pilot)
+        assert box.value == "", "the keys followed alt+m to the message box"
+        sent = scripted_bedrock.requests[-1].body["messages"][-1]["content"][0]["text"]
+        assert sent == message
+        assert app.chat.composer.has_focus
 
 
 async def test_typing_on_the_focused_chat_goes_to_the_message_box(

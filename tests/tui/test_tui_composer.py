@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual import events
 
 from tests.support.scripted_bedrock import Reply
-from tests.tui.helpers import SIZE, send, settle
+from tests.tui.helpers import SIZE, send, settle, typed
 
 
 def burst(app, keys: list[str]) -> None:
@@ -61,6 +61,66 @@ async def test_tab_right_after_typing_in_a_burst_completes_what_was_typed(make_a
         burst(app, [*"@stock_", "tab"])
         await settle(app, pilot)
         assert app.chat.composer.text == "stock_levels "
+
+
+async def test_text_typed_right_after_ctrl_u_in_an_empty_box_stays(make_app) -> None:
+    """`tmux send-keys C-u x1`: ctrl+u ran once the x1 behind it was typed, and deleted it."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        await pilot.pause()
+        typed(app, "\x15x1")
+        await settle(app, pilot)
+        assert app.chat.composer.text == "x1"
+
+
+async def test_editing_keys_in_a_burst_act_where_they_were_typed(make_app) -> None:
+    """Backspace and the arrows act on the text typed before them, not after what follows."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        await pilot.pause()
+        typed(app, "abc\x7fd\x1b[D\x1b[DX")  # backspace, then left twice
+        await settle(app, pilot)
+        assert app.chat.composer.text == "aXbd"
+
+
+async def test_ctrl_u_then_a_new_message_sends_the_new_message_whole(
+    make_app, scripted_bedrock
+) -> None:
+    """ctrl+u clears what the box holds and the words typed behind it are sent whole: they
+    reached the model as "cust now" (ctrl+u had deleted the "del" typed after it)."""
+    scripted_bedrock.add(Reply(text="Done."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        composer = app.chat.composer
+        composer.focus()
+        composer.text = "bigbulk mark delivered returned"
+        composer.move_cursor(composer.document.end)
+        await pilot.pause()
+        typed(app, "\x15delcust now\r")
+        await settle(app, pilot)
+        sent = scripted_bedrock.requests[-1].body["messages"][-1]["content"][0]["text"]
+        assert sent == "delcust now"
+
+
+async def test_words_typed_right_after_enter_stay_in_the_box(make_app, scripted_bedrock) -> None:
+    """A message, Enter and the next words in one read: the message is sent and the next
+    words wait in the box (emptying the box after sending had wiped them too)."""
+    scripted_bedrock.add(Reply(text="Done."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.chat.composer.focus()
+        await pilot.pause()
+        typed(app, "first\rsecond")
+        await settle(app, pilot)
+        sent = scripted_bedrock.requests[-1].body["messages"][-1]["content"][0]["text"]
+        assert sent == "first"
+        assert app.chat.composer.text == "second"
 
 
 async def test_up_in_an_empty_composer_brings_back_earlier_messages(

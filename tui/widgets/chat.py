@@ -109,7 +109,9 @@ class ChatPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield ChatLog(id="chat-log")
         yield AttachmentBar(id="attachment-bar")
-        yield Composer(id="composer", names=self._completion_names, history=self._recall)
+        yield Composer(
+            id="composer", names=self._completion_names, history=self._recall, send=self.submit
+        )
         with Horizontal(id="chat-actions"):
             yield ChatHint(id="chat-hint")
             yield ActionButton("Send", "primary", id="send")
@@ -149,11 +151,6 @@ class ChatPanel(Vertical):
         return self.history.recall(self._conversation_id())
 
     # ----- sending ------------------------------------------------------------------------
-
-    @on(Composer.Submitted)
-    def _on_submitted(self, event: Composer.Submitted) -> None:
-        event.stop()
-        self.submit(event.text)
 
     @on(ActionButton.Pressed, "#send")
     def _on_send_pressed(self, event: ActionButton.Pressed) -> None:

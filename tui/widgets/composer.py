@@ -20,7 +20,7 @@ from textual.widgets import TextArea
 
 
 class Composer(TextArea):
-    """Multi-line input; posts Submitted on Enter."""
+    """Multi-line input; Enter hands its text to `send`."""
 
     BINDINGS = [
         Binding("enter", "submit", "Send", id="send", priority=True, show=False),
@@ -45,14 +45,6 @@ class Composer(TextArea):
     Composer:focus { border: round $primary; }
     """
 
-    class Submitted(Message):
-        """The user pressed Enter with this text."""
-
-        def __init__(self, composer: Composer, text: str) -> None:
-            super().__init__()
-            self.composer = composer
-            self.text = text
-
     class ScrollChat(Message):
         """A key asked to scroll the chat: `page_up`, `page_down`, `top` or `end`."""
 
@@ -72,8 +64,11 @@ class Composer(TextArea):
         *,
         names: Callable[[], list[str]] | None = None,
         history: Callable[[], list[str]] | None = None,
+        send: Callable[[str], None] | None = None,
         id: str | None = None,
     ) -> None:
+        """`send` takes the text Enter sends, called at once (not by a message) so it has
+        emptied the box before the keys typed after Enter land in it."""
         super().__init__(
             "",
             id=id,
@@ -85,6 +80,7 @@ class Composer(TextArea):
         )
         self.names = names or (lambda: [])
         self.sent_history = history or (lambda: [])
+        self._send = send or (lambda text: None)
         self._cycle: tuple[tuple[int, int], list[str], int] | None = None
         self._recalled: tuple[list[str], int] | None = None  # (history, index shown)
 
@@ -131,6 +127,25 @@ class Composer(TextArea):
             return
         self.post_message(self.ScrollChat(where))
 
+    async def _on_key(self, event: events.Key) -> None:
+        """Run this box's own bindings (ctrl+u, ctrl+k, backspace, the arrows, …) when their key
+        reaches it, in the order typed.
+
+        Textual runs a focused widget's bindings only once the key has bubbled back up to the
+        app, after the keys queued behind it were typed: ctrl+u then `x1` in one burst (tmux,
+        a fast typist) typed `x1` and then deleted it. Running the binding here keeps its
+        place; a binding this box does not run (copy with nothing selected) goes on up as
+        before. TextArea's own handler (typing) runs next when nothing here took the key.
+        """
+        bindings = self._bindings.copy()
+        if self.app._keymap:  # `[keys]` in config.toml, as the app's binding chain applies it
+            bindings.apply_keymap(self.app._keymap)
+        for binding in bindings.key_to_bindings.get(event.key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                event.stop()
+                event.prevent_default()
+                return
+
     # Priority bindings run as soon as the app sees their key, before keys already queued for
     # this widget (text and Enter or ctrl+j arriving in one burst, e.g. from tmux or a fast
     # paste): each action runs after those keys have landed, so the order is the typed order.
@@ -139,9 +154,11 @@ class Composer(TextArea):
         self.call_later(self._submit)
 
     def _submit(self) -> None:
+        """Hand the text to `send` now: the chat empties the box (or keeps the text while an
+        answer runs) before the keys typed behind Enter are inserted."""
         text = self.text.strip()
         if text:
-            self.post_message(self.Submitted(self, text))
+            self._send(text)
 
     def action_newline(self) -> None:
         self.call_later(self.insert, "\n")
