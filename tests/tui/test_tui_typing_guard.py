@@ -19,17 +19,32 @@ from tui.widgets.chat_items import ToolLine
 from tui.widgets.staged_change import ChangeDetailScreen
 from tui.widgets.staging_panel import StagingPanel
 
-GUARD = 1.5  # long enough that a loaded machine still presses a burst within it
+GUARD = 1.5
+
+
+class GuardClock:
+    """The guard's clock, moved only by the test: a burst is one instant however slowly a
+    loaded machine presses it (with the real clock a slow CI run answered the prompt)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
 
 
 @pytest.fixture
-def guarded(monkeypatch: pytest.MonkeyPatch) -> None:
+def guarded(monkeypatch: pytest.MonkeyPatch) -> GuardClock:
+    clock = GuardClock()
     monkeypatch.setattr(typing_guard, "GUARD_SECONDS", GUARD)
+    monkeypatch.setattr(typing_guard, "time", clock)
+    return clock
 
 
-async def _pause_typing() -> None:
+async def _pause_typing(clock: GuardClock) -> None:
     """As a person stops typing to read the question."""
-    await asyncio.sleep(GUARD + 0.2)
+    clock.now += GUARD + 0.2
+    await asyncio.sleep(0)
 
 
 def _cities(path) -> dict[int, str]:
@@ -57,10 +72,10 @@ async def test_letters_typed_as_a_permission_prompt_opens_go_to_the_message_box(
         assert app.screen is prompt, "no key of the burst answered the prompt, not even the 1"
         assert app.chat.composer.text == "top 1"
         assert "went to the message box" in str(prompt.query_one("#guard-note").render())
-        await _pause_typing()
+        await _pause_typing(guarded)
         await pilot.press("a")  # a letter never answers: it is typing
         assert app.screen is prompt and app.chat.composer.text == "top 1a"
-        await _pause_typing()
+        await _pause_typing(guarded)
         await pilot.press("1")  # read, then answered: allow once, not for the chat
         for _ in range(400):  # the second call's prompt (bounded: a broken answer fails)
             if isinstance(app.screen, PermissionScreen) and app.screen is not prompt:
@@ -89,7 +104,7 @@ async def test_a_word_typed_into_the_staging_panel_commits_nothing(
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen)
         assert _cities(demo_path) == before and len(area.list()) == 2
-        await _pause_typing()
+        await _pause_typing(guarded)
         await pilot.press("y")
         await settle(app, pilot)
         assert _cities(demo_path) == {1: "Quito", 2: "Quito"}
