@@ -43,7 +43,7 @@ async def test_allow_once_runs_the_gated_call(make_app, scripted_bedrock) -> Non
         assert screen.query_one(Vertical).border_title == "Permission needed", (
             "a step's only gated call is not numbered"
         )
-        assert "SELECT count(*)" in str(screen.query_one("#tool-input Static").render())
+        assert "SELECT count(*)" in "\n".join(_input_lines(app))
         await pilot.press("1")
         await settle(app, pilot)
         line = app.query_one(ToolLine)
@@ -141,9 +141,40 @@ async def test_a_long_query_does_not_push_the_export_path_out_of_view(make_app) 
         await settle(app, pilot)
         await app.push_screen(PermissionScreen(request))
         await pilot.pause()
-        shown = str(app.screen.query_one("#tool-input Static").render())
+        shown = " ".join(line.strip() for line in _input_lines(app))
         assert shown.index('"path": "reports/all.csv"') < shown.index('"query"')
         assert padded in shown
+
+
+def _input_lines(app) -> list[str]:
+    """The tool input's lines as the prompt draws them (every line, scrolled or not)."""
+    from textual.geometry import Region
+
+    widget = app.screen.query_one("#tool-input Static")
+    width, height = widget.size
+    return [strip.text.rstrip() for strip in widget.render_lines(Region(0, 0, width, height))]
+
+
+async def test_a_long_value_wraps_under_its_key_not_at_the_edge(make_app) -> None:
+    """At 80 columns a long query wrapped back to the box's margin, so the JSON looked broken."""
+    from agent.permissions import PermissionRequest
+
+    query = (
+        "SELECT status, count(*) AS n, sum(total) AS revenue FROM orders WHERE created_at > "
+        "'2026-01-01' GROUP BY status ORDER BY revenue DESC"
+    )
+    request = PermissionRequest("runQuery", {"query": query}, "manual", "c1", "read")
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await app.push_screen(PermissionScreen(request))
+        await pilot.pause()
+        lines = [line for line in _input_lines(app) if line.strip()]
+        assert lines[0].strip() == "{" and lines[-1].strip() == "}"
+        margin = len(lines[0]) - len(lines[0].lstrip())
+        inner = lines[1:-1]
+        assert len(inner) >= 2, "the query wraps at 80 columns"
+        assert all(len(line) - len(line.lstrip()) >= margin + 2 for line in inner), lines
 
 
 async def _prompt_or_end(app, pilot, text: str) -> PermissionScreen | None:

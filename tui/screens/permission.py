@@ -5,7 +5,10 @@ or deny."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from rich.console import Group
+from rich.padding import Padding
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -105,16 +108,7 @@ class PermissionScreen(TypingGuard, ModalScreen[Decision]):
                     id="tool-source",
                 )
             with VerticalScroll(id="tool-input"):
-                yield Static(
-                    Text(
-                        json.dumps(
-                            shortest_first(request.input),
-                            indent=2,
-                            default=str,
-                            ensure_ascii=False,
-                        )
-                    )
-                )
+                yield Static(indented_json(shortest_first(request.input)))
             stop = compact(app_key(self.app, "permission.stop", "ctrl+c"))
             yield Static(
                 Text(
@@ -157,3 +151,12 @@ class PermissionScreen(TypingGuard, ModalScreen[Decision]):
         if self.request.question and decision == "allow_conversation":
             decision = "deny"  # a question has Yes (1) and No (2)
         self.dismiss(decision)  # type: ignore[arg-type]
+
+
+def indented_json(value: Any) -> Group:
+    """`value` as indented JSON whose long lines wrap under their own indent: a long query
+    wrapped to the box's edge looked like broken JSON."""
+    lines = json.dumps(value, indent=2, default=str, ensure_ascii=False).splitlines()
+    return Group(
+        *(Padding(Text(line.lstrip()), (0, 0, 0, len(line) - len(line.lstrip()))) for line in lines)
+    )
