@@ -52,7 +52,9 @@ async def test_forty_calls_of_one_tool_show_as_one_line_that_expands(
         assert str(lines[1].title) == '✓ getItem  key={"id": 2}, table="customers"', (
             "the key that tells the calls apart leads, so a narrow chat still shows it"
         )
-        assert str(failed[1].title) == '✗ getItem  key={"id": 31}, table="nosuch"'
+        assert str(failed[1].title) == (
+            '✗ getItem  unknown table \'nosuch\'  key={"id": 31}, table="nosuch"'
+        ), "why it failed shows on the line, without opening it"
         failed[0].query_one("CollapsibleTitle").focus()
         await pilot.press("enter")
         await pilot.pause()

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Collapsible, Static
 
+from agent.text_safety import printable_line
 from tui.messages import ChipClicked
 
 STATUS_MARKS = {
@@ -113,6 +114,19 @@ class SavedAnswer(Static):
         self.source = source
 
 
+ERROR_WORDS = 80
+"""The most of a failed call's error its line shows (the whole error is inside)."""
+
+
+def error_words(result: Any) -> str:
+    """The first line of a failed call's error, cut to ERROR_WORDS, or "" when it has none."""
+    error = result.get("error") if isinstance(result, dict) else None
+    if not isinstance(error, str) or not error.strip():
+        return ""
+    first = printable_line(error.strip().splitlines()[0])
+    return first if len(first) <= ERROR_WORDS else first[: ERROR_WORDS - 1].rstrip() + "…"
+
+
 class ToolLine(Collapsible):
     """A compact line `✓ name  input`; expands to the full input and result."""
 
@@ -154,6 +168,8 @@ class ToolLine(Collapsible):
         said: list[str | tuple[str, str]] = []
         if self.status == "denied":  # ⊘ alone is cryptic
             said = [" ", ("denied", colour)]
+        elif self.status == "error" and (why := error_words(self.result)):
+            said = ["  ", (why, colour)]  # why it failed, without opening the line
         self.title = Content.assemble(
             (mark, colour),
             " ",
