@@ -109,6 +109,29 @@ async def test_back_at_the_end_the_chat_follows_the_answer_again(
         await settle(app, pilot)
 
 
+async def test_scrolled_up_while_an_answer_streams_the_hint_says_more_is_below(
+    make_app, scripted_bedrock, one_step_at_a_time
+) -> None:
+    """Reading back while the answer streamed, nothing said new text was arriving below."""
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await start_long_answer(app, pilot, scripted_bedrock)
+        log, hint = app.chat.log_view, app.chat.query_one(ChatHint)
+        assert "more below" not in str(hint.render())
+        await pilot.press("pageup")
+        assert await refreshed_until(app, lambda: log.scroll_y < log.max_scroll_y)
+        await pilot.pause()
+        assert str(hint.render()).startswith("↓ more"), str(hint.render())
+        await more_text(app)
+        assert "↓" in str(hint.render()), "still below while the view stays put"
+        await pilot.press("ctrl+end")
+        assert await refreshed_until(app, lambda: log.scroll_y == log.max_scroll_y)
+        await pilot.pause()
+        assert "↓" not in str(hint.render()), "at the end again: nothing below"
+        await pilot.press("escape")
+        await settle(app, pilot)
+
+
 async def test_page_down_from_the_top_of_the_chat_moves_down_a_page(
     make_app, scripted_bedrock
 ) -> None:

@@ -314,6 +314,11 @@ class ChatPanel(Vertical):
             if path.is_file():
                 self.attach(path)
 
+    @on(ChatLog.Scrolled)
+    def _scrolled(self, event: ChatLog.Scrolled) -> None:
+        event.stop()
+        self.query_one(ChatHint).show_below(event.up)
+
     @property
     def rendering(self) -> bool:
         """Events of the turn are still waiting to be shown."""

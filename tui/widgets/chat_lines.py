@@ -9,6 +9,21 @@ from textual.widgets import Static
 from tui.key_hints import app_key, compact
 
 
+def below_hints(app: object, shown: tuple[str, ...]) -> tuple[str, ...]:
+    """`shown` led by what says the chat goes on below the view (it is scrolled up, and an
+    answer streaming there showed nothing new), longest first."""
+    end = compact(app_key(app, "chat.end", "ctrl+end"))
+    return (
+        f"↓ more below ({end}) · {shown[0]}",
+        f"↓ more below ({end}) · {shown[-1]}",
+        f"↓ more below · {shown[-1]}",
+        f"↓ more · {shown[-1]}",
+        f"↓ {end} · {shown[-1]}",
+        "↓ more below",
+        shown[-1],
+    )
+
+
 def hints(app: object, *, busy: bool = False, away: bool = False) -> tuple[str, ...]:
     """The composer's key hint, longest first (the widest that fits is shown), naming the keys
     send, newline, attach and stop have after `[keys]`: `⏎ send · ^j new line · ^o attach`
@@ -70,6 +85,8 @@ class ChatHint(Static):
         """A turn is running: the hint names the stop key first."""
         self.away = False
         """The keyboard is not in the composer: the hint names the key back to it."""
+        self.below = False
+        """The chat is scrolled up from its end: the hint says more is below."""
 
     def show_busy(self, busy: bool) -> None:
         self.busy = busy
@@ -78,6 +95,11 @@ class ChatHint(Static):
     def show_away(self, away: bool) -> None:
         if away != self.away:
             self.away = away
+            self.refresh()
+
+    def show_below(self, below: bool) -> None:
+        if below != self.below:
+            self.below = below
             self.refresh()
 
     def show_completions(self, options: list[str]) -> None:
@@ -89,4 +111,6 @@ class ChatHint(Static):
             return Text("tab → " + ", ".join(self.completions[:6]), style="bold", no_wrap=True)
         width = self.size.width
         shown = hints(self.app, busy=self.busy, away=self.away)
+        if self.below:
+            shown = below_hints(self.app, shown)
         return Text(next((h for h in shown if len(h) <= width), shown[-1]), no_wrap=True)

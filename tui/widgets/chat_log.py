@@ -8,6 +8,7 @@ from typing import Any
 from textual import events, on
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, TextArea
 
@@ -45,8 +46,29 @@ class ChatLog(VerticalScroll):
     """A resumed conversation's items (or runs of one tool's calls) not built yet, the oldest
     first."""
 
+    class Scrolled(Message):
+        """The view moved off its end (`up`: new text no longer shows) or back to it."""
+
+        def __init__(self, up: bool) -> None:
+            super().__init__()
+            self.up = up
+
+    _was_up = False
+
     def on_mount(self) -> None:
         self.anchor()
+
+    @property
+    def scrolled_up(self) -> bool:
+        """Scrolled away from the end by the person: new text arrives out of view."""
+        return self._anchored and self._anchor_released
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        up = self.scrolled_up
+        if up != self._was_up:
+            self._was_up = up
+            self.post_message(self.Scrolled(up))
 
     def on_key(self, event: events.Key) -> None:
         """A character typed on the log or a line in it (Tab from a table lands on the log)
