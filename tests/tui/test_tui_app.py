@@ -38,6 +38,10 @@ async def test_ask_shows_choices_as_chips_and_a_choice_is_sent_as_the_answer(
         await send(app, pilot, "customers in a city")
         block = app.query_one(AskBlock)
         assert block.question == "Which city?"
+        said = " ".join(str(line.render()) for line in block.query("Static"))
+        assert "^g goes to the choices" in said, "the key to the choices is named beside them"
+        await pilot.press("ctrl+g")
+        assert isinstance(app.focused, AnswerChip) and app.focused.choice == "Lyon"
         porto = [chip for chip in app.query(AnswerChip) if chip.choice == "Porto"][0]
         await pilot.click(porto)
         await settle(app, pilot)

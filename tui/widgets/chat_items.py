@@ -20,6 +20,7 @@ from textual.content import Content
 from textual.widgets import Button, Collapsible, Static
 
 from agent.text_safety import printable_line
+from tui.key_hints import app_key, compact
 from tui.messages import ChipClicked
 
 STATUS_MARKS = {
@@ -277,7 +278,11 @@ class AskBlock(Vertical):
             with Vertical(classes="ask-choices"):
                 for choice in self.choices:
                     yield AnswerChip(choice)
-        yield Static(Text("…or type your own answer below.", style="dim"))
+        hint = "…or type your own answer below"
+        if self.choices:  # the choices can be reached without the mouse
+            key = compact(app_key(self.app, "focus_chip", "ctrl+g"))
+            hint += f" ({key} goes to the choices)"
+        yield Static(Text(hint + ".", style="dim"))
 
 
 class WaitLine(Static):
