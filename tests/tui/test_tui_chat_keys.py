@@ -236,17 +236,23 @@ async def test_the_focused_chat_looks_focused_and_alt_m_is_listed(make_app) -> N
         assert "Message box" in titles
 
 
+async def _in_a_table_filter(app: TabletalkApp, pilot) -> Input:
+    """The orders tab open and the keyboard in its filter box (away from the message box)."""
+    await settle(app, pilot)
+    await app.open_table("orders")
+    await settle(app, pilot)
+    await pilot.press("slash")
+    box = app.query_one(TableTab).query_one("#filter", Input)
+    assert box.has_focus
+    return box
+
+
 async def test_keys_typed_right_after_alt_m_land_in_the_message_box(make_app) -> None:
     """A terminal delivers `alt+m` and the words typed after it in one read (tmux, a fast
     typist, a paste): those keys follow alt+m into the box instead of the widget it left."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await app.open_table("orders")
-        await settle(app, pilot)
-        await pilot.press("slash")
-        box = app.query_one(TableTab).query_one("#filter", Input)
-        assert box.has_focus
+        box = await _in_a_table_filter(app, pilot)
         composer = app.chat.composer
         for key in (events.Key("alt+m", "m"), events.Key("h", "h"), events.Key("i", "i")):
             app.post_message(key)  # queued together, as the driver posts one read's keys
@@ -265,12 +271,7 @@ async def test_alt_m_with_a_whole_message_behind_it_sends_that_message(
     message = "bigbulk mark delivered returned"
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await app.open_table("orders")
-        await settle(app, pilot)
-        await pilot.press("slash")
-        box = app.query_one(TableTab).query_one("#filter", Input)
-        assert box.has_focus
+        box = await _in_a_table_filter(app, pilot)
         typed(app, "\x1bm" + message + "\r")
         await settle(app, pilot)
         assert box.value == "", "the keys followed alt+m to the message box"
