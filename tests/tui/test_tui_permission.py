@@ -32,12 +32,17 @@ def _gated_script(scripted_bedrock) -> None:
 
 
 async def test_allow_once_runs_the_gated_call(make_app, scripted_bedrock) -> None:
+    from tui.widgets.chat_lines import ChatHint
+
     _gated_script(scripted_bedrock)
     app = make_app()
     rings: list[bool] = []
     app.bell = lambda: rings.append(True)  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         screen = await _send_until_prompt(app, pilot, "count customers")
+        await pilot.pause()
+        hint = app.chat.query_one(ChatHint)
+        assert _drawn(hint).startswith("↑ answer the dialog first"), "`esc stop` is not Esc here"
         assert rings == [True], "the prompt rings the bell once"
         assert screen.request.tool == "runQuery"
         assert screen.query_one(Vertical).border_title == "Permission needed", (
@@ -49,6 +54,14 @@ async def test_allow_once_runs_the_gated_call(make_app, scripted_bedrock) -> Non
         line = app.query_one(ToolLine)
         assert line.status == "success"
         assert "240" in str(line._result_view.render())
+        assert "send" in _drawn(hint), "the dialog gone, the hint names the chat's keys again"
+
+
+def _drawn(widget) -> str:
+    """The first line of `widget` as it is drawn now (its cached render, if not refreshed)."""
+    from textual.geometry import Region
+
+    return widget.render_lines(Region(0, 0, widget.size.width, 1))[0].text.strip()
 
 
 async def test_deny_shows_denied_sends_an_error_result_and_the_turn_goes_on(

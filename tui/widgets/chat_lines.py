@@ -75,6 +75,10 @@ class NoteLine(Static):
         super().__init__(Text(text), classes=f"{level_class} {classes}".strip())
 
 
+DIALOG_HINT = "↑ answer the dialog first"
+"""The hint while a dialog is up (a permission prompt's Esc denies: `esc stop` misled)."""
+
+
 class ChatHint(Static):
     """The key hint under the composer, or the `@` completions while there are some."""
 
@@ -87,6 +91,9 @@ class ChatHint(Static):
         """The keyboard is not in the composer: the hint names the key back to it."""
         self.below = False
         """The chat is scrolled up from its end: the hint says more is below."""
+
+    def on_mount(self) -> None:
+        self.app.screen_change_signal.subscribe(self, lambda screen: self.refresh())
 
     def show_busy(self, busy: bool) -> None:
         self.busy = busy
@@ -107,6 +114,8 @@ class ChatHint(Static):
         self.refresh()
 
     def render(self) -> Text:
+        if self.app.screen is not self.screen:  # a dialog is up: its keys, not these, work
+            return Text(DIALOG_HINT, style="dim", no_wrap=True)
         if self.completions:
             return Text("tab → " + ", ".join(self.completions[:6]), style="bold", no_wrap=True)
         width = self.size.width
