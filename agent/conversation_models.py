@@ -50,6 +50,16 @@ class _Denied(BaseModel):
     id: str
 
 
+class _Failed(BaseModel):
+    """A turn that failed before any answer and was taken back (`Conversation.failed`)."""
+
+    message: int
+    block: int
+    text: str
+    error: str
+    fix: str | None = None
+
+
 class _ConversationFile(BaseModel):
     """The shape a conversation must have; anything else is reported as damaged."""
 
@@ -68,6 +78,7 @@ class _ConversationFile(BaseModel):
     granted: list[str | _Grant] = []
     """Grants; an older file's plain tool names (see `conversations.saved_grants`)."""
     denied: list[_Denied] = []
+    failed: list[_Failed] = []
     usage: dict[str, int] = {}
 
 

@@ -90,6 +90,18 @@ def _plain_denial(value: Any) -> bool:
     )
 
 
+def _plain_failure(value: Any) -> bool:
+    """A turn taken back after it failed, as tabletalk writes it (`Conversation.failed`)."""
+    return (
+        type(value) is dict
+        and type(value.get("message")) is int
+        and type(value.get("block")) is int
+        and type(value.get("text")) is str
+        and type(value.get("error")) is str
+        and type(value.get("fix")) in (str, type(None))
+    )
+
+
 def _plain_conversation(data: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The messages of a conversation whose every field already has its checked type (so
     the model would take it unchanged); None sends the data to the model."""
@@ -106,6 +118,9 @@ def _plain_conversation(data: dict[str, Any]) -> list[dict[str, Any]] | None:
         return None
     denied = data.get("denied", [])
     if type(denied) is not list or not all(map(_plain_denial, denied)):
+        return None
+    failed = data.get("failed", [])
+    if type(failed) is not list or not all(map(_plain_failure, failed)):
         return None
     attachments = data.get("attachments", [])
     if type(attachments) is not list or not all(map(_plain_attachment, attachments)):

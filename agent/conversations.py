@@ -99,6 +99,11 @@ class Conversation:
     """Calls refused at the permission gate: `{"message": i, "id": toolUseId}` (i: the
     assistant message holding the call). The model got an "error" result (Converse has no
     other status); the chat shows these as denied. Older files have none."""
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    """Turns that failed before any answer and were taken back (`unsend`), so `messages`
+    stays what Converse accepts: `{"message": i, "block": j, "text", "error", "fix"}` (i, j:
+    where the text would have gone, `next_user_block`; fix may be None). The chat shows each
+    there, as the live chat did. Older files have none."""
     usage: Usage = field(default_factory=Usage)
     saved: LogState | None = field(default=None, init=False, compare=False, repr=False)
     """What its log file holds (None: the next save writes the file whole)."""
@@ -144,6 +149,18 @@ class Conversation:
         self.saved = None
         return True
 
+    def record_failure(self, text: str, error: str, fix: str | None) -> bool:
+        """Remember a turn taken back by `unsend` (its typed text, error and fix) at the place
+        it was sent, outside `messages`; nothing when the conversation is empty (its file goes,
+        there is nothing to resume). True when recorded."""
+        if not self.messages:
+            return False
+        message, block = self.next_user_block()
+        self.failed.append(
+            {"message": message, "block": block, "text": text, "error": error, "fix": fix}
+        )
+        return True
+
     def user_text_indexes(self) -> list[tuple[int, str]]:
         """(message index, text) of every user message that carries typed text.
 
@@ -165,12 +182,17 @@ class Conversation:
         Tool results in the same message stay, so the toolUse before them stays answered.
         """
         message = self.messages[message_index]
+        text_block = next((i for i, b in enumerate(message["content"]) if "text" in b), 0)
         text = next((b["text"] for b in message["content"] if "text" in b), "")
         results = [block for block in message["content"] if "toolResult" in block]
         del self.messages[message_index:]
         self.attached = [a for a in self.attached if a["message"] < message_index]
         self.granted = [g for g in self.granted if g["message"] < message_index]
         self.denied = [d for d in self.denied if d["message"] < message_index]
+        # A failed turn sent before the rewound text stays (it still came first).
+        self.failed = [
+            f for f in self.failed if (f["message"], f["block"]) <= (message_index, text_block)
+        ]
         if results:
             self.messages.append({"role": "user", "content": results})
         self.saved = None
@@ -198,6 +220,7 @@ class Conversation:
             "attached": self.attached,
             "granted": self.granted,
             "denied": self.denied,
+            "failed": self.failed,
             "usage": self.usage.to_dict(),
         }
 
@@ -217,6 +240,7 @@ class Conversation:
             attached=list(data.get("attached", [])),
             granted=saved_grants(data.get("granted", []), len(data.get("messages", []))),
             denied=list(data.get("denied", [])),
+            failed=list(data.get("failed", [])),
             usage=Usage(
                 usage.get("inputTokens", 0),
                 usage.get("outputTokens", 0),

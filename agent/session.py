@@ -374,16 +374,25 @@ class ChatSession:
             self.last_record = runner.record
             try:
                 ended = runner.run(content)
-            except BaseException:  # e.g. saving failed: an unanswered message is taken back
-                self.last_turn_kept = not self._take_back(mark)
+            except BaseException as exc:  # e.g. saving failed: an unanswered turn is taken back
+                self.last_turn_kept = not self._take_back(mark, text, _raised(exc))
                 raise
-            self.last_turn_kept = ended.reason != "error" or not self._take_back(mark)
+            failure = (ended.error or "The turn failed.", ended.fix)
+            self.last_turn_kept = ended.reason != "error" or not self._take_back(
+                mark, text, failure
+            )
             return ended
 
-    def _take_back(self, mark: tuple[int, int, str, int]) -> bool:
-        """Take back the turn's message if the model never answered it (see `unsend`)."""
+    def _take_back(
+        self, mark: tuple[int, int, str, int], text: str, failure: tuple[str, str | None] | None
+    ) -> bool:
+        """Take back the turn's message if the model never answered it (see `unsend`); the
+        conversation keeps a record of it and its `failure` (error, fix) beside the messages,
+        so a resumed chat shows it as the live one did (None: nothing to show, e.g. Ctrl+C)."""
         if not self.conversation.unsend(mark):
             return False
+        if failure is not None:
+            self.conversation.record_failure(text, *failure)
         self._forget_unanswered()
         return True
 
@@ -460,6 +469,17 @@ class ChatSession:
 
     def display_items(self) -> list[dict[str, Any]]:
         """The conversation as the chat shows it (see `agent.transcript`)."""
+        conversation = self.conversation
         return display_items(
-            self.conversation.messages, self.conversation.attached, self.conversation.denied
+            conversation.messages, conversation.attached, conversation.denied, conversation.failed
         )
+
+
+def _raised(exc: BaseException) -> tuple[str, str | None] | None:
+    """What the chat says of a turn that raised before any answer (as the app's
+    `turn_failed` does): the error and its fix; None for an interrupt (Ctrl+C, exit)."""
+    if not isinstance(exc, Exception):
+        return None
+    message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+    fix = getattr(exc, "fix", None)
+    return f"The message was not sent: {message}", fix if isinstance(fix, str) else None

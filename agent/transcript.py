@@ -2,9 +2,11 @@
 
 `display_items` turns saved messages into display items — user and assistant texts (user
 texts with the names of the files sent with them), tool calls with their results (a call
-refused at the permission gate as "denied", though the model got an "error"), chips, and a
-review chip after a turn that staged changes. The live chat follows the same rule through
-`ReviewMarker` (which tools stage comes from the catalog rows: `catalog.staging_names`).
+refused at the permission gate as "denied", though the model got an "error"), chips, a
+review chip after a turn that staged changes, and turns that failed before any answer (taken
+back from the messages; shown where they were sent, with their error). The live chat follows
+the same rule through `ReviewMarker` (which tools stage comes from the catalog rows:
+`catalog.staging_names`).
 """
 
 from __future__ import annotations
@@ -57,13 +59,17 @@ def display_items(
     messages: list[dict[str, Any]],
     attached: Iterable[dict[str, Any]] = (),
     denied: Iterable[dict[str, Any]] = (),
+    failed: Iterable[dict[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """The display items of `messages`; `attached` holds `{"message", "block", "names"}`
     records of the files sent with a user text (see `Conversation.attached`), `denied` the
-    `{"message", "id"}` records of calls refused at the permission gate (`Conversation.denied`).
+    `{"message", "id"}` records of calls refused at the permission gate (`Conversation.denied`),
+    `failed` the turns taken back after failing (`Conversation.failed`): each a `{"failed":
+    {"text", "error", "fix"}}` item before the block it was sent at.
     """
     names_at = {(a["message"], a["block"]): list(a["names"]) for a in attached}
     refused = {(d["message"], d["id"]) for d in denied}
+    unsent = sorted(failed, key=lambda f: (f["message"], f["block"]))  # stable: sent order
     items: list[dict[str, Any]] = []
     pending: dict[str, dict[str, Any]] = {}
     denied_pending: set[str] = set()
@@ -74,8 +80,26 @@ def display_items(
         if chip is not None:
             items.append({"chip": chip})
 
+    def failures_before(position: tuple[int, int] | None) -> None:
+        """The failed turns sent before `position` (None: all that are left)."""
+        while unsent and (
+            position is None or (unsent[0]["message"], unsent[0]["block"]) <= position
+        ):
+            end_turn()
+            record = unsent.pop(0)
+            items.append(
+                {
+                    "failed": {
+                        "text": record["text"],
+                        "error": record["error"],
+                        "fix": record.get("fix"),
+                    }
+                }
+            )
+
     for message_index, message in enumerate(messages):
         for block_index, block in enumerate(message["content"]):
+            failures_before((message_index, block_index))
             if "text" in block and message["role"] == "assistant":
                 items.append({"role": "assistant", "text": block["text"]})
             elif "text" in block and block["text"].startswith(ATTACHED_PREFIX):
@@ -99,6 +123,7 @@ def display_items(
                 items.append(call)
             elif "toolResult" in block:
                 _answer(block["toolResult"], pending, denied_pending, items, review)
+    failures_before(None)
     end_turn()
     return items
 

@@ -22,6 +22,7 @@ from textual.widgets import Button, Collapsible, Static
 from agent.text_safety import printable_line
 from tui.key_hints import app_key, compact
 from tui.messages import ChipClicked
+from tui.widgets.chat_notes import failure_notes
 
 STATUS_MARKS = {
     None: ("…", "cyan"),
@@ -339,8 +340,22 @@ class WaitLine(Static):
         return Text(text + hint if len(text + hint) <= self.size.width else text)
 
 
+class FailedTurn(Vertical):
+    """A resumed chat's turn that failed before any answer (`Conversation.failed`): the
+    user's message and the notes the live chat put under it (the error, what to do)."""
+
+    DEFAULT_CSS = "FailedTurn { height: auto; }"
+
+    def __init__(self, text: str, error: str, fix: str | None) -> None:
+        super().__init__(UserMessage(text), *failure_notes(error or "The turn failed.", fix))
+        self.text = text
+
+
 def item_widget(item: dict[str, Any]) -> Any:
     """The widget for one saved display item (see ChatSession.display_items)."""
+    if "failed" in item:
+        failed = item["failed"]
+        return FailedTurn(failed.get("text", ""), failed.get("error", ""), failed.get("fix"))
     if "chip" in item:
         chip = item["chip"]
         return ChipRow(ChipButton(str(chip.get("label", "")), dict(chip.get("action", {}))))

@@ -52,14 +52,19 @@ def failure(event: TurnEnded | None) -> tuple[str, str | None]:
     return text, fix
 
 
+def failure_notes(text: str, fix: str | None) -> list[NoteLine]:
+    """The notes under a failed turn: the error, then what to do (when a fix is known); live,
+    and under a resumed chat's failed turn."""
+    notes = [NoteLine(text, level="error")]
+    if fix:
+        notes.append(NoteLine(f"What to do: {fix}", level="fix"))
+    return notes
+
+
 def end_notes(reason: str, event: TurnEnded | None) -> list[NoteLine]:
     """The notes under a turn that ended for `reason` (none after a plain answer)."""
     if reason == "error":
-        text, fix = failure(event)
-        notes = [NoteLine(text, level="error")]
-        if fix:
-            notes.append(NoteLine(f"What to do: {fix}", level="fix"))
-        return notes
+        return failure_notes(*failure(event))
     if reason == "other" and event is not None:
         return [NoteLine(f"The model stopped ({event.detail}).", level="warning")]
     note = END_NOTES.get(reason)
