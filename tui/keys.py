@@ -176,12 +176,6 @@ def _holders(remaps: dict[str, str]) -> dict[str, list[Holder]]:
     return holders
 
 
-def clashing_keys(remaps: dict[str, str]) -> dict[str, list[str]]:
-    """Keys that `[keys]` gives to more than one of the bindings active together (the app's
-    and the composer's), each with the ids that share it: only one of them can run."""
-    return {key: [h.id for h in held] for key, held in _clashes(remaps).items()}
-
-
 def _clashes(remaps: dict[str, str]) -> dict[str, list[Holder]]:
     return {
         key: held

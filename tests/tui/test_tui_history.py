@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 
 from tests.tui.helpers import SIZE, settle
 from tui.screens.confirm import ConfirmScreen
@@ -243,7 +244,7 @@ async def test_a_dialog_opening_clears_the_toasts_shown_before_it(make_app) -> N
     app = make_app()
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await settle(app, pilot)
-        app.notify("Committed 87 changes.")
+        app.notify("Committed 87 changes.", timeout=60)  # only the dialog can take it away
         await pilot.pause()
         for shown in app._notifications:
             shown.raised_at -= 2  # up for a while (read), not yet timed out
@@ -255,7 +256,9 @@ async def test_a_dialog_opening_clears_the_toasts_shown_before_it(make_app) -> N
         assert "Committed 87" not in rows
         await pilot.press("escape")
         await settle(app, pilot)
-        app.notify("About the dialog")
+        app.notify("About the dialog", timeout=60)
+        for shown in app._notifications:  # raised as the dialog opens, however slow the press
+            shown.raised_at = time.time() + 30
         await pilot.press("f9")
         await settle(app, pilot)
         assert [n.message for n in app._notifications] == ["About the dialog"]
